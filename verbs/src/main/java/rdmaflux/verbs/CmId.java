@@ -1,0 +1,347 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+import rdmaflux.verbs.ffi.ibv_qp_init_attr;
+import rdmaflux.verbs.ffi.rdma_addr;
+import rdmaflux.verbs.ffi.rdma_cm_id;
+import rdmaflux.verbs.ffi.rdma_route;
+
+/**
+ * A connection manager id ({@code struct rdma_cm_id}): librdmacm's socket. Its operations are
+ * asynchronous: each returns at once and its outcome arrives as a {@link CmEvent} on the
+ * {@link EventChannel} (e.g. {@link #resolveAddress} → ADDR_RESOLVED or ADDR_ERROR).
+ *
+ * <p>Closing the id destroys its QP and what was created through {@link #context()}, then the id.
+ */
+public final class CmId extends NativeResource {
+    private static final int RDMA_OPTION_ID = 0;
+    private static final int RDMA_OPTION_ID_TOS = 0;
+    private static final int RDMA_OPTION_ID_REUSEADDR = 1;
+
+    private final EventChannel channel;
+    private final PortSpace portSpace;
+    private volatile RdmaContext context;
+    private volatile QueuePair qp;
+
+    CmId(EventChannel channel, MemorySegment id, PortSpace portSpace) {
+        super(Rank.CM_ID, id.reinterpret(rdma_cm_id.sizeof()), channel);
+        this.channel = channel;
+        this.portSpace = portSpace;
+    }
+
+    /** @return the channel this id's events arrive on */
+    public EventChannel channel() {
+        return channel;
+    }
+
+    /** @return the port space the id was created in */
+    public PortSpace portSpace() {
+        return portSpace;
+    }
+
+    /**
+     * Binds to a local address (and port; 0 picks one). Needed before {@link #listen}; optional before
+     * {@link #resolveAddress}. Binding to an address of an RDMA device also binds the id to that device.
+     *
+     * @param local the address
+     * @throws RdmaNoDeviceException (ENODEV/EADDRNOTAVAIL) when no RDMA device has that address
+     */
+    public void bind(InetSocketAddress local) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            Calls.RDMA_BIND_ADDR.callInt(id, SockAddr.of(local, arena));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Starts resolving the destination to a local device and port: ADDR_RESOLVED or ADDR_ERROR follows.
+     *
+     * @param source local address to use, or {@code null} to let routing choose
+     * @param destination the peer
+     * @param timeout how long librdmacm may take
+     */
+    public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            Calls.RDMA_RESOLVE_ADDR.callInt(id, source == null ? MemorySegment.NULL : SockAddr.of(source, arena),
+                    SockAddr.of(destination, arena), millis(timeout));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Starts resolving the route: ROUTE_RESOLVED or ROUTE_ERROR follows.
+     *
+     * @param timeout how long librdmacm may take
+     */
+    public void resolveRoute(Duration timeout) {
+        MemorySegment id = acquire();
+        try {
+            Calls.RDMA_RESOLVE_ROUTE.callInt(id, millis(timeout));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Listens for connect requests (CONNECT_REQUEST events carry new ids).
+     *
+     * @param backlog pending requests the kernel queues
+     */
+    public void listen(int backlog) {
+        MemorySegment id = acquire();
+        try {
+            Calls.RDMA_LISTEN.callInt(id, backlog);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * The device context this id is bound to (after bind, address resolution, or a connect request).
+     * It belongs to librdmacm; what is created through it is closed with this id.
+     *
+     * @return the context
+     * @throws IllegalStateException when the id is not bound to a device yet
+     */
+    public RdmaContext context() {
+        RdmaContext c = context;
+        if (c != null) {
+            return c;
+        }
+        synchronized (this) {
+            if (context == null) {
+                MemorySegment id = acquire();
+                try {
+                    MemorySegment verbs = rdma_cm_id.verbs(id);
+                    if (verbs.equals(MemorySegment.NULL)) {
+                        throw new IllegalStateException(this + " is not bound to a device yet: bind it to an RDMA "
+                                + "address or resolve an address first");
+                    }
+                    context = new RdmaContext(verbs, false, this);
+                } finally {
+                    release();
+                }
+            }
+            return context;
+        }
+    }
+
+    /**
+     * Creates this id's QP with {@code rdma_create_qp}: librdmacm moves it through the states the CM
+     * needs (INIT for connected ids, RTS for UD ids) and the connect/accept handshake does the rest.
+     *
+     * @param pd protection domain from {@link #context()}
+     * @param attributes type and queues; the type must match the port space (RC for TCP, UD for UDP)
+     * @return the QP, closed with this id
+     */
+    public QueuePair createQueuePair(ProtectionDomain pd, QpInitAttributes attributes) {
+        QpType expected = portSpace == PortSpace.UDP || portSpace == PortSpace.IPOIB ? QpType.UD : QpType.RC;
+        if (attributes.type() != expected && !(portSpace == PortSpace.IB)) {
+            throw new IllegalArgumentException(portSpace + " ids need " + expected + " QPs, not " + attributes.type());
+        }
+        if (qp != null && !qp.isClosed()) {
+            throw new IllegalStateException(this + " already has " + qp);
+        }
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            MemorySegment pdHandle = pd.acquire();
+            try (var leases = attributes.writeTo(init)) {
+                Calls.RDMA_CREATE_QP.callInt(id, pdHandle, init);
+            } finally {
+                pd.release();
+            }
+            QueuePair q = new QueuePair(pd, rdma_cm_id.qp(id), attributes, init, this);
+            qp = q;
+            return q;
+        } finally {
+            release();
+        }
+    }
+
+    /** @return the QP made by {@link #createQueuePair}, or {@code null} */
+    public QueuePair queuePair() {
+        return qp;
+    }
+
+    /**
+     * Starts connecting (after ROUTE_RESOLVED): ESTABLISHED, REJECTED, UNREACHABLE or CONNECT_ERROR follows.
+     *
+     * @param parameters private data, depths and retry counts
+     */
+    public void connect(ConnectionParameters parameters) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            Calls.RDMA_CONNECT.callInt(id, parameters.toNative(arena));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Accepts a connect request (on the id the CONNECT_REQUEST event carried): ESTABLISHED follows.
+     *
+     * @param parameters private data for the peer, depths
+     */
+    public void accept(ConnectionParameters parameters) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            Calls.RDMA_ACCEPT.callInt(id, parameters.toNative(arena));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Rejects a connect request; the peer sees REJECTED with this private data.
+     *
+     * @param privateData up to 148 bytes for the peer, may be empty
+     */
+    public void reject(byte[] privateData) {
+        if (privateData.length > 255) {
+            throw new IllegalArgumentException("reject private data is limited to 148 bytes, got " + privateData.length);
+        }
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment data = MemorySegment.NULL;
+            if (privateData.length > 0) {
+                data = arena.allocate(privateData.length);
+                MemorySegment.copy(privateData, 0, data, ValueLayout.JAVA_BYTE, 0, privateData.length);
+            }
+            Calls.RDMA_REJECT.callInt(id, data, (byte) privateData.length);
+        } finally {
+            release();
+        }
+    }
+
+    /** Disconnects: both sides get DISCONNECTED; the QP moves to ERROR and posted work flushes. */
+    public void disconnect() {
+        MemorySegment id = acquire();
+        try {
+            Calls.RDMA_DISCONNECT.callInt(id);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Joins a multicast group (after address resolution or bind): MULTICAST_JOIN or MULTICAST_ERROR follows.
+     *
+     * @param group the group address
+     */
+    public void joinMulticast(InetAddress group) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            Calls.RDMA_JOIN_MULTICAST.callInt(id, SockAddr.of(new InetSocketAddress(group, 0), arena),
+                    MemorySegment.NULL);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Leaves a multicast group joined with {@link #joinMulticast}.
+     *
+     * @param group the group address
+     */
+    public void leaveMulticast(InetAddress group) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            Calls.RDMA_LEAVE_MULTICAST.callInt(id, SockAddr.of(new InetSocketAddress(group, 0), arena));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Lets a listener rebind an address still in TIME_WAIT.
+     *
+     * @param reuse whether to allow it
+     */
+    public void setReuseAddress(boolean reuse) {
+        setIntOption(RDMA_OPTION_ID_REUSEADDR, reuse ? 1 : 0, 4);
+    }
+
+    /**
+     * Sets the type of service of outgoing traffic.
+     *
+     * @param tos the TOS byte
+     */
+    public void setTypeOfService(int tos) {
+        setIntOption(RDMA_OPTION_ID_TOS, tos, 1);
+    }
+
+    private void setIntOption(int name, int value, int size) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment v = arena.allocate(4);
+            if (size == 1) {
+                v.set(ValueLayout.JAVA_BYTE, 0, (byte) value);
+            } else {
+                v.set(ValueLayout.JAVA_INT, 0, value);
+            }
+            Calls.RDMA_SET_OPTION.callInt(id, RDMA_OPTION_ID, name, v, (long) size);
+        } finally {
+            release();
+        }
+    }
+
+    /** @return the local address, or {@code null} before bind/resolve */
+    public InetSocketAddress localAddress() {
+        MemorySegment id = acquire();
+        try {
+            return SockAddr.read(rdma_addr.src_addr(rdma_route.addr(rdma_cm_id.route(id))));
+        } finally {
+            release();
+        }
+    }
+
+    /** @return the peer's address, or {@code null} before resolve/connect request */
+    public InetSocketAddress peerAddress() {
+        MemorySegment id = acquire();
+        try {
+            return SockAddr.read(rdma_addr.dst_addr(rdma_route.addr(rdma_cm_id.route(id))));
+        } finally {
+            release();
+        }
+    }
+
+    /** @return the device port the id is bound to, 0 before that */
+    public int portNumber() {
+        MemorySegment id = acquire();
+        try {
+            return Byte.toUnsignedInt(rdma_cm_id.port_num(id));
+        } finally {
+            release();
+        }
+    }
+
+    private static int millis(Duration d) {
+        long ms = d.toMillis();
+        if (ms <= 0 || ms > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("timeout must be between 1 ms and ~24 days, got " + d);
+        }
+        return (int) ms;
+    }
+
+    @Override
+    void destroy() {
+        channel.forget(this);
+        Calls.RDMA_DESTROY_ID.callInt(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "CmId[" + portSpace + "@" + Long.toHexString(handle.address()) + "]";
+    }
+}

@@ -1,0 +1,104 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+
+import rdmaflux.verbs.ffi.RdmaH;
+import rdmaflux.verbs.ffi.ibv_comp_channel;
+
+/**
+ * A completion channel ({@code struct ibv_comp_channel}): its file descriptor becomes readable when a CQ
+ * armed with {@link CompletionQueue#requestNotification(boolean)} receives a completion.
+ *
+ * <p>The descriptor is switched to non-blocking mode at creation, so event loops can poll it together
+ * with other descriptors and a close never leaves a thread stuck in {@code read}.
+ */
+public final class CompletionChannel extends NativeResource {
+    private final RdmaContext context;
+    private final int fd;
+
+    CompletionChannel(RdmaContext context, MemorySegment channel) {
+        super(Rank.CHANNEL, channel.reinterpret(ibv_comp_channel.sizeof()), context);
+        this.context = context;
+        this.fd = ibv_comp_channel.fd(handle);
+        Posix.setNonBlocking(fd, true);
+    }
+
+    /** @return the device context */
+    public RdmaContext context() {
+        return context;
+    }
+
+    /** @return the file descriptor to poll for readability */
+    public int fd() {
+        checkOpen();
+        return fd;
+    }
+
+    /**
+     * Takes one pending notification without waiting, and acknowledges it.
+     *
+     * @return the CQ that has new completions (it is disarmed now: poll it, then re-arm), or {@code null}
+     *         when no notification is pending
+     */
+    public CompletionQueue tryGetEvent() {
+        MemorySegment ch = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
+            MemorySegment ctxOut = arena.allocate(ValueLayout.ADDRESS);
+            int rc = (int) Calls.IBV_GET_CQ_EVENT.invoke(ch, cqOut, ctxOut);
+            if (rc != 0) {
+                int errno = Native.lastErrno();
+                if (errno == Errno.EAGAIN) {
+                    return null;
+                }
+                throw RdmaException.of("ibv_get_cq_event", errno, null);
+            }
+            MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
+            // Acked at once: an unacknowledged event makes ibv_destroy_cq wait forever.
+            RdmaH.ibv_ack_cq_events(cq, 1);
+            CompletionQueue q = context.cqAt(cq.address());
+            if (q == null) {
+                throw new IllegalStateException("event for a CQ unknown to " + context);
+            }
+            return q;
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Waits for a notification.
+     *
+     * @param timeout the longest wait
+     * @return the notified CQ, or {@code null} on timeout
+     */
+    public CompletionQueue awaitEvent(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean[] ready = new boolean[1];
+        int[] fds = {fd};
+        for (;;) {
+            CompletionQueue q = tryGetEvent();
+            if (q != null) {
+                return q;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            Posix.pollIn(fds, ready, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+        }
+    }
+
+    @Override
+    void destroy() {
+        Calls.IBV_DESTROY_COMP_CHANNEL.callStatus(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "CompletionChannel[" + context.deviceName() + ", fd=" + fd + "]";
+    }
+}

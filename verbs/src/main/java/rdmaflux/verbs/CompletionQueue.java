@@ -1,0 +1,100 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.MemorySegment;
+
+import rdmaflux.verbs.ffi.ibv_context;
+import rdmaflux.verbs.ffi.ibv_context_ops;
+import rdmaflux.verbs.ffi.ibv_cq;
+
+/**
+ * A completion queue ({@code struct ibv_cq}).
+ *
+ * <p>{@link #poll(WorkCompletions)} and {@link #requestNotification(boolean)} are the inline
+ * {@code ibv_poll_cq}/{@code ibv_req_notify_cq} of verbs.h, called through the provider's function
+ * pointers exactly as the header does; they allocate nothing.
+ */
+public final class CompletionQueue extends NativeResource {
+    private final RdmaContext context;
+    private final CompletionChannel channel;
+    private final int capacity;
+    private final MemorySegment pollFn;
+    private final MemorySegment notifyFn;
+
+    CompletionQueue(RdmaContext context, CompletionChannel channel, MemorySegment cq) {
+        super(Rank.CQ, cq.reinterpret(ibv_cq.sizeof()), context);
+        this.context = context;
+        this.channel = channel;
+        this.capacity = ibv_cq.cqe(handle);
+        MemorySegment ops = ibv_context.ops(context.handle);
+        this.pollFn = ibv_context_ops.poll_cq(ops);
+        this.notifyFn = ibv_context_ops.req_notify_cq(ops);
+    }
+
+    /** @return the device context */
+    public RdmaContext context() {
+        return context;
+    }
+
+    /** @return the completion channel, or {@code null} for a polled-only CQ */
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /** @return the number of entries the device gave this CQ (at least what was asked) */
+    public int capacity() {
+        return capacity;
+    }
+
+    /**
+     * Polls up to {@code completions.capacity()} completions into the batch.
+     *
+     * @param completions the reusable batch, overwritten from index 0
+     * @return how many completions were read, 0 when the CQ is empty
+     */
+    public int poll(WorkCompletions completions) {
+        MemorySegment cq = acquire();
+        try {
+            int n = ibv_context_ops.poll_cq.invoke(pollFn, cq, completions.capacity(), completions.segment());
+            if (n < 0) {
+                throw new RdmaException("ibv_poll_cq", 0, "returned " + n + " (CQ overrun or device error)");
+            }
+            completions.setCount(n);
+            return n;
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Arms the CQ: the next completion (or the next solicited one) makes its channel readable.
+     * After a notification, poll the CQ empty, re-arm, then poll once more to catch completions that
+     * arrived in between.
+     *
+     * @param solicitedOnly notify only for solicited receives and error completions
+     */
+    public void requestNotification(boolean solicitedOnly) {
+        if (channel == null) {
+            throw new IllegalStateException(this + " has no completion channel to notify");
+        }
+        MemorySegment cq = acquire();
+        try {
+            int rc = ibv_context_ops.req_notify_cq.invoke(notifyFn, cq, solicitedOnly ? 1 : 0);
+            if (rc != 0) {
+                throw RdmaException.of("ibv_req_notify_cq", rc, null);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    void destroy() {
+        context.forgetCq(handle.address());
+        Calls.IBV_DESTROY_CQ.callStatus(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "CompletionQueue[" + context.deviceName() + ", capacity=" + capacity + "]";
+    }
+}

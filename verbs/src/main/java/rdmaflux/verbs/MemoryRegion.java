@@ -1,0 +1,100 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.MemorySegment;
+
+import rdmaflux.verbs.ffi.ibv_mr;
+
+/**
+ * Registered memory ({@code struct ibv_mr}). The keys stay valid until {@link #close()}; the segment
+ * must outlive the region.
+ */
+public final class MemoryRegion extends NativeResource {
+    private final MemorySegment segment;
+    private final AccessFlags access;
+    private final int lkey;
+    private final int rkey;
+    private final ProtectionDomain pd;
+
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, AccessFlags access) {
+        super(Rank.MR, mr.reinterpret(ibv_mr.sizeof()), pd, pd.context());
+        this.pd = pd;
+        this.segment = segment;
+        this.access = access;
+        this.lkey = ibv_mr.lkey(handle);
+        this.rkey = ibv_mr.rkey(handle);
+    }
+
+    /** @return the registered memory */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** @return the start address of the registered memory */
+    public long address() {
+        return segment.address();
+    }
+
+    /** @return the registered length in bytes */
+    public long length() {
+        return segment.byteSize();
+    }
+
+    /** @return the local key, for scatter/gather entries */
+    public int lkey() {
+        return lkey;
+    }
+
+    /** @return the remote key, for peers' one-sided operations (meaningless without remote access flags) */
+    public int rkey() {
+        return rkey;
+    }
+
+    /** @return the access the region was registered with */
+    public AccessFlags access() {
+        return access;
+    }
+
+    /** @return the protection domain */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /**
+     * Describes the whole region for a peer.
+     *
+     * @return address, length and rkey
+     * @throws IllegalStateException when the region grants no remote access
+     */
+    public RemoteBuffer toRemoteBuffer() {
+        checkOpen();
+        if (!access.contains(AccessFlag.REMOTE_READ) && !access.contains(AccessFlag.REMOTE_WRITE)
+                && !access.contains(AccessFlag.REMOTE_ATOMIC)) {
+            throw new IllegalStateException(this + " was registered without remote access; register it with "
+                    + "AccessFlag.REMOTE_READ/REMOTE_WRITE/REMOTE_ATOMIC");
+        }
+        return new RemoteBuffer(address(), length(), rkey);
+    }
+
+    /**
+     * Checks that {@code [offset, offset + length)} lies inside the region.
+     *
+     * @param offset bytes from the start
+     * @param length bytes
+     */
+    public void checkRange(long offset, long length) {
+        if (offset < 0 || length < 0 || offset + length > segment.byteSize()) {
+            throw new IndexOutOfBoundsException("range [" + offset + ", " + (offset + length) + ") is outside "
+                    + this);
+        }
+    }
+
+    @Override
+    void destroy() {
+        Calls.IBV_DEREG_MR.callStatus(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryRegion[" + segment.byteSize() + " bytes, lkey=0x" + Integer.toHexString(lkey) + "]";
+    }
+}

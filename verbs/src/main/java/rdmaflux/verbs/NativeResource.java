@@ -1,0 +1,164 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Base of every owner of a native rdma-core object.
+ *
+ * <p>Three guarantees, all of which exist to turn what would be a JVM crash into an exception:
+ * <ul>
+ *   <li>{@link #close()} is idempotent and closes the children first, in the teardown order verbs
+ *       requires ({@link Rank}): a CQ cannot be destroyed while a QP uses it, a PD not while an MR does.</li>
+ *   <li>Use after close throws {@link IllegalStateException} naming the object.</li>
+ *   <li>Operations hold a lease ({@link #acquire()}/{@link #release()}) so a close on another thread
+ *       waits for in-flight non-blocking calls instead of freeing memory under them. Blocking waits
+ *       (poll on a channel fd) never hold a lease.</li>
+ * </ul>
+ */
+public abstract sealed class NativeResource implements AutoCloseable
+        permits RdmaContext, ProtectionDomain, MemoryRegion, CompletionChannel, CompletionQueue, QueuePair,
+        SharedReceiveQueue, AddressHandle, EventChannel, CmId {
+
+    /** Teardown order: lower ranks are destroyed first. */
+    enum Rank {
+        QP, SRQ, AH, MR, CQ, CHANNEL, PD, CM_ID, CONTEXT, EVENT_CHANNEL
+    }
+
+    private static final int CLOSED = Integer.MIN_VALUE;
+
+    private final AtomicInteger state = new AtomicInteger();
+    private final Rank rank;
+    private final NativeResource[] owners;
+    private final List<NativeResource> children = new ArrayList<>();
+    /** The native object, sized to its struct so field access is bounds-checked. */
+    final MemorySegment handle;
+
+    NativeResource(Rank rank, MemorySegment handle, NativeResource... owners) {
+        this.rank = rank;
+        this.handle = handle;
+        this.owners = owners;
+        for (NativeResource o : owners) {
+            o.adopt(this);
+        }
+    }
+
+    /** Destroys the native object; called once, after all children are closed and no lease is held. */
+    abstract void destroy();
+
+    /** @return a short description for messages, e.g. {@code QueuePair[qpn=17]} */
+    @Override
+    public abstract String toString();
+
+    /** @return whether {@link #close()} has been called */
+    public final boolean isClosed() {
+        return state.get() < 0;
+    }
+
+    /**
+     * Takes a lease on the native object for the duration of a call.
+     *
+     * @return the native handle
+     * @throws IllegalStateException when closed
+     */
+    final MemorySegment acquire() {
+        for (;;) {
+            int s = state.get();
+            if (s < 0) {
+                throw closedException();
+            }
+            if (state.compareAndSet(s, s + 1)) {
+                return handle;
+            }
+        }
+    }
+
+    /** Ends a lease taken with {@link #acquire()}. */
+    final void release() {
+        state.decrementAndGet();
+    }
+
+    /** Fails with the standard message if closed; for calls that need no lease. */
+    final void checkOpen() {
+        if (isClosed()) {
+            throw closedException();
+        }
+    }
+
+    final IllegalStateException closedException() {
+        return new IllegalStateException(this + " is closed");
+    }
+
+    private void adopt(NativeResource child) {
+        synchronized (children) {
+            if (isClosed()) {
+                throw closedException();
+            }
+            children.add(child);
+        }
+    }
+
+    private void disown(NativeResource child) {
+        synchronized (children) {
+            children.remove(child);
+        }
+    }
+
+    /**
+     * Closes the children (in teardown order), then this object. Safe to call more than once and from
+     * any thread; later calls return at once.
+     *
+     * @throws RdmaException when the native destroy fails (the object counts as closed all the same,
+     *                       so a retry cannot double-free)
+     */
+    @Override
+    public final void close() {
+        int s;
+        do {
+            s = state.get();
+            if (s < 0) {
+                return;
+            }
+        } while (!state.compareAndSet(s, s | CLOSED));
+        // Leases are short non-blocking calls; waiting here is bounded by one of them.
+        while ((state.get() & ~CLOSED) != 0) {
+            Thread.onSpinWait();
+        }
+        RuntimeException failure = null;
+        List<NativeResource> toClose;
+        synchronized (children) {
+            toClose = new ArrayList<>(children);
+        }
+        toClose.sort(Comparator.comparing(c -> c.rank));
+        for (NativeResource c : toClose) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                failure = addFailure(failure, e);
+            }
+        }
+        try {
+            destroy();
+        } catch (RuntimeException e) {
+            failure = addFailure(failure, e);
+        } finally {
+            for (NativeResource o : owners) {
+                o.disown(this);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+}

@@ -1,0 +1,152 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import rdmaflux.verbs.ffi.ibv_pd;
+import rdmaflux.verbs.ffi.ibv_qp_init_attr;
+import rdmaflux.verbs.ffi.ibv_srq_init_attr;
+import rdmaflux.verbs.ffi.ibv_srq_attr;
+
+/**
+ * A protection domain: memory regions, QPs, SRQs and address handles in one PD can be used together.
+ */
+public final class ProtectionDomain extends NativeResource {
+    private final RdmaContext context;
+
+    ProtectionDomain(RdmaContext context, MemorySegment pd) {
+        super(Rank.PD, pd.reinterpret(ibv_pd.sizeof()), context);
+        this.context = context;
+    }
+
+    /** @return the device context this PD belongs to */
+    public RdmaContext context() {
+        return context;
+    }
+
+    /**
+     * Registers memory with {@link AccessFlags#LOCAL_WRITE} only.
+     *
+     * @param segment native memory that stays valid until the region is closed
+     * @return the region
+     */
+    public MemoryRegion register(MemorySegment segment) {
+        return register(segment, AccessFlags.LOCAL_WRITE);
+    }
+
+    /**
+     * Registers memory: pins it and gives it keys the device can use.
+     *
+     * @param segment native memory (not a heap segment: the GC moves those) that stays valid until the
+     *                region is closed
+     * @param access what the local device and remote peers may do with it
+     * @return the region
+     * @throws IllegalArgumentException for a heap or empty segment
+     * @throws RdmaResourceException when the memlock limit is exceeded
+     */
+    public MemoryRegion register(MemorySegment segment, AccessFlags access) {
+        if (segment == null || access == null) {
+            throw new NullPointerException("segment and access are required");
+        }
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException("only native memory can be registered (allocate it from an Arena); "
+                    + "heap segments move with the garbage collector");
+        }
+        if (segment.byteSize() <= 0) {
+            throw new IllegalArgumentException("cannot register an empty segment");
+        }
+        if (segment.scope() != null && !segment.scope().isAlive()) {
+            throw new IllegalStateException("the segment's arena is already closed");
+        }
+        MemorySegment pd = acquire();
+        try {
+            MemorySegment mr = Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+            return new MemoryRegion(this, mr, segment, access);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Creates a queue pair in this PD.
+     *
+     * @param attributes type, completion queues and capacities
+     * @return the QP, in state RESET
+     */
+    public QueuePair createQueuePair(QpInitAttributes attributes) {
+        MemorySegment pd = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            try (var leases = attributes.writeTo(init)) {
+                MemorySegment qp = Calls.IBV_CREATE_QP.callPointer(pd, init);
+                return new QueuePair(this, qp, attributes, init, null);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Creates a shared receive queue: one pool of receives for many QPs.
+     *
+     * @param maxWr receive work requests it holds
+     * @param maxSge scatter/gather entries per request
+     * @param limit when fewer than this many remain posted, an SRQ_LIMIT_REACHED async event fires; 0 for none
+     * @return the SRQ
+     */
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge, int limit) {
+        if (maxWr <= 0 || maxSge <= 0 || limit < 0) {
+            throw new IllegalArgumentException("maxWr and maxSge must be > 0 and limit >= 0: " + maxWr + ", "
+                    + maxSge + ", " + limit);
+        }
+        MemorySegment pd = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment init = ibv_srq_init_attr.allocate(arena);
+            MemorySegment attr = ibv_srq_init_attr.attr(init);
+            ibv_srq_attr.max_wr(attr, maxWr);
+            ibv_srq_attr.max_sge(attr, maxSge);
+            ibv_srq_attr.srq_limit(attr, limit);
+            MemorySegment srq = Calls.IBV_CREATE_SRQ.callPointer(pd, init);
+            return new SharedReceiveQueue(this, srq, ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Creates an address handle: the destination of UD sends.
+     *
+     * @param attributes where to send
+     * @return the AH
+     */
+    public AddressHandle createAddressHandle(AddressHandleAttributes attributes) {
+        MemorySegment pd = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment ah = Calls.IBV_CREATE_AH.callPointer(pd, attributes.toNative(arena));
+            return new AddressHandle(this, ah, attributes);
+        } finally {
+            release();
+        }
+    }
+
+    /** Creates an AH from a native {@code ibv_ah_attr}, as the connection manager's UD events carry. */
+    AddressHandle createAddressHandle(MemorySegment ahAttr) {
+        MemorySegment pd = acquire();
+        try {
+            MemorySegment ah = Calls.IBV_CREATE_AH.callPointer(pd, ahAttr);
+            return new AddressHandle(this, ah, AddressHandleAttributes.fromNative(ahAttr));
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    void destroy() {
+        Calls.IBV_DEALLOC_PD.callStatus(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "ProtectionDomain[" + context.deviceName() + "]";
+    }
+}

@@ -1,0 +1,376 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import rdmaflux.verbs.ffi.RdmaH;
+import rdmaflux.verbs.ffi.ibv_context;
+import rdmaflux.verbs.ffi.ibv_context_ops;
+import rdmaflux.verbs.ffi.ibv_qp;
+import rdmaflux.verbs.ffi.ibv_qp_attr;
+import rdmaflux.verbs.ffi.ibv_qp_cap;
+import rdmaflux.verbs.ffi.ibv_qp_init_attr;
+
+/**
+ * A queue pair ({@code struct ibv_qp}): the endpoint work requests are posted to.
+ *
+ * <p>State changes go RESET → INIT → RTR → RTS; {@link #connect} does all three from a peer's
+ * {@link QpEndpoint} exchanged out of band, {@link #activateDatagram} does it for UD. Posting
+ * ({@link #postSend}, {@link #postReceive}) is the inline {@code ibv_post_send}/{@code ibv_post_recv}
+ * of verbs.h, through the provider's function pointers, and allocates nothing.
+ */
+public final class QueuePair extends NativeResource {
+    // enum ibv_qp_attr_mask
+    private static final int STATE = 1;
+    private static final int ACCESS_FLAGS = 1 << 3;
+    private static final int PKEY_INDEX = 1 << 4;
+    private static final int PORT = 1 << 5;
+    private static final int QKEY = 1 << 6;
+    private static final int AV = 1 << 7;
+    private static final int PATH_MTU = 1 << 8;
+    private static final int TIMEOUT = 1 << 9;
+    private static final int RETRY_CNT = 1 << 10;
+    private static final int RNR_RETRY = 1 << 11;
+    private static final int RQ_PSN = 1 << 12;
+    private static final int MAX_QP_RD_ATOMIC = 1 << 13;
+    private static final int MIN_RNR_TIMER = 1 << 15;
+    private static final int SQ_PSN = 1 << 16;
+    private static final int MAX_DEST_RD_ATOMIC = 1 << 17;
+    private static final int CAP = 1 << 19;
+    private static final int DEST_QPN = 1 << 20;
+
+    private final ProtectionDomain pd;
+    private final CmId cmId;
+    private final QpType type;
+    private final int number;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue receiveCq;
+    private final SharedReceiveQueue srq;
+    private final int maxSendWr;
+    private final int maxReceiveWr;
+    private final int maxSendSge;
+    private final int maxReceiveSge;
+    private final int maxInlineData;
+    private final MemorySegment postSendFn;
+    private final MemorySegment postRecvFn;
+
+    /**
+     * Wraps a created QP.
+     *
+     * @param init the init attributes after creation: the device wrote the granted capacities back
+     * @param cmId the connection manager id that created it with rdma_create_qp, or null
+     */
+    QueuePair(ProtectionDomain pd, MemorySegment qp, QpInitAttributes attributes, MemorySegment init, CmId cmId) {
+        super(Rank.QP, qp.reinterpret(ibv_qp.sizeof()), owners(pd, cmId));
+        this.pd = pd;
+        this.cmId = cmId;
+        this.type = attributes.type();
+        this.number = ibv_qp.qp_num(handle);
+        this.sendCq = attributes.sendCq();
+        this.receiveCq = attributes.receiveCq();
+        this.srq = attributes.srq();
+        MemorySegment cap = ibv_qp_init_attr.cap(init);
+        this.maxSendWr = ibv_qp_cap.max_send_wr(cap);
+        this.maxReceiveWr = ibv_qp_cap.max_recv_wr(cap);
+        this.maxSendSge = ibv_qp_cap.max_send_sge(cap);
+        this.maxReceiveSge = ibv_qp_cap.max_recv_sge(cap);
+        this.maxInlineData = ibv_qp_cap.max_inline_data(cap);
+        MemorySegment ops = ibv_context.ops(ibv_qp.context(handle).reinterpret(ibv_context.sizeof()));
+        this.postSendFn = ibv_context_ops.post_send(ops);
+        this.postRecvFn = ibv_context_ops.post_recv(ops);
+    }
+
+    private static NativeResource[] owners(ProtectionDomain pd, CmId cmId) {
+        return cmId == null ? new NativeResource[] {pd, pd.context()}
+                : new NativeResource[] {pd, pd.context(), cmId};
+    }
+
+    /** @return the QP number peers address */
+    public int number() {
+        return number;
+    }
+
+    /** @return the transport */
+    public QpType type() {
+        return type;
+    }
+
+    /** @return the protection domain */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** @return the CQ send completions go to */
+    public CompletionQueue sendCompletionQueue() {
+        return sendCq;
+    }
+
+    /** @return the CQ receive completions go to */
+    public CompletionQueue receiveCompletionQueue() {
+        return receiveCq;
+    }
+
+    /** @return the shared receive queue, or {@code null} */
+    public SharedReceiveQueue sharedReceiveQueue() {
+        return srq;
+    }
+
+    /** @return the send depth the device granted */
+    public int maxSendWr() {
+        return maxSendWr;
+    }
+
+    /** @return the receive depth the device granted */
+    public int maxReceiveWr() {
+        return maxReceiveWr;
+    }
+
+    /** @return scatter/gather entries per send */
+    public int maxSendSge() {
+        return maxSendSge;
+    }
+
+    /** @return scatter/gather entries per receive */
+    public int maxReceiveSge() {
+        return maxReceiveSge;
+    }
+
+    /** @return the largest inline payload the device granted */
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    /**
+     * Describes this side for the peer.
+     *
+     * @param options the port and GID index to use
+     * @param psn this side's initial send PSN (24 bits)
+     * @return the endpoint to send to the peer
+     */
+    public QpEndpoint localEndpoint(QpConnectOptions options, int psn) {
+        RdmaContext ctx = pd.context();
+        PortAttributes port = ctx.queryPort(options.port());
+        Mtu mtu = port.activeMtu().value() < options.mtu().value() ? port.activeMtu() : options.mtu();
+        return new QpEndpoint(number, psn, port.lid(), ctx.queryGid(options.port(), options.gidIndex()), mtu);
+    }
+
+    /**
+     * RESET → INIT → RTR → RTS for an RC or UC QP.
+     *
+     * @param remote the peer's endpoint
+     * @param localPsn this side's initial send PSN, as sent to the peer
+     * @param options timers, port, access
+     */
+    public void connect(QpEndpoint remote, int localPsn, QpConnectOptions options) {
+        if (type == QpType.UD) {
+            throw new IllegalStateException("UD QPs are not connected: use activateDatagram");
+        }
+        modifyToInit(options);
+        modifyToRtr(remote, options);
+        modifyToRts(localPsn, options);
+    }
+
+    /**
+     * RESET → INIT → RTR → RTS for a UD QP.
+     *
+     * @param options port and qkey
+     * @param psn initial send PSN
+     */
+    public void activateDatagram(QpConnectOptions options, int psn) {
+        if (type != QpType.UD) {
+            throw new IllegalStateException("activateDatagram is for UD QPs; this is " + type);
+        }
+        modifyToInit(options);
+        modify(a -> ibv_qp_attr.qp_state(a, QpState.RTR.value()), STATE);
+        modifyToRts(psn, options);
+    }
+
+    /**
+     * RESET → INIT.
+     *
+     * @param options port, pkey index, and access (RC/UC) or qkey (UD)
+     */
+    public void modifyToInit(QpConnectOptions options) {
+        modify(a -> {
+            ibv_qp_attr.qp_state(a, QpState.INIT.value());
+            ibv_qp_attr.pkey_index(a, (short) options.pkeyIndex());
+            ibv_qp_attr.port_num(a, (byte) options.port());
+            if (type == QpType.UD) {
+                ibv_qp_attr.qkey(a, options.qkey());
+            } else {
+                ibv_qp_attr.qp_access_flags(a, options.access().mask());
+            }
+        }, STATE | PKEY_INDEX | PORT | (type == QpType.UD ? QKEY : ACCESS_FLAGS));
+    }
+
+    /**
+     * INIT → RTR: points the QP at the peer.
+     *
+     * @param remote the peer's endpoint
+     * @param options path settings
+     */
+    public void modifyToRtr(QpEndpoint remote, QpConnectOptions options) {
+        Mtu mtu = remote.mtu().value() < options.mtu().value() ? remote.mtu() : options.mtu();
+        AddressHandleAttributes av = new AddressHandleAttributes(options.port(), remote.lid(),
+                options.serviceLevel(), !remote.gid().isZero(), remote.gid(), options.gidIndex(), options.hopLimit(),
+                options.trafficClass(), 0);
+        int mask = STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN;
+        if (type == QpType.RC) {
+            mask |= MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
+        }
+        modify(a -> {
+            ibv_qp_attr.qp_state(a, QpState.RTR.value());
+            ibv_qp_attr.path_mtu(a, mtu.value());
+            ibv_qp_attr.dest_qp_num(a, remote.qpNumber());
+            ibv_qp_attr.rq_psn(a, remote.psn());
+            ibv_qp_attr.max_dest_rd_atomic(a, (byte) options.maxDestRdAtomic());
+            ibv_qp_attr.min_rnr_timer(a, (byte) options.minRnrTimer());
+            av.writeTo(ibv_qp_attr.ah_attr(a));
+        }, mask);
+    }
+
+    /**
+     * RTR → RTS: enables sending.
+     *
+     * @param psn this side's initial send PSN
+     * @param options retry and timeout settings
+     */
+    public void modifyToRts(int psn, QpConnectOptions options) {
+        int mask = STATE | SQ_PSN;
+        if (type == QpType.RC) {
+            mask |= TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC;
+        }
+        modify(a -> {
+            ibv_qp_attr.qp_state(a, QpState.RTS.value());
+            ibv_qp_attr.sq_psn(a, psn & 0xFFFFFF);
+            ibv_qp_attr.timeout(a, (byte) options.timeout());
+            ibv_qp_attr.retry_cnt(a, (byte) options.retryCount());
+            ibv_qp_attr.rnr_retry(a, (byte) options.rnrRetry());
+            ibv_qp_attr.max_rd_atomic(a, (byte) options.maxRdAtomic());
+        }, mask);
+    }
+
+    /**
+     * Moves the QP to ERROR: outstanding and later work requests complete with WR_FLUSH_ERR. The usual
+     * first step of an orderly teardown, so every posted buffer is accounted for.
+     */
+    public void modifyToError() {
+        modify(a -> ibv_qp_attr.qp_state(a, QpState.ERR.value()), STATE);
+    }
+
+    /** Moves the QP back to RESET, discarding all work requests without completions. */
+    public void modifyToReset() {
+        modify(a -> ibv_qp_attr.qp_state(a, QpState.RESET.value()), STATE);
+    }
+
+    /**
+     * Applies raw attributes produced by a callback (for the connection manager's rdma_init_qp_attr).
+     *
+     * @param attr a filled {@code ibv_qp_attr}
+     * @param mask the attribute mask
+     */
+    void modifyRaw(MemorySegment attr, int mask) {
+        MemorySegment qp = acquire();
+        try {
+            Calls.IBV_MODIFY_QP.callStatus(qp, attr, mask);
+        } finally {
+            release();
+        }
+    }
+
+    private void modify(java.util.function.Consumer<MemorySegment> fill, int mask) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = ibv_qp_attr.allocate(arena);
+            fill.accept(a);
+            modifyRaw(a, mask);
+        }
+    }
+
+    /**
+     * Queries the QP's current attributes.
+     *
+     * @return a snapshot
+     */
+    public QpAttributes query() {
+        MemorySegment qp = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = ibv_qp_attr.allocate(arena);
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            int mask = STATE | PATH_MTU | DEST_QPN | QKEY | SQ_PSN | RQ_PSN | PORT | TIMEOUT | RETRY_CNT | RNR_RETRY
+                    | MIN_RNR_TIMER | CAP;
+            Calls.IBV_QUERY_QP.callStatus(qp, a, mask, init);
+            int mtu = ibv_qp_attr.path_mtu(a);
+            MemorySegment cap = ibv_qp_attr.cap(a);
+            return new QpAttributes(QpState.of(ibv_qp_attr.qp_state(a)), mtu == 0 ? null : Mtu.of(mtu),
+                    ibv_qp_attr.dest_qp_num(a), ibv_qp_attr.qkey(a), ibv_qp_attr.sq_psn(a), ibv_qp_attr.rq_psn(a),
+                    Byte.toUnsignedInt(ibv_qp_attr.port_num(a)), Byte.toUnsignedInt(ibv_qp_attr.timeout(a)),
+                    Byte.toUnsignedInt(ibv_qp_attr.retry_cnt(a)), Byte.toUnsignedInt(ibv_qp_attr.rnr_retry(a)),
+                    Byte.toUnsignedInt(ibv_qp_attr.min_rnr_timer(a)), ibv_qp_cap.max_send_wr(cap),
+                    ibv_qp_cap.max_recv_wr(cap), ibv_qp_cap.max_inline_data(cap));
+        } finally {
+            release();
+        }
+    }
+
+    /** @return the current state, as queried from the device */
+    public QpState state() {
+        return query().state();
+    }
+
+    /**
+     * Posts the first {@code count} requests of the batch as one chain ({@code ibv_post_send}).
+     *
+     * @param requests the batch
+     * @param count how many, from index 0
+     * @throws RdmaException naming the rejected request (e.g. ENOMEM when the send queue is full,
+     *                       EINVAL for an inline payload beyond {@link #maxInlineData()})
+     */
+    public void postSend(SendRequests requests, int count) {
+        MemorySegment head = requests.chain(count, maxSendSge);
+        MemorySegment qp = acquire();
+        try {
+            int rc = ibv_context_ops.post_send.invoke(postSendFn, qp, head, requests.badWr());
+            if (rc != 0) {
+                throw requests.postFailure("ibv_post_send", rc);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Posts the first {@code count} receive requests of the batch as one chain ({@code ibv_post_recv}).
+     *
+     * @param requests the batch
+     * @param count how many, from index 0
+     */
+    public void postReceive(ReceiveRequests requests, int count) {
+        if (srq != null) {
+            throw new IllegalStateException(this + " receives through " + srq + "; post receives there");
+        }
+        MemorySegment head = requests.chain(count, maxReceiveSge);
+        MemorySegment qp = acquire();
+        try {
+            int rc = ibv_context_ops.post_recv.invoke(postRecvFn, qp, head, requests.badWr());
+            if (rc != 0) {
+                throw requests.postFailure("ibv_post_recv", rc);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    void destroy() {
+        if (cmId != null) {
+            RdmaH.rdma_destroy_qp(cmId.handle);
+        } else {
+            Calls.IBV_DESTROY_QP.callStatus(handle);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "QueuePair[" + type + ", qpn=" + number + "]";
+    }
+}

@@ -1,0 +1,98 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import rdmaflux.verbs.ffi.ibv_context;
+import rdmaflux.verbs.ffi.ibv_context_ops;
+import rdmaflux.verbs.ffi.ibv_srq;
+import rdmaflux.verbs.ffi.ibv_srq_attr;
+
+/** A shared receive queue ({@code struct ibv_srq}): receives posted here serve every QP attached to it. */
+public final class SharedReceiveQueue extends NativeResource {
+    private static final int SRQ_LIMIT = 1 << 1;
+
+    private final ProtectionDomain pd;
+    private final int maxWr;
+    private final int maxSge;
+    private final MemorySegment postFn;
+
+    SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int maxSge) {
+        super(Rank.SRQ, srq.reinterpret(ibv_srq.sizeof()), pd, pd.context());
+        this.pd = pd;
+        this.maxWr = maxWr;
+        this.maxSge = maxSge;
+        this.postFn = ibv_context_ops.post_srq_recv(ibv_context.ops(pd.context().handle));
+    }
+
+    /** @return the protection domain */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** @return the depth the device granted */
+    public int maxWr() {
+        return maxWr;
+    }
+
+    /** @return scatter/gather entries per receive */
+    public int maxSge() {
+        return maxSge;
+    }
+
+    /**
+     * Posts the first {@code count} receive requests of the batch as one chain.
+     *
+     * @param requests the batch
+     * @param count how many, from index 0
+     */
+    public void postReceive(ReceiveRequests requests, int count) {
+        MemorySegment srq = acquire();
+        try {
+            int rc = ibv_context_ops.post_srq_recv.invoke(postFn, srq, requests.chain(count, maxSge), requests.badWr());
+            if (rc != 0) {
+                throw requests.postFailure("ibv_post_srq_recv", rc);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Arms the limit event: when fewer than {@code limit} receives remain, an SRQ_LIMIT_REACHED async event fires.
+     *
+     * @param limit the low-water mark
+     */
+    public void armLimit(int limit) {
+        MemorySegment srq = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = ibv_srq_attr.allocate(arena);
+            ibv_srq_attr.srq_limit(attr, limit);
+            Calls.IBV_MODIFY_SRQ.callStatus(srq, attr, SRQ_LIMIT);
+        } finally {
+            release();
+        }
+    }
+
+    /** @return the current limit as the device reports it */
+    public int queryLimit() {
+        MemorySegment srq = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = ibv_srq_attr.allocate(arena);
+            Calls.IBV_QUERY_SRQ.callStatus(srq, attr);
+            return ibv_srq_attr.srq_limit(attr);
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    void destroy() {
+        Calls.IBV_DESTROY_SRQ.callStatus(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "SharedReceiveQueue[maxWr=" + maxWr + "]";
+    }
+}
