@@ -1,0 +1,87 @@
+package rdmaflux.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+
+import org.junit.jupiter.api.Test;
+
+import rdmaflux.verbs.ffi.ibv_send_wr;
+
+/** The pre-allocated work-request batches and value types, without a device. */
+class WorkRequestBatchTest {
+
+    @Test
+    void sendRequestsWriteTheNativeStructsInPlaceAndChainThem() {
+        SendRequests s = new SendRequests(3, 2);
+        s.set(0, 11, SendOpcode.RDMA_WRITE, SendFlag.mask(SendFlag.SIGNALED, SendFlag.FENCE))
+                .sge(0, 0, 0x1000, 64, 7).sge(0, 1, 0x2000, 32, 8).rdma(0, 0xABCDEF00L, 99).immediate(0, 0x01020304);
+        s.set(1, 12, SendOpcode.SEND, 0).sge(1, 0, 0x3000, 16, 9);
+        var head = s.chain(2, 2);
+        assertEquals(11, ibv_send_wr.wr_id(head));
+        assertEquals(SendOpcode.RDMA_WRITE.value(), ibv_send_wr.opcode(head));
+        assertEquals(3, ibv_send_wr.send_flags(head));
+        assertEquals(2, ibv_send_wr.num_sge(head));
+        assertEquals(0x04030201, ibv_send_wr.imm_data(head), "immediate travels in network order");
+        assertEquals(0xABCDEF00L, ibv_send_wr.wr.rdma.remote_addr(ibv_send_wr.wr.rdma(ibv_send_wr.wr(head))));
+        var second = head.asSlice(ibv_send_wr.sizeof());
+        assertEquals(second.address(), ibv_send_wr.next(head).address());
+        assertEquals(0L, ibv_send_wr.next(second).address(), "the chain ends at count");
+        var sge1 = ibv_send_wr.sg_list(head).reinterpret(32);
+        assertEquals(0x2000L, sge1.get(ValueLayout.JAVA_LONG, 16));
+        // set() clears the SGE count so a reused slot never carries stale entries.
+        s.set(0, 13, SendOpcode.SEND, 0);
+        assertEquals(0, s.sgeCount(0));
+    }
+
+    @Test
+    void badIndicesAndSizesAreRefused() {
+        SendRequests s = new SendRequests(2, 1);
+        assertThrows(IndexOutOfBoundsException.class, () -> s.set(2, 0, SendOpcode.SEND, 0));
+        assertThrows(IllegalArgumentException.class, () -> s.sge(0, 1, 0, 8, 0));
+        assertThrows(IllegalArgumentException.class, () -> s.sge(0, 0, 0, -1, 0));
+        assertThrows(IllegalArgumentException.class, () -> s.chain(0, 1));
+        assertThrows(IllegalArgumentException.class, () -> s.chain(3, 1));
+        assertThrows(IllegalArgumentException.class, () -> s.atomic(0, 0x1001, 1, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> new ReceiveRequests(0, 1));
+        assertThrows(IllegalArgumentException.class, () -> new WorkCompletions(0));
+        assertThrows(IndexOutOfBoundsException.class, () -> new WorkCompletions(4).wrId(0));
+        assertThrows(IllegalArgumentException.class, () -> QpConnectOptions.builder().rnrRetry(8).build());
+        assertThrows(IllegalArgumentException.class, () -> QpConnectOptions.builder().port(0).build());
+        assertThrows(IllegalArgumentException.class, () -> new QpEndpoint(1, 1 << 24, 0, Gid.ZERO, Mtu.MTU_1024));
+        assertThrows(IllegalArgumentException.class,
+                () -> ConnectionParameters.DEFAULTS.withPrivateData(new byte[256]));
+        assertThrows(IllegalArgumentException.class, () -> Gid.of(new byte[15]));
+    }
+
+    @Test
+    void valueTypesRoundTrip() {
+        RemoteBuffer rb = new RemoteBuffer(0x7f0000001000L, 4096, 0x1234);
+        ByteBuffer buf = ByteBuffer.allocate(RemoteBuffer.ENCODED_SIZE);
+        rb.writeTo(buf);
+        assertEquals(rb, RemoteBuffer.readFrom(buf.flip()));
+        assertEquals(new RemoteBuffer(0x7f0000001010L, 16, 0x1234), rb.slice(16, 16));
+        assertThrows(IndexOutOfBoundsException.class, () -> rb.slice(4000, 200));
+
+        byte[] raw = new byte[16];
+        raw[10] = (byte) 0xff;
+        raw[11] = (byte) 0xff;
+        raw[12] = (byte) 192;
+        raw[15] = 1;
+        QpEndpoint ep = new QpEndpoint(17, 0xABCDE, 0, Gid.of(raw), Mtu.MTU_1024);
+        ByteBuffer eb = ByteBuffer.allocate(QpEndpoint.ENCODED_SIZE);
+        ep.writeTo(eb);
+        assertEquals(ep, QpEndpoint.readFrom(eb.flip()));
+        assertEquals("0000:0000:0000:0000:0000:ffff:c000:0001", Gid.of(raw).toString());
+        assertEquals("/192.0.0.1", Gid.of(raw).toInetAddress().toString());
+
+        AccessFlags remoteWrite = AccessFlags.of(AccessFlag.REMOTE_WRITE);
+        assertTrue(remoteWrite.contains(AccessFlag.LOCAL_WRITE), "verbs requires local write with remote write");
+        assertFalse(AccessFlags.LOCAL_WRITE.contains(AccessFlag.REMOTE_READ));
+        assertEquals(AccessFlags.fromMask(AccessFlags.REMOTE_ALL.mask()), AccessFlags.REMOTE_ALL);
+    }
+}
