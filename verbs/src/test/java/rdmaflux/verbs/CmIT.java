@@ -86,9 +86,13 @@ class CmIT {
             Completions.awaitSuccess(serverCq, T);
             assertEquals("over the CM", rbuf.getString(0, StandardCharsets.US_ASCII));
 
+            // The active side's DISCONNECTED waits for the peer's DREP, which librdmacm sends only when
+            // the passive side answers its own DISCONNECTED with rdma_disconnect.
             client.disconnect();
-            expect(clientCh, CmEventType.DISCONNECTED);
             expect(serverCh, CmEventType.DISCONNECTED);
+            conn.disconnect();
+            expect(clientCh, CmEventType.DISCONNECTED);
+            assertEquals(QpState.ERR, clientQp.state());
         }
     }
 

@@ -39,19 +39,47 @@ class ErrorsIT {
             assertEquals(WcStatus.WR_FLUSH_ERR, wc.status(0));
             assertEquals(2, wc.wrId(0));
 
-            // The responder saw the access violation too and reports it asynchronously.
+        }
+    }
+
+    @Test
+    void completionQueueOverflowRaisesAnAsyncEventAndFailsTheQp() {
+        try (RcPair p = RcPair.open(); var arena = java.lang.foreign.Arena.ofConfined()) {
+            // A receive CQ far smaller than the traffic, never polled: the device must report the overflow.
+            CompletionQueue tiny = p.context.createCompletionQueue(1, null, 0);
+            QueuePair rx = p.pd.createQueuePair(QpInitAttributes.builder(QpType.RC).sendCompletionQueue(p.b.cq)
+                    .receiveCompletionQueue(tiny).depth(8, 64).build());
+            QueuePair tx = p.pd.createQueuePair(QpInitAttributes.builder(QpType.RC).completionQueue(p.a.cq)
+                    .depth(64, 8).build());
+            QpConnectOptions o = QpConnectOptions.builder().retryCount(1).timeout(8).build();
+            tx.connect(rx.localEndpoint(o, 1), 2, o);
+            rx.connect(tx.localEndpoint(o, 2), 1, o);
+            int n = tiny.capacity() + 8;
+            ReceiveRequests recv = new ReceiveRequests(n, 1);
+            SendRequests send = new SendRequests(n, 1);
+            for (int i = 0; i < n; i++) {
+                recv.set(i, i).sge(i, 0, p.b.mr, 64L * i, 64);
+                send.set(i, i, SendOpcode.SEND, 0).sge(i, 0, p.a.mr, 0, 8);
+            }
+            rx.postReceive(recv, n);
+            tx.postSend(send, n);
+
             List<AsyncEvent> events = new ArrayList<>();
             long deadline = System.nanoTime() + T.toNanos();
-            while (System.nanoTime() < deadline && events.stream().noneMatch(x -> x.qpNumber() == p.b.qp.number())) {
+            while (System.nanoTime() < deadline
+                    && events.stream().noneMatch(x -> x.type() == AsyncEventType.CQ_ERR)) {
                 AsyncEvent e = p.context.awaitAsyncEvent(Duration.ofMillis(500));
                 if (e != null) {
                     events.add(e);
                 }
             }
-            assertTrue(events.stream().anyMatch(x -> x.qpNumber() == p.b.qp.number()
-                            && (x.type() == AsyncEventType.QP_ACCESS_ERR || x.type() == AsyncEventType.QP_FATAL
-                            || x.type() == AsyncEventType.QP_REQ_ERR)),
-                    () -> "async events: " + events);
+            assertTrue(events.stream().anyMatch(x -> x.type() == AsyncEventType.CQ_ERR), () -> "events: " + events);
+            // The receiver could not complete its work: its QP is in error now.
+            long until = System.nanoTime() + T.toNanos();
+            while (rx.state() != QpState.ERR && System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            assertEquals(QpState.ERR, rx.state());
         }
     }
 
@@ -83,17 +111,23 @@ class ErrorsIT {
     void overfillingTheSendQueueIsATypedErrorNamingTheRequest() {
         try (RcPair p = RcPair.open()) {
             int depth = p.a.qp.maxSendWr();
-            SendRequests send = new SendRequests(depth + 1, 1);
-            for (int i = 0; i <= depth; i++) {
-                // Unsignaled writes to our own buffer; the queue cannot take depth + 1 at once.
+            // Providers round queues up (rxe to a power of two), so chain far more than the depth granted.
+            int n = 8 * depth;
+            SendRequests send = new SendRequests(n, 1);
+            for (int i = 0; i < n; i++) {
                 send.set(i, i, SendOpcode.RDMA_WRITE, 0).sge(i, 0, p.a.mr, 0, 8)
                         .rdma(i, p.b.mr.address(), p.b.mr.rkey());
             }
             RdmaException e = org.junit.jupiter.api.Assertions.assertThrows(RdmaException.class,
-                    () -> p.a.qp.postSend(send, depth + 1));
+                    () -> p.a.qp.postSend(send, n));
             assertEquals("ibv_post_send", e.operation());
             assertNotNull(e.errnoName());
-            assertTrue(e.getMessage().contains("work request " + depth), e.getMessage());
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("work request (\\d+) \\(wr_id=(\\d+)\\)")
+                    .matcher(e.getMessage());
+            assertTrue(m.find(), e.getMessage());
+            int rejected = Integer.parseInt(m.group(1));
+            assertTrue(rejected >= depth && rejected < n, e.getMessage());
+            assertEquals(m.group(1), m.group(2), "wr_id names the same request");
         }
     }
 }
