@@ -1,0 +1,330 @@
+package rdmaflux.cm;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Immutable options of a connection (client or server side); start from {@link #defaults()} and
+ * derive with the {@code with...} methods or {@link #toBuilder()}.
+ *
+ * <p>Defaults: 32 receive buffers and 32 send buffers of 8 KiB, send queue depth 128, 64 bytes of
+ * inline data, per-step timeouts of 2 s (address, route), 10 s (connect, accept) and 3 s
+ * (disconnect), retry count 7, RNR retry 7 (forever), event-driven completions, the credit protocol,
+ * user code on {@link Schedulers#parallel()}.
+ */
+public final class ConnectionOptions {
+
+    /** How the two sides talk. */
+    public enum Protocol {
+        /**
+         * rdmaflux on both ends: credit-based flow control, messages up to the peer's buffer size,
+         * orderly close. The default.
+         */
+        CREDITS,
+        /**
+         * Plain verbs SENDs without a header or credits, for peers that are not rdmaflux (rping, ...).
+         * The application must not outrun the peer's posted receives (the RNR retry covers short bursts).
+         */
+        RAW
+    }
+
+    /** How completions are waited for. */
+    public enum CompletionMode {
+        /** Arm the CQ and sleep in poll(2) on its channel: no CPU when idle. */
+        EVENT_DRIVEN,
+        /** Spin on the CQ for {@link #busyPoll()} before arming: lower latency, one core busy while traffic flows. */
+        BUSY_POLL
+    }
+
+    private static final ConnectionOptions DEFAULTS = new Builder().build();
+
+    private final Map<Step, Duration> timeouts;
+    private final int receiveBuffers;
+    private final int sendBuffers;
+    private final int bufferSize;
+    private final int sendQueueDepth;
+    private final int maxInlineData;
+    private final int retryCount;
+    private final int rnrRetryCount;
+    private final byte[] privateData;
+    private final Protocol protocol;
+    private final CompletionMode completionMode;
+    private final Duration busyPoll;
+    private final Scheduler scheduler;
+    private final RdmaRecorder recorder;
+
+    private ConnectionOptions(Builder b) {
+        this.timeouts = Map.copyOf(b.timeouts);
+        this.receiveBuffers = positive("receiveBuffers", b.receiveBuffers);
+        this.sendBuffers = positive("sendBuffers", b.sendBuffers);
+        this.bufferSize = positive("bufferSize", b.bufferSize);
+        this.sendQueueDepth = positive("sendQueueDepth", b.sendQueueDepth);
+        if (b.maxInlineData < 0 || b.retryCount < 0 || b.retryCount > 7 || b.rnrRetryCount < 0 || b.rnrRetryCount > 7) {
+            throw new IllegalArgumentException("maxInlineData >= 0, retry counts 0..7");
+        }
+        this.maxInlineData = b.maxInlineData;
+        this.retryCount = b.retryCount;
+        this.rnrRetryCount = b.rnrRetryCount;
+        this.privateData = b.privateData.clone();
+        this.protocol = Objects.requireNonNull(b.protocol);
+        this.completionMode = Objects.requireNonNull(b.completionMode);
+        this.busyPoll = Objects.requireNonNull(b.busyPoll);
+        this.scheduler = Objects.requireNonNull(b.scheduler);
+        this.recorder = Objects.requireNonNull(b.recorder);
+        int room = Wire.MAX_CONNECT_PRIVATE_DATA - (protocol == Protocol.CREDITS ? Wire.HEADER : 0);
+        if (privateData.length > room) {
+            throw new IllegalArgumentException("private data is limited to " + room + " bytes with " + protocol
+                    + ", got " + privateData.length);
+        }
+        if (receiveBuffers > 0x7FFF) {
+            throw new IllegalArgumentException("at most 32767 receive buffers");
+        }
+    }
+
+    private static int positive(String name, int v) {
+        if (v <= 0) {
+            throw new IllegalArgumentException(name + " must be > 0, got " + v);
+        }
+        return v;
+    }
+
+    /** @return the default options */
+    public static ConnectionOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /** @return a builder starting from these options */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    /** @param step a step @return its timeout, or {@code null} for none */
+    public Duration timeout(Step step) {
+        return timeouts.get(step);
+    }
+
+    Map<Step, Duration> timeouts() {
+        return timeouts;
+    }
+
+    /** @return receive buffers posted per connection (the credits granted to the peer) */
+    public int receiveBuffers() {
+        return receiveBuffers;
+    }
+
+    /** @return registered send buffers per connection (sends in flight) */
+    public int sendBuffers() {
+        return sendBuffers;
+    }
+
+    /** @return the size of each send and receive buffer: the largest message */
+    public int bufferSize() {
+        return bufferSize;
+    }
+
+    /** @return send queue depth (sends, RDMA operations and control messages in flight) */
+    public int sendQueueDepth() {
+        return sendQueueDepth;
+    }
+
+    /** @return the largest payload sent inline */
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    /** @return transport retries */
+    public int retryCount() {
+        return retryCount;
+    }
+
+    /** @return RNR retries (7 = forever) */
+    public int rnrRetryCount() {
+        return rnrRetryCount;
+    }
+
+    /** @return a copy of the application's private data sent with connect/accept */
+    public byte[] privateData() {
+        return privateData.clone();
+    }
+
+    /** @return the protocol */
+    public Protocol protocol() {
+        return protocol;
+    }
+
+    /** @return the completion mode */
+    public CompletionMode completionMode() {
+        return completionMode;
+    }
+
+    /** @return how long to spin in {@link CompletionMode#BUSY_POLL} before sleeping */
+    public Duration busyPoll() {
+        return busyPoll;
+    }
+
+    /** @return where user-visible signals are delivered */
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** @return the metrics recorder */
+    public RdmaRecorder recorder() {
+        return recorder;
+    }
+
+    /** @param step a step @param timeout its timeout @return new options */
+    public ConnectionOptions withTimeout(Step step, Duration timeout) {
+        return toBuilder().timeout(step, timeout).build();
+    }
+
+    /** @param data application private data @return new options */
+    public ConnectionOptions withPrivateData(byte[] data) {
+        return toBuilder().privateData(data).build();
+    }
+
+    /** @param protocol the protocol @return new options */
+    public ConnectionOptions withProtocol(Protocol protocol) {
+        return toBuilder().protocol(protocol).build();
+    }
+
+    /** Mutable builder. */
+    public static final class Builder {
+        private final Map<Step, Duration> timeouts = new EnumMap<>(Step.class);
+        private int receiveBuffers = 32;
+        private int sendBuffers = 32;
+        private int bufferSize = 8192;
+        private int sendQueueDepth = 128;
+        private int maxInlineData = 64;
+        private int retryCount = 7;
+        private int rnrRetryCount = 7;
+        private byte[] privateData = new byte[0];
+        private Protocol protocol = Protocol.CREDITS;
+        private CompletionMode completionMode = CompletionMode.EVENT_DRIVEN;
+        private Duration busyPoll = Duration.ofMillis(1);
+        private Scheduler scheduler = Schedulers.parallel();
+        private RdmaRecorder recorder = RdmaRecorder.NOOP;
+
+        Builder() {
+            timeouts.put(Step.ADDRESS, Duration.ofSeconds(2));
+            timeouts.put(Step.ROUTE, Duration.ofSeconds(2));
+            timeouts.put(Step.CONNECT, Duration.ofSeconds(10));
+            timeouts.put(Step.ACCEPT, Duration.ofSeconds(10));
+            timeouts.put(Step.DISCONNECT, Duration.ofSeconds(3));
+        }
+
+        Builder(ConnectionOptions o) {
+            timeouts.putAll(o.timeouts);
+            receiveBuffers = o.receiveBuffers;
+            sendBuffers = o.sendBuffers;
+            bufferSize = o.bufferSize;
+            sendQueueDepth = o.sendQueueDepth;
+            maxInlineData = o.maxInlineData;
+            retryCount = o.retryCount;
+            rnrRetryCount = o.rnrRetryCount;
+            privateData = o.privateData;
+            protocol = o.protocol;
+            completionMode = o.completionMode;
+            busyPoll = o.busyPoll;
+            scheduler = o.scheduler;
+            recorder = o.recorder;
+        }
+
+        /** @param step the step @param timeout its timeout (positive) @return this */
+        public Builder timeout(Step step, Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeouts must be positive: " + timeout);
+            }
+            timeouts.put(step, timeout);
+            return this;
+        }
+
+        /** @param n receive buffers (credits granted) @return this */
+        public Builder receiveBuffers(int n) {
+            receiveBuffers = n;
+            return this;
+        }
+
+        /** @param n send buffers @return this */
+        public Builder sendBuffers(int n) {
+            sendBuffers = n;
+            return this;
+        }
+
+        /** @param bytes buffer size, the largest message @return this */
+        public Builder bufferSize(int bytes) {
+            bufferSize = bytes;
+            return this;
+        }
+
+        /** @param depth send queue depth @return this */
+        public Builder sendQueueDepth(int depth) {
+            sendQueueDepth = depth;
+            return this;
+        }
+
+        /** @param bytes largest inline payload @return this */
+        public Builder maxInlineData(int bytes) {
+            maxInlineData = bytes;
+            return this;
+        }
+
+        /** @param n transport retries 0..7 @return this */
+        public Builder retryCount(int n) {
+            retryCount = n;
+            return this;
+        }
+
+        /** @param n RNR retries 0..7 (7 = forever) @return this */
+        public Builder rnrRetryCount(int n) {
+            rnrRetryCount = n;
+            return this;
+        }
+
+        /** @param data application private data @return this */
+        public Builder privateData(byte[] data) {
+            privateData = data.clone();
+            return this;
+        }
+
+        /** @param p the protocol @return this */
+        public Builder protocol(Protocol p) {
+            protocol = p;
+            return this;
+        }
+
+        /** @param mode event-driven or busy-poll @return this */
+        public Builder completionMode(CompletionMode mode) {
+            completionMode = mode;
+            return this;
+        }
+
+        /** @param spin how long to spin before sleeping (BUSY_POLL) @return this */
+        public Builder busyPoll(Duration spin) {
+            busyPoll = spin;
+            completionMode = CompletionMode.BUSY_POLL;
+            return this;
+        }
+
+        /** @param s where user-visible signals are delivered @return this */
+        public Builder scheduler(Scheduler s) {
+            scheduler = s;
+            return this;
+        }
+
+        /** @param r the metrics recorder @return this */
+        public Builder recorder(RdmaRecorder r) {
+            recorder = r;
+            return this;
+        }
+
+        /** @return the options */
+        public ConnectionOptions build() {
+            return new ConnectionOptions(this);
+        }
+    }
+}

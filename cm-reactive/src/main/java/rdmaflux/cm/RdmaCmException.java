@@ -1,0 +1,192 @@
+package rdmaflux.cm;
+
+import rdmaflux.verbs.CmEventType;
+import rdmaflux.verbs.RdmaException;
+
+/**
+ * A connection failed at a step: the connection manager reported an error event, a step timed out,
+ * or the peer went away. Catch a nested subclass to branch on the cause.
+ */
+public class RdmaCmException extends RdmaException {
+    private static final long serialVersionUID = 1L;
+
+    private final Step step;
+    private final CmEventType event;
+    private final int status;
+
+    RdmaCmException(Step step, CmEventType event, int status, String message) {
+        super("rdma_cm " + step.name().toLowerCase(java.util.Locale.ROOT), message, null);
+        this.step = step;
+        this.event = event;
+        this.status = status;
+    }
+
+    /** @return the step that failed */
+    public Step step() {
+        return step;
+    }
+
+    /** @return the CM event that reported the failure, or {@code null} (timeouts, local errors) */
+    public CmEventType event() {
+        return event;
+    }
+
+    /** @return the event's status: a negative errno, or the reject reason for {@link Rejected} */
+    public int status() {
+        return status;
+    }
+
+    /**
+     * Maps an error event to its exception.
+     *
+     * @param step the step in progress
+     * @param type the event
+     * @param status its status
+     * @param privateData the peer's private data (for rejections)
+     * @return the exception
+     */
+    static RdmaCmException of(Step step, CmEventType type, int status, byte[] privateData) {
+        String s = " (status " + status + describe(status) + ")";
+        return switch (type) {
+            case ADDR_ERROR -> new AddressError(step, status, "address resolution failed" + s
+                    + ": is the destination reachable through an RDMA device?");
+            case ROUTE_ERROR -> new RouteError(step, status, "route resolution failed" + s);
+            case CONNECT_ERROR -> new ConnectError(step, status, "connection error" + s);
+            case UNREACHABLE -> new Unreachable(step, status, "peer unreachable" + s);
+            case REJECTED -> new Rejected(step, status, privateData);
+            case DEVICE_REMOVAL -> new DeviceRemoved(step, status);
+            case DISCONNECTED -> new Disconnected(step, "the peer disconnected");
+            case TIMEWAIT_EXIT -> new TimewaitExit(step);
+            default -> new RdmaCmException(step, type, status, "unexpected " + type + s);
+        };
+    }
+
+    private static String describe(int status) {
+        return status < 0 ? ", " + rdmaflux.verbs.Errno.name(-status) : "";
+    }
+
+    /** ADDR_ERROR: the destination could not be resolved to a local RDMA device and port. */
+    public static final class AddressError extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        AddressError(Step step, int status, String message) {
+            super(step, CmEventType.ADDR_ERROR, status, message);
+        }
+    }
+
+    /** ROUTE_ERROR: no path to the destination. */
+    public static final class RouteError extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        RouteError(Step step, int status, String message) {
+            super(step, CmEventType.ROUTE_ERROR, status, message);
+        }
+    }
+
+    /** CONNECT_ERROR: the handshake failed. */
+    public static final class ConnectError extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        ConnectError(Step step, int status, String message) {
+            super(step, CmEventType.CONNECT_ERROR, status, message);
+        }
+    }
+
+    /** UNREACHABLE: the peer did not answer the handshake. */
+    public static final class Unreachable extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        Unreachable(Step step, int status, String message) {
+            super(step, CmEventType.UNREACHABLE, status, message);
+        }
+    }
+
+    /** REJECTED: no listener on the port, or the server's accept filter said no. */
+    public static final class Rejected extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+        /** IB CM reject reason: the server application rejected the request. */
+        public static final int CONSUMER_REJECT = 28;
+        /** IB CM reject reason: nobody listens on the service id (port). */
+        public static final int INVALID_SERVICE_ID = 8;
+
+        private final byte[] privateData;
+
+        Rejected(Step step, int reason, byte[] privateData) {
+            super(step, CmEventType.REJECTED, reason, "connection rejected (reason " + reason
+                    + (reason == INVALID_SERVICE_ID ? ": no listener on that port"
+                    : reason == CONSUMER_REJECT ? ": rejected by the server" : "") + ")");
+            this.privateData = privateData == null ? new byte[0] : privateData.clone();
+        }
+
+        /** @return the CM reject reason ({@link #CONSUMER_REJECT}, {@link #INVALID_SERVICE_ID}, ...) */
+        public int reason() {
+            return status();
+        }
+
+        /** @return the private data the server sent with the rejection (may be padded by the CM) */
+        public byte[] privateData() {
+            return privateData.clone();
+        }
+    }
+
+    /** DEVICE_REMOVAL: the RDMA device went away. */
+    public static final class DeviceRemoved extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        DeviceRemoved(Step step, int status) {
+            super(step, CmEventType.DEVICE_REMOVAL, status, "the RDMA device was removed");
+        }
+    }
+
+    /** DISCONNECTED: the peer closed the connection (or crashed); pending operations fail with this. */
+    public static final class Disconnected extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        Disconnected(Step step, String message) {
+            super(step, CmEventType.DISCONNECTED, 0, message);
+        }
+    }
+
+    /** TIMEWAIT_EXIT where none was expected. */
+    public static final class TimewaitExit extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        TimewaitExit(Step step) {
+            super(step, CmEventType.TIMEWAIT_EXIT, 0, "unexpected TIMEWAIT_EXIT");
+        }
+    }
+
+    /** A step did not finish within its timeout. */
+    public static final class StepTimeout extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        StepTimeout(Step step, java.time.Duration timeout) {
+            super(step, null, 0, step + " did not complete within " + timeout);
+        }
+    }
+
+    /** An event arrived that is not legal in the connection's state: a defect, reported, never ignored. */
+    public static final class IllegalEvent extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        IllegalEvent(Step step, CmEventType event, ConnectionState state) {
+            super(step == null ? Step.TRANSFER : step, event, 0, "event " + event + " is not legal in state " + state);
+        }
+    }
+
+    /** A work completion failed (the connection fails with it). */
+    public static final class CompletionError extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+        private final rdmaflux.verbs.WcStatus wcStatus;
+
+        CompletionError(rdmaflux.verbs.WcStatus wcStatus, String message) {
+            super(Step.TRANSFER, null, wcStatus.value(), message);
+            this.wcStatus = wcStatus;
+        }
+
+        /** @return the work completion status */
+        public rdmaflux.verbs.WcStatus wcStatus() {
+            return wcStatus;
+        }
+    }
+}

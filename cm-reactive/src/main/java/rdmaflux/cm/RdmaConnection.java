@@ -1,0 +1,179 @@
+package rdmaflux.cm;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+
+import org.reactivestreams.Publisher;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import rdmaflux.verbs.AccessFlags;
+import rdmaflux.verbs.RemoteBuffer;
+
+/**
+ * A reliable RDMA connection (an RC queue pair set up by the connection manager) with a reactive API.
+ *
+ * <p><b>Threads.</b> The connection manager and completion threads never run application code:
+ * every signal (send completions, received messages, connection results) is delivered on
+ * {@link ConnectionOptions#scheduler()} ({@code Schedulers.parallel()} by default).
+ *
+ * <p><b>Messages.</b> {@link #send} copies the payload into a registered send buffer and completes
+ * when the device reports the send done. {@link #receive} lends each message's receive buffer until
+ * {@link RdmaMessage#release()}. With the default {@link ConnectionOptions.Protocol#CREDITS} protocol
+ * the sender only sends into receive buffers the peer has re-posted, so a slow consumer slows the
+ * sender down instead of causing RNR errors or losing messages.
+ *
+ * <p><b>Closing.</b> {@link #dispose()} sends an orderly close, disconnects and frees every native
+ * resource; {@link #onDispose()} completes when that is done. A peer's orderly close completes
+ * {@link #receive()}; a peer that vanishes (crash, kill) ends it with
+ * {@link RdmaCmException.Disconnected}, and pending operations fail with that exception.
+ */
+public interface RdmaConnection extends Disposable {
+
+    /**
+     * Connects with default options.
+     *
+     * @param remote the server's address (an IP of its RDMA interface) and port
+     * @return the connection once established; cancelling it releases everything made so far
+     */
+    static Mono<RdmaConnection> connect(InetSocketAddress remote) {
+        return connect(remote, ConnectionOptions.defaults());
+    }
+
+    /**
+     * Connects.
+     *
+     * @param remote the server's address and port
+     * @param options buffers, timeouts, protocol
+     * @return the connection once established; fails with an {@link RdmaCmException} subtype naming the
+     *         step, or {@link rdmaflux.verbs.RdmaUnavailableException} when RDMA is not usable here
+     */
+    static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
+        return Connection.connect(remote, options);
+    }
+
+    /** @return this side's address */
+    InetSocketAddress localAddress();
+
+    /** @return the peer's address */
+    InetSocketAddress remoteAddress();
+
+    /** @return the application private data the peer sent while connecting (without rdmaflux's header) */
+    byte[] peerPrivateData();
+
+    /** @return the largest message the peer accepts */
+    int maxMessageSize();
+
+    /** @return the current state, then every change */
+    Flux<ConnectionState> states();
+
+    /**
+     * Sends a message. The bytes between position and limit are copied when the send is posted, which
+     * may be after subscription if the peer has no buffer free; don't modify them until the Mono ends.
+     *
+     * @param message the payload, at most {@link #maxMessageSize()} bytes
+     * @return completes when the send completed; {@link IllegalArgumentException} for an oversized
+     *         message, {@link IllegalStateException} after close
+     */
+    Mono<Void> send(ByteBuffer message);
+
+    /**
+     * Sends a message.
+     *
+     * @param message the payload, at most {@link #maxMessageSize()} bytes
+     * @return completes when the send completed
+     */
+    Mono<Void> send(MemorySegment message);
+
+    /**
+     * Sends a stream of messages in order, pipelining up to the send buffers' worth.
+     *
+     * @param messages the payloads
+     * @return completes when all were sent, or fails with the first failure
+     */
+    Mono<Void> send(Publisher<? extends ByteBuffer> messages);
+
+    /**
+     * The messages the peer sends, in order. One subscriber only. Release each message.
+     *
+     * @return the messages; completes when the peer closes, fails if the connection does
+     */
+    Flux<RdmaMessage> receive();
+
+    /**
+     * {@link #receive()} as copies, each buffer released at once.
+     *
+     * @return the payloads
+     */
+    Flux<byte[]> receiveBytes();
+
+    /**
+     * Registers memory for one-sided operations on this connection.
+     *
+     * @param memory native memory that outlives the registration
+     * @param access {@link AccessFlags#LOCAL_WRITE} to be the local side only; remote flags to let the
+     *               peer read, write or run atomics on it
+     * @return the registration
+     */
+    RegisteredBuffer register(MemorySegment memory, AccessFlags access);
+
+    /**
+     * RDMA-reads the whole remote buffer into the start of {@code local}.
+     *
+     * @param local where the data lands (at least {@code remote.length()} bytes)
+     * @param remote what to read
+     * @return completes when the data is in {@code local}
+     */
+    Mono<Void> read(RegisteredBuffer local, RemoteBuffer remote);
+
+    /**
+     * RDMA-writes all of {@code local} to the start of the remote buffer; the peer is not notified.
+     *
+     * @param local the data
+     * @param remote the target (at least {@code local.length()} bytes)
+     * @return completes when the write completed
+     */
+    Mono<Void> write(RegisteredBuffer local, RemoteBuffer remote);
+
+    /**
+     * RDMA-writes, then notifies the peer: its {@link #receive()} gets an {@link RdmaMessage} with
+     * {@link RdmaMessage#isWriteNotification()} and this immediate. Counts against the peer's buffers.
+     *
+     * @param local the data
+     * @param remote the target
+     * @param immediate 32 bits for the peer
+     * @return completes when the write completed
+     */
+    Mono<Void> writeWithImmediate(RegisteredBuffer local, RemoteBuffer remote, int immediate);
+
+    /**
+     * Atomic compare-and-swap on a remote 64-bit word.
+     *
+     * @param remote an 8-byte aligned, 8-byte remote buffer registered with remote atomic access
+     * @param expected the value to compare with
+     * @param newValue the value stored if equal
+     * @return the value before the operation
+     */
+    Mono<Long> compareAndSwap(RemoteBuffer remote, long expected, long newValue);
+
+    /**
+     * Atomic fetch-and-add on a remote 64-bit word.
+     *
+     * @param remote an 8-byte aligned, 8-byte remote buffer registered with remote atomic access
+     * @param delta the addend
+     * @return the value before the addition
+     */
+    Mono<Long> fetchAndAdd(RemoteBuffer remote, long delta);
+
+    /**
+     * Closes and waits.
+     *
+     * @param timeout the longest wait
+     */
+    void disposeNow(Duration timeout);
+
+    /** @return completes when the connection is closed and its resources are freed */
+    Mono<Void> onDispose();
+}

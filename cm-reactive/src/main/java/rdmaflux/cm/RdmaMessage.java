@@ -1,0 +1,35 @@
+package rdmaflux.cm;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+
+/**
+ * A received message: a zero-copy view of the registered receive buffer it landed in.
+ *
+ * <p>The buffer is lent, not given: call {@link #release()} when done (or copy first with
+ * {@link #toByteArray()}). Releasing re-posts the buffer and returns a credit to the sender, so
+ * holding messages is how a slow consumer slows the sender down; never releasing stalls the
+ * connection. Any access after release throws {@link IllegalStateException}.
+ */
+public interface RdmaMessage {
+    /** @return the payload, valid until {@link #release()} */
+    MemorySegment data();
+
+    /** @return the payload length in bytes */
+    int length();
+
+    /** @return a read-only big-endian view of the payload, valid until {@link #release()} */
+    ByteBuffer asByteBuffer();
+
+    /** @return a copy of the payload */
+    byte[] toByteArray();
+
+    /** @return whether this is the notification of the peer's RDMA write with immediate (no payload) */
+    boolean isWriteNotification();
+
+    /** @return the immediate data of a write notification, 0 otherwise */
+    int immediate();
+
+    /** Returns the buffer to the connection (idempotent). */
+    void release();
+}

@@ -1,0 +1,87 @@
+package rdmaflux.cm;
+
+import rdmaflux.verbs.CmEventType;
+import rdmaflux.verbs.WcStatus;
+
+/**
+ * Receives what rdmaflux measures. The default records nothing; the {@code rdmaflux-metrics} module
+ * implements it with Micrometer, so this module needs no Micrometer at run time.
+ *
+ * <p>Called on the CM and completion threads: implementations must be fast, non-blocking and
+ * allocation-free on the per-message methods.
+ */
+public interface RdmaRecorder {
+    /** The recorder that records nothing. */
+    RdmaRecorder NOOP = new RdmaRecorder() {
+    };
+
+    /** What a connection attempt came to. */
+    enum Outcome {
+        /** Established. */
+        SUCCESS,
+        /** Failed at a step (the cause says why). */
+        FAILURE,
+        /** Cancelled or closed before it was established. */
+        CANCELLED
+    }
+
+    /**
+     * A connect (client) or accept (server) finished.
+     *
+     * @param server whether this was an accept
+     * @param outcome how it ended
+     * @param cause the exception's simple name for failures (bounded set), else {@code null}
+     */
+    default void connectOutcome(boolean server, Outcome outcome, String cause) {
+    }
+
+    /**
+     * A connection step finished successfully.
+     *
+     * @param step the step
+     * @param nanos how long it took
+     */
+    default void stepDuration(Step step, long nanos) {
+    }
+
+    /** @param delta +1 when a connection is established, -1 when it closes */
+    default void activeConnections(int delta) {
+    }
+
+    /** @param type a connection manager event the loop read */
+    default void cmEvent(CmEventType type) {
+    }
+
+    /** @param bytes payload of a message whose send completed */
+    default void messageSent(int bytes) {
+    }
+
+    /** @param bytes payload of a received message */
+    default void messageReceived(int bytes) {
+    }
+
+    /**
+     * An operation completed successfully.
+     *
+     * @param operation one of {@code send}, {@code write}, {@code write_imm}, {@code read}, {@code cas}, {@code faa}
+     * @param nanos from post to completion
+     */
+    default void operationLatency(String operation, long nanos) {
+    }
+
+    /** @param status a failed work completion's status */
+    default void completionError(WcStatus status) {
+    }
+
+    /** A send had to wait because the peer granted no credit. */
+    default void creditWait() {
+    }
+
+    /** @param completions how many completions one poll of a CQ returned (0 polls included) */
+    default void pollBatch(int completions) {
+    }
+
+    /** @param delta change in posted, not yet completed work requests */
+    default void outstanding(int delta) {
+    }
+}

@@ -1,0 +1,223 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.scheduler.Schedulers;
+import rdmaflux.cm.ConnectionOptions.Builder;
+import rdmaflux.cm.ConnectionOptions.CompletionMode;
+import rdmaflux.cm.ConnectionOptions.Protocol;
+
+class ConnectionOptionsTest {
+
+    @Test
+    void defaultsAreTheDocumentedOnes() {
+        ConnectionOptions o = ConnectionOptions.defaults();
+        assertEquals(32, o.receiveBuffers());
+        assertEquals(32, o.sendBuffers());
+        assertEquals(8192, o.bufferSize());
+        assertEquals(128, o.sendQueueDepth());
+        assertEquals(64, o.maxInlineData());
+        assertEquals(Duration.ofSeconds(2), o.timeout(Step.ADDRESS));
+        assertEquals(Duration.ofSeconds(2), o.timeout(Step.ROUTE));
+        assertEquals(Duration.ofSeconds(10), o.timeout(Step.CONNECT));
+        assertEquals(Duration.ofSeconds(10), o.timeout(Step.ACCEPT));
+        assertEquals(Duration.ofSeconds(3), o.timeout(Step.DISCONNECT));
+        assertNull(o.timeout(Step.TRANSFER), "an established connection must not time out");
+        assertEquals(7, o.retryCount());
+        assertEquals(7, o.rnrRetryCount());
+        assertEquals(CompletionMode.EVENT_DRIVEN, o.completionMode());
+        assertEquals(Protocol.CREDITS, o.protocol());
+        assertSame(Schedulers.parallel(), o.scheduler());
+        assertSame(RdmaRecorder.NOOP, o.recorder());
+        assertEquals(0, o.privateData().length);
+        assertEquals(Duration.ofMillis(1), o.busyPoll());
+    }
+
+    @Test
+    void defaultsAreShared() {
+        assertSame(ConnectionOptions.defaults(), ConnectionOptions.defaults());
+    }
+
+    @Test
+    void withTimeoutReturnsANewInstanceAndLeavesTheOriginal() {
+        ConnectionOptions o = ConnectionOptions.defaults();
+        ConnectionOptions p = o.withTimeout(Step.CONNECT, Duration.ofMillis(250));
+        assertNotSame(o, p);
+        assertEquals(Duration.ofMillis(250), p.timeout(Step.CONNECT));
+        assertEquals(Duration.ofSeconds(10), o.timeout(Step.CONNECT));
+        // Only the one step changes.
+        assertEquals(Duration.ofSeconds(2), p.timeout(Step.ADDRESS));
+        assertEquals(o.receiveBuffers(), p.receiveBuffers());
+    }
+
+    @Test
+    void withProtocolAndWithPrivateDataLeaveTheOriginal() {
+        ConnectionOptions o = ConnectionOptions.defaults();
+        ConnectionOptions raw = o.withProtocol(Protocol.RAW);
+        ConnectionOptions data = o.withPrivateData(new byte[] {7});
+        assertEquals(Protocol.RAW, raw.protocol());
+        assertArrayEquals(new byte[] {7}, data.privateData());
+        assertEquals(Protocol.CREDITS, o.protocol());
+        assertEquals(0, o.privateData().length);
+        assertEquals(Protocol.CREDITS, data.protocol());
+    }
+
+    @Test
+    void toBuilderCopiesEverythingAndBuildingDoesNotTouchTheOriginal() {
+        RdmaRecorder recorder = new RdmaRecorder() {
+        };
+        ConnectionOptions o = ConnectionOptions.defaults().toBuilder()
+                .receiveBuffers(4).sendBuffers(5).bufferSize(1024).sendQueueDepth(16).maxInlineData(0)
+                .retryCount(3).rnrRetryCount(1).privateData(new byte[] {1, 2}).protocol(Protocol.RAW)
+                .busyPoll(Duration.ofMillis(5)).scheduler(Schedulers.immediate()).recorder(recorder)
+                .timeout(Step.ROUTE, Duration.ofMillis(700))
+                .build();
+        ConnectionOptions copy = o.toBuilder().build();
+        Builder b = o.toBuilder();
+        b.receiveBuffers(99);
+        b.build();
+        for (ConnectionOptions c : new ConnectionOptions[] {o, copy}) {
+            assertEquals(4, c.receiveBuffers());
+            assertEquals(5, c.sendBuffers());
+            assertEquals(1024, c.bufferSize());
+            assertEquals(16, c.sendQueueDepth());
+            assertEquals(0, c.maxInlineData());
+            assertEquals(3, c.retryCount());
+            assertEquals(1, c.rnrRetryCount());
+            assertArrayEquals(new byte[] {1, 2}, c.privateData());
+            assertEquals(Protocol.RAW, c.protocol());
+            assertEquals(CompletionMode.BUSY_POLL, c.completionMode());
+            assertEquals(Duration.ofMillis(5), c.busyPoll());
+            assertSame(Schedulers.immediate(), c.scheduler());
+            assertSame(recorder, c.recorder());
+            assertEquals(Duration.ofMillis(700), c.timeout(Step.ROUTE));
+            assertEquals(Duration.ofSeconds(2), c.timeout(Step.ADDRESS));
+        }
+    }
+
+    @Test
+    void busyPollSwitchesTheCompletionMode() {
+        ConnectionOptions o = ConnectionOptions.defaults().toBuilder().busyPoll(Duration.ofMillis(2)).build();
+        assertEquals(CompletionMode.BUSY_POLL, o.completionMode());
+        ConnectionOptions back = o.toBuilder().completionMode(CompletionMode.EVENT_DRIVEN).build();
+        assertEquals(CompletionMode.EVENT_DRIVEN, back.completionMode());
+    }
+
+    @Test
+    void timeoutsMapIsImmutable() {
+        assertThrows(UnsupportedOperationException.class,
+                () -> ConnectionOptions.defaults().timeouts().put(Step.TRANSFER, Duration.ofSeconds(1)));
+    }
+
+    static Stream<Arguments> invalidBuilders() {
+        return Stream.of(
+                invalid("zero receive buffers", b -> b.receiveBuffers(0)),
+                invalid("negative receive buffers", b -> b.receiveBuffers(-1)),
+                invalid("more receive buffers than 16-bit credits", b -> b.receiveBuffers(0x8000)),
+                invalid("zero send buffers", b -> b.sendBuffers(0)),
+                invalid("zero buffer size", b -> b.bufferSize(0)),
+                invalid("zero send queue depth", b -> b.sendQueueDepth(0)),
+                invalid("negative inline data", b -> b.maxInlineData(-1)),
+                invalid("retry 8", b -> b.retryCount(8)),
+                invalid("retry -1", b -> b.retryCount(-1)),
+                invalid("rnr retry 8", b -> b.rnrRetryCount(8)),
+                invalid("rnr retry -1", b -> b.rnrRetryCount(-1)),
+                invalid("45 bytes private data with CREDITS", b -> b.privateData(new byte[45])),
+                invalid("57 bytes private data with RAW", b -> b.protocol(Protocol.RAW).privateData(new byte[57])),
+                invalid("56 bytes fit RAW but not CREDITS",
+                        b -> b.protocol(Protocol.RAW).privateData(new byte[56]).protocol(Protocol.CREDITS)));
+    }
+
+    private static Arguments invalid(String name, UnaryOperator<Builder> change) {
+        return Arguments.of(name, change);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("invalidBuilders")
+    void invalidValuesAreRejected(String name, UnaryOperator<Builder> change) {
+        Builder b = change.apply(ConnectionOptions.defaults().toBuilder());
+        assertThrows(IllegalArgumentException.class, b::build);
+    }
+
+    static Stream<Arguments> limitValues() {
+        return Stream.of(
+                invalid("one receive buffer", b -> b.receiveBuffers(1)),
+                invalid("32767 receive buffers", b -> b.receiveBuffers(0x7FFF)),
+                invalid("no inline data", b -> b.maxInlineData(0)),
+                invalid("retry 0", b -> b.retryCount(0).rnrRetryCount(0)),
+                invalid("44 bytes private data with CREDITS", b -> b.privateData(new byte[44])),
+                invalid("56 bytes private data with RAW", b -> b.protocol(Protocol.RAW).privateData(new byte[56])));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("limitValues")
+    void limitValuesAreAccepted(String name, UnaryOperator<Builder> change) {
+        ConnectionOptions o = change.apply(ConnectionOptions.defaults().toBuilder()).build();
+        assertTrue(o.receiveBuffers() > 0);
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, -1})
+    void nonPositiveTimeoutsAreRejected(long millis) {
+        Duration d = Duration.ofMillis(millis);
+        assertThrows(IllegalArgumentException.class, () -> ConnectionOptions.defaults().withTimeout(Step.CONNECT, d));
+        assertThrows(IllegalArgumentException.class,
+                () -> ConnectionOptions.defaults().toBuilder().timeout(Step.ADDRESS, d));
+    }
+
+    @Test
+    void withPrivateDataRejectsTooMuchForTheProtocol() {
+        assertThrows(IllegalArgumentException.class, () -> ConnectionOptions.defaults().withPrivateData(new byte[45]));
+        ConnectionOptions raw = ConnectionOptions.defaults().withProtocol(Protocol.RAW).withPrivateData(new byte[56]);
+        assertEquals(56, raw.privateData().length);
+        // Switching to CREDITS would need 12 bytes the data already uses.
+        assertThrows(IllegalArgumentException.class, () -> raw.withProtocol(Protocol.CREDITS));
+    }
+
+    @Test
+    void nullProtocolIsRejected() {
+        Builder b = ConnectionOptions.defaults().toBuilder().protocol(null);
+        assertThrows(NullPointerException.class, b::build);
+    }
+
+    @Test
+    void privateDataIsCopiedOnTheWayInAndOut() {
+        byte[] data = {1, 2, 3};
+        Builder b = ConnectionOptions.defaults().toBuilder().privateData(data);
+        data[0] = 9;
+        ConnectionOptions o = b.build();
+        assertArrayEquals(new byte[] {1, 2, 3}, o.privateData());
+        o.privateData()[1] = 9;
+        assertArrayEquals(new byte[] {1, 2, 3}, o.privateData());
+
+        byte[] more = {4};
+        ConnectionOptions p = o.withPrivateData(more);
+        more[0] = 9;
+        assertArrayEquals(new byte[] {4}, p.privateData());
+    }
+
+    @Test
+    void builtOptionsDoNotShareStateWithTheBuilder() {
+        Builder b = ConnectionOptions.defaults().toBuilder().privateData(new byte[] {1});
+        ConnectionOptions o = b.build();
+        b.privateData(new byte[] {2}).timeout(Step.ADDRESS, Duration.ofMillis(1)).receiveBuffers(1);
+        assertArrayEquals(new byte[] {1}, o.privateData());
+        assertEquals(Duration.ofSeconds(2), o.timeout(Step.ADDRESS));
+        assertEquals(32, o.receiveBuffers());
+    }
+}

@@ -1,0 +1,160 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import rdmaflux.verbs.CmEventType;
+import rdmaflux.verbs.RdmaException;
+import rdmaflux.verbs.WcStatus;
+
+class RdmaCmExceptionTest {
+
+    private static final int ETIMEDOUT = -110;
+
+    static Stream<Arguments> errorEvents() {
+        return Stream.of(
+                Arguments.of(CmEventType.ADDR_ERROR, RdmaCmException.AddressError.class),
+                Arguments.of(CmEventType.ROUTE_ERROR, RdmaCmException.RouteError.class),
+                Arguments.of(CmEventType.CONNECT_ERROR, RdmaCmException.ConnectError.class),
+                Arguments.of(CmEventType.UNREACHABLE, RdmaCmException.Unreachable.class),
+                Arguments.of(CmEventType.REJECTED, RdmaCmException.Rejected.class),
+                Arguments.of(CmEventType.DEVICE_REMOVAL, RdmaCmException.DeviceRemoved.class),
+                Arguments.of(CmEventType.DISCONNECTED, RdmaCmException.Disconnected.class),
+                Arguments.of(CmEventType.TIMEWAIT_EXIT, RdmaCmException.TimewaitExit.class));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("errorEvents")
+    void eachErrorEventMapsToItsSubclass(CmEventType type, Class<? extends RdmaCmException> expected) {
+        for (Step step : Step.values()) {
+            RdmaCmException e = RdmaCmException.of(step, type, ETIMEDOUT, null);
+            assertEquals(expected, e.getClass());
+            assertEquals(step, e.step());
+            assertEquals(type, e.event());
+            assertEquals("rdma_cm " + step.name().toLowerCase(java.util.Locale.ROOT), e.operation());
+            assertTrue(e.getMessage().startsWith(e.operation() + ": "), e.getMessage());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CmEventType.class,
+            names = {"ADDR_ERROR", "ROUTE_ERROR", "CONNECT_ERROR", "UNREACHABLE", "DEVICE_REMOVAL"})
+    void statusIsKeptForErrnoCarryingEvents(CmEventType type) {
+        assertEquals(ETIMEDOUT, RdmaCmException.of(Step.CONNECT, type, ETIMEDOUT, null).status());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CmEventType.class,
+            names = {"ADDR_ERROR", "ROUTE_ERROR", "CONNECT_ERROR", "UNREACHABLE", "MULTICAST_ERROR"})
+    void messageNamesTheErrnoOfANegativeStatus(CmEventType type) {
+        RdmaCmException e = RdmaCmException.of(Step.ADDRESS, type, ETIMEDOUT, null);
+        assertTrue(e.getMessage().contains("ETIMEDOUT"), e.getMessage());
+        assertTrue(e.getMessage().contains("-110"), e.getMessage());
+    }
+
+    @Test
+    void positiveStatusIsNotMistakenForAnErrno() {
+        // 110 as a positive value is not an errno; naming it ETIMEDOUT would mislead.
+        RdmaCmException e = RdmaCmException.of(Step.CONNECT, CmEventType.CONNECT_ERROR, 110, null);
+        assertFalse(e.getMessage().contains("ETIMEDOUT"), e.getMessage());
+        assertTrue(e.getMessage().contains("status 110"), e.getMessage());
+    }
+
+    @Test
+    void addressErrorHintsAtTheUsualCause() {
+        RdmaCmException e = RdmaCmException.of(Step.ADDRESS, CmEventType.ADDR_ERROR, -19, null);
+        assertTrue(e.getMessage().contains("ENODEV"), e.getMessage());
+        assertTrue(e.getMessage().contains("RDMA device"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CmEventType.class, names = {"ADDR_RESOLVED", "ROUTE_RESOLVED", "CONNECT_REQUEST",
+            "CONNECT_RESPONSE", "ESTABLISHED", "MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE"})
+    void otherEventsGetTheBaseTypeSayingUnexpected(CmEventType type) {
+        RdmaCmException e = RdmaCmException.of(Step.TRANSFER, type, -5, null);
+        assertEquals(RdmaCmException.class, e.getClass());
+        assertEquals(type, e.event());
+        assertEquals(-5, e.status());
+        assertTrue(e.getMessage().contains("unexpected " + type), e.getMessage());
+        assertTrue(e.getMessage().contains("EIO"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(CmEventType.class)
+    void everyExceptionIsAnRdmaExceptionWithoutErrno(CmEventType type) {
+        // The status lives in status(); errno() is reserved for failed system calls.
+        RdmaException e = assertInstanceOf(RdmaException.class, RdmaCmException.of(Step.ROUTE, type, -110, null));
+        assertEquals(0, e.errno());
+    }
+
+    @Test
+    void rejectedExposesReasonAndPrivateData() {
+        byte[] data = {10, 20, 30};
+        RdmaCmException.Rejected r = assertInstanceOf(RdmaCmException.Rejected.class,
+                RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED, RdmaCmException.Rejected.CONSUMER_REJECT, data));
+        assertEquals(RdmaCmException.Rejected.CONSUMER_REJECT, r.reason());
+        assertEquals(RdmaCmException.Rejected.CONSUMER_REJECT, r.status());
+        assertTrue(r.getMessage().contains("rejected by the server"), r.getMessage());
+        assertArrayEquals(new byte[] {10, 20, 30}, r.privateData());
+    }
+
+    @Test
+    void rejectedWithoutListenerSaysSo() {
+        RdmaCmException.Rejected r = assertInstanceOf(RdmaCmException.Rejected.class, RdmaCmException.of(
+                Step.CONNECT, CmEventType.REJECTED, RdmaCmException.Rejected.INVALID_SERVICE_ID, null));
+        assertTrue(r.getMessage().contains("no listener"), r.getMessage());
+        assertEquals(0, r.privateData().length);
+    }
+
+    @Test
+    void rejectedPrivateDataIsCopiedOnTheWayInAndOut() {
+        byte[] data = {1, 2};
+        RdmaCmException.Rejected r = (RdmaCmException.Rejected) RdmaCmException.of(
+                Step.ACCEPT, CmEventType.REJECTED, 5, data);
+        data[0] = 9;
+        r.privateData()[1] = 9;
+        assertArrayEquals(new byte[] {1, 2}, r.privateData());
+        assertTrue(r.getMessage().contains("reason 5)"), r.getMessage());
+    }
+
+    @Test
+    void stepTimeoutNamesStepAndDurationAndHasNoEvent() {
+        RdmaCmException.StepTimeout t = new RdmaCmException.StepTimeout(Step.ROUTE, Duration.ofMillis(1500));
+        assertEquals(Step.ROUTE, t.step());
+        assertNull(t.event());
+        assertEquals(0, t.status());
+        assertTrue(t.getMessage().contains("ROUTE"), t.getMessage());
+        assertTrue(t.getMessage().contains("PT1.5S"), t.getMessage());
+    }
+
+    @Test
+    void illegalEventNamesEventAndStateAndDefaultsToTransfer() {
+        RdmaCmException.IllegalEvent e = new RdmaCmException.IllegalEvent(null, CmEventType.CONNECT_REQUEST,
+                ConnectionState.IDLE);
+        assertEquals(Step.TRANSFER, e.step());
+        assertEquals(CmEventType.CONNECT_REQUEST, e.event());
+        assertTrue(e.getMessage().contains("CONNECT_REQUEST"), e.getMessage());
+        assertTrue(e.getMessage().contains("Idle"), e.getMessage());
+    }
+
+    @Test
+    void completionErrorKeepsTheWorkCompletionStatus() {
+        RdmaCmException.CompletionError e = new RdmaCmException.CompletionError(WcStatus.RETRY_EXC_ERR, "send failed");
+        assertEquals(WcStatus.RETRY_EXC_ERR, e.wcStatus());
+        assertEquals(WcStatus.RETRY_EXC_ERR.value(), e.status());
+        assertEquals(Step.TRANSFER, e.step());
+        assertNull(e.event());
+    }
+}
