@@ -236,6 +236,9 @@ public final class ConnectionOptions {
 
         /** @param step the step @param timeout its timeout (positive) @return this */
         public Builder timeout(Step step, Duration timeout) {
+            if (step == Step.TRANSFER) {
+                throw new IllegalArgumentException("an established connection has no timeout");
+            }
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("timeouts must be positive: " + timeout);
             }

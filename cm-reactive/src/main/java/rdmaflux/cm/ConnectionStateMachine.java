@@ -22,6 +22,10 @@ import rdmaflux.verbs.CmEventType;
  * late timer can never fail a connection that moved on. Events that are illegal in the current state
  * fail the connection with {@link RdmaCmException.IllegalEvent}: continuing would leave native state
  * and ours out of step.
+ *
+ * <p>Inputs that arrive while a transition is being announced (a listener's action that fails, a
+ * {@code states()} subscriber that closes from {@code onNext}) are queued and applied once that
+ * transition has reached every subscriber, so everyone sees the states in the order they happened.
  */
 final class ConnectionStateMachine {
 
@@ -47,6 +51,9 @@ final class ConnectionStateMachine {
     private final Sinks.Many<ConnectionState> states = Sinks.many().replay().latest();
     private ConnectionState state = ConnectionState.IDLE;
     private Disposable timer;
+    /** Inputs that arrived while a transition was being announced; applied right after it. */
+    private final java.util.ArrayDeque<Runnable> deferred = new java.util.ArrayDeque<>();
+    private boolean transitioning;
 
     ConnectionStateMachine(Role role, Map<Step, Duration> timeouts, Scheduler timers, Executor loop,
                            Listener listener) {
@@ -84,6 +91,10 @@ final class ConnectionStateMachine {
      * @return the new state
      */
     ConnectionState onEvent(CmEventType type, int status, byte[] privateData) {
+        if (transitioning) {
+            deferred.add(() -> onEvent(type, status, privateData));
+            return state;
+        }
         ConnectionState s = state;
         if (s.isTerminal()) {
             // Events racing a local close or cancel (ESTABLISHED after a cancel, TIMEWAIT_EXIT after
@@ -132,6 +143,10 @@ final class ConnectionStateMachine {
 
     /** A step timer fired; ignored unless the machine is still in that step. */
     ConnectionState onTimeout(Step step) {
+        if (transitioning) {
+            deferred.add(() -> onTimeout(step));
+            return state;
+        }
         if (state.isTerminal() || state.step() != step) {
             return state;
         }
@@ -145,6 +160,10 @@ final class ConnectionStateMachine {
      * @return the new state
      */
     ConnectionState close() {
+        if (transitioning) {
+            deferred.add(() -> close());
+            return state;
+        }
         ConnectionState s = state;
         if (s.isTerminal() || s instanceof Disconnecting) {
             return s;
@@ -154,6 +173,10 @@ final class ConnectionStateMachine {
 
     /** The teardown after a remote disconnect finished: DISCONNECTING(remote) → CLOSED. */
     ConnectionState teardownComplete() {
+        if (transitioning) {
+            deferred.add(() -> teardownComplete());
+            return state;
+        }
         if (state instanceof Disconnecting d) {
             return moveTo(new Closed(d.remote()));
         }
@@ -167,22 +190,30 @@ final class ConnectionStateMachine {
      * @return the new state
      */
     ConnectionState fail(Throwable cause) {
+        if (transitioning) {
+            deferred.add(() -> fail(cause));
+            return state;
+        }
         if (state.isTerminal()) {
             return state;
         }
         return moveTo(new Failed(cause, stepOf(state)));
     }
 
-    private static Step stepOf(ConnectionState s) {
-        return s.step() == null ? Step.TRANSFER : s.step();
+    /** The step a failure in {@code s} belongs to: before start, the first step of this side. */
+    private Step stepOf(ConnectionState s) {
+        if (s.step() != null) {
+            return s.step();
+        }
+        return s instanceof ConnectionState.Idle ? (role == Role.CLIENT ? Step.ADDRESS : Step.ACCEPT) : Step.TRANSFER;
     }
 
-    private static ConnectionState failed(ConnectionState s, CmEventType type, int status, byte[] privateData) {
+    private ConnectionState failed(ConnectionState s, CmEventType type, int status, byte[] privateData) {
         return new Failed(RdmaCmException.of(stepOf(s), type, status, privateData), stepOf(s));
     }
 
-    private static ConnectionState illegal(ConnectionState s, CmEventType type) {
-        return new Failed(new RdmaCmException.IllegalEvent(s.step(), type, s), stepOf(s));
+    private ConnectionState illegal(ConnectionState s, CmEventType type) {
+        return new Failed(new RdmaCmException.IllegalEvent(stepOf(s), type, s), stepOf(s));
     }
 
     private ConnectionState moveTo(ConnectionState next) {
@@ -196,16 +227,26 @@ final class ConnectionStateMachine {
             timer = null;
         }
         Step step = next.step();
-        Duration d = step == null ? null : timeouts.get(step);
+        // An established connection has no deadline, whatever the options say.
+        Duration d = step == null || step == Step.TRANSFER ? null : timeouts.get(step);
         if (d != null && !next.isTerminal()) {
             timer = timers.schedule(() -> loop.execute(() -> onTimeout(step)), d.toNanos(),
                     java.util.concurrent.TimeUnit.NANOSECONDS);
         }
-        listener.onTransition(from, next);
-        states.tryEmitNext(next);
-        if (next.isTerminal()) {
-            states.tryEmitComplete();
+        transitioning = true;
+        try {
+            listener.onTransition(from, next);
+            states.tryEmitNext(next);
+            if (next.isTerminal()) {
+                states.tryEmitComplete();
+            }
+        } finally {
+            transitioning = false;
         }
-        return next;
+        Runnable r;
+        while (!transitioning && (r = deferred.poll()) != null) {
+            r.run();
+        }
+        return state;
     }
 }

@@ -31,7 +31,7 @@ final class Wire {
 
     static byte[] hello(int credits, int bufferSize, byte[] applicationData) {
         ByteBuffer b = ByteBuffer.allocate(HEADER + applicationData.length).order(ByteOrder.BIG_ENDIAN);
-        b.putInt(MAGIC).put((byte) VERSION).put((byte) 0).putShort((short) credits).putInt(bufferSize)
+        b.putInt(MAGIC).put((byte) VERSION).put((byte) applicationData.length).putShort((short) credits).putInt(bufferSize)
                 .put(applicationData);
         return b.array();
     }
@@ -45,9 +45,12 @@ final class Wire {
         if (b.getInt() != MAGIC || b.get() != VERSION) {
             return null;
         }
-        b.get();
+        int appLength = Byte.toUnsignedInt(b.get());
         int credits = Short.toUnsignedInt(b.getShort());
         int size = b.getInt();
-        return new Hello(credits, size, Arrays.copyOfRange(privateData, HEADER, privateData.length));
+        if (HEADER + appLength > privateData.length) {
+            return null;
+        }
+        return new Hello(credits, size, Arrays.copyOfRange(privateData, HEADER, HEADER + appLength));
     }
 }

@@ -66,9 +66,9 @@ class ConnectionStateMachineTest {
             this.timeout = timeout;
         }
 
-        /** The step a failure in this state is attributed to: IDLE has none, the machine says TRANSFER. */
+        /** The step a failure in this state is attributed to: before start, the side's first step. */
         Step failedStep() {
-            return state.step() == null ? Step.TRANSFER : state.step();
+            return this == IDLE ? Step.ADDRESS : state.step();
         }
     }
 
@@ -612,6 +612,20 @@ class ConnectionStateMachineTest {
     }
 
     @Test
+    void timerOfAnEndedStepIsCancelledNotJustIgnored() {
+        // Otherwise every finished step leaves a task on the shared timer scheduler until its deadline.
+        List<Runnable> queued = new ArrayList<>();
+        ConnectionStateMachine sm = new ConnectionStateMachine(Role.CLIENT, TIMEOUTS, time, queued::add,
+                (from, to) -> transitions.add(new Transition(from, to)));
+        sm.start();
+        sm.onEvent(CmEventType.ADDR_RESOLVED, 0, NONE);
+        sm.onEvent(CmEventType.ROUTE_RESOLVED, 0, NONE);
+        sm.onEvent(CmEventType.ESTABLISHED, 0, NONE);
+        time.advanceTimeBy(LONG_AFTER);
+        assertEquals(List.of(), queued);
+    }
+
+    @Test
     void timerQueuedOnTheLoopAfterItsStepEndedIsIgnored() {
         List<Runnable> queued = new ArrayList<>();
         ConnectionStateMachine sm = new ConnectionStateMachine(Role.CLIENT, TIMEOUTS, time, queued::add,
@@ -670,6 +684,37 @@ class ConnectionStateMachineTest {
                         assertInstanceOf(Failed.class, s).cause()))
                 .expectComplete()
                 .verify(VERIFY);
+    }
+
+    @Test
+    void listenerCallingBackIntoTheMachineDoesNotReorderStates() {
+        // Connection's listener fails the machine when an action throws; that must come after the
+        // transition that triggered it, for every subscriber.
+        List<ConnectionState> seen = new ArrayList<>();
+        ConnectionStateMachine[] self = new ConnectionStateMachine[1];
+        self[0] = new ConnectionStateMachine(Role.SERVER, TIMEOUTS, time, Runnable::run, (from, to) -> {
+            if (to.equals(ConnectionState.ESTABLISHED)) {
+                self[0].close();
+            }
+        });
+        self[0].states().subscribe(seen::add);
+        self[0].start();
+        self[0].onEvent(CmEventType.ESTABLISHED, 0, NONE);
+        assertEquals(List.of(ConnectionState.IDLE, ConnectionState.ACCEPTING, ConnectionState.ESTABLISHED,
+                new Disconnecting(false)), seen);
+        assertEquals(new Disconnecting(false), self[0].state());
+    }
+
+    @Test
+    void anEstablishedConnectionHasNoTimeoutEvenIfOneIsConfigured() {
+        java.util.Map<Step, Duration> withTransfer = new java.util.HashMap<>(TIMEOUTS);
+        withTransfer.put(Step.TRANSFER, MS);
+        ConnectionStateMachine sm = new ConnectionStateMachine(Role.SERVER, withTransfer, time, Runnable::run,
+                (from, to) -> { });
+        sm.start();
+        sm.onEvent(CmEventType.ESTABLISHED, 0, NONE);
+        time.advanceTimeBy(LONG_AFTER);
+        assertEquals(ConnectionState.ESTABLISHED, sm.state());
     }
 
     @Test
