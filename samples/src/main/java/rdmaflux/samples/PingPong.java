@@ -99,7 +99,7 @@ public final class PingPong implements Callable<Integer> {
 
     /** One side's QP, CQ and a registered buffer of two halves: [0,size) to send, [size,2size) to receive. */
     private record Endpoint(QueuePair qp, CompletionQueue cq, MemorySegment buf, MemoryRegion mr,
-                            SendRequests send, ReceiveRequests recv, WorkCompletions wc) {
+                            SendRequests send, ReceiveRequests recv, WorkCompletions wc, boolean[] done) {
 
         static Endpoint create(CmId id, Arena arena, int size) {
             ProtectionDomain pd = id.context().allocateProtectionDomain();
@@ -109,7 +109,7 @@ public final class PingPong implements Callable<Integer> {
             MemorySegment buf = arena.allocate(2L * size, 64);
             MemoryRegion mr = pd.register(buf);
             Endpoint e = new Endpoint(qp, cq, buf, mr, new SendRequests(1, 1), new ReceiveRequests(1, 1),
-                    new WorkCompletions(4));
+                    new WorkCompletions(4), new boolean[3]);
             e.send.set(0, 1, SendOpcode.SEND, SendFlag.mask(SendFlag.SIGNALED)).sge(0, 0, mr, 0, size);
             e.recv.set(0, 2).sge(0, 0, mr, size, size);
             return e;
@@ -123,21 +123,25 @@ public final class PingPong implements Callable<Integer> {
             qp.postSend(send, 1);
         }
 
-        /** Busy-polls until a completion of the given work request id arrives. */
+        /**
+         * Busy-polls until the completion of work request {@code wrId} (1 = send, 2 = receive) has
+         * arrived. One poll can return both; the other one is remembered, not dropped.
+         */
         void await(long wrId) {
             long deadline = System.nanoTime() + STEP.toNanos();
-            while (System.nanoTime() < deadline) {
+            while (!done[(int) wrId] && System.nanoTime() < deadline) {
                 int n = cq.poll(wc);
                 for (int i = 0; i < n; i++) {
                     if (!wc.isSuccess(i)) {
                         throw new IllegalStateException("completion failed: " + wc.describe(i));
                     }
-                    if (wc.wrId(i) == wrId) {
-                        return;
-                    }
+                    done[(int) wc.wrId(i)] = true;
                 }
             }
-            throw new IllegalStateException("no completion within " + STEP);
+            if (!done[(int) wrId]) {
+                throw new IllegalStateException("no completion within " + STEP);
+            }
+            done[(int) wrId] = false;
         }
     }
 
