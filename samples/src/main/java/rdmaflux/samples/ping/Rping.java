@@ -205,7 +205,8 @@ public final class Rping implements Callable<Integer> {
 
     /** Prints the summary to stderr (stdout stays rping's) and checks the expected count. */
     private int report(String side, RpingResult r) {
-        stderr.println("rdmaflux rping " + side + ": " + r.pings() + " pings" + (validate ? ", " + r.verified() + " verified" : ""));
+        stderr.println("rdmaflux rping " + side + ": " + r.pings() + " pings"
+                + (validate ? ", " + r.verified() + " verified" : ""));
         if (count > 0 && r.pings() != count) {
             stderr.println("rdmaflux rping " + side + ": expected " + count + " pings");
             return 1;
