@@ -185,7 +185,8 @@ public final class Rping implements Callable<Integer> {
             }
             try (RpingServer s = RpingServer.bind(addr, settings, out).block()) {
                 if (server && persistent) {
-                    s.serveAll().doOnNext(r -> report("server", r)).blockLast();
+                    s.serveAll(e -> stderr.println("rping: connection failed: " + describe(e)))
+                            .doOnNext(r -> report("server", r)).blockLast();
                     return 0;
                 }
                 if (server) {

@@ -64,12 +64,17 @@ public final class RpingServer implements AutoCloseable {
 
     /**
      * Serves every client, concurrently, like rping's persistent mode ({@code -P}). Call once, and not
-     * together with {@link #serveOne()}.
+     * together with {@link #serveOne()}. A connection that fails is reported to {@code failures} and
+     * does not stop the others or the server.
      *
-     * @return each connection's result (a failed connection ends this Flux)
+     * @param failures receives each failed connection's error
+     * @return each completed connection's result; completes when the server is closed
      */
-    public Flux<RpingResult> serveAll() {
-        return server.connections().flatMap(this::serve);
+    public Flux<RpingResult> serveAll(Consumer<Throwable> failures) {
+        return server.connections().flatMap(c -> serve(c).onErrorResume(e -> {
+            failures.accept(e);
+            return Mono.empty();
+        }));
     }
 
     /**

@@ -93,6 +93,31 @@ class RpingInteropIT {
     }
 
     @Test
+    void persistentServerServesConcurrentRpingClients() throws Exception {
+        List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+        try (RpingServer server = RpingServer.bind(new InetSocketAddress(address, 0),
+                new RpingSettings(RpingSettings.DEFAULT_SIZE, N, false, true), line -> { }).block(T)) {
+            CompletableFuture<List<RpingResult>> served = server.serveAll(failures::add).take(2).collectList()
+                    .toFuture();
+            String port = Integer.toString(server.address().getPort());
+            RpingProcess first = RpingProcess.start(tmp, "-c", "-a", address.getHostAddress(), "-p", port,
+                    "-C", Integer.toString(N), "-V");
+            RpingProcess second = RpingProcess.start(tmp, "-c", "-a", address.getHostAddress(), "-p", port,
+                    "-C", Integer.toString(N), "-V");
+            try {
+                assertEquals(0, first.awaitExit(), first::describe);
+                assertEquals(0, second.awaitExit(), second::describe);
+                assertEquals(List.of(new RpingResult(N, N), new RpingResult(N, N)),
+                        served.get(T.toSeconds(), TimeUnit.SECONDS));
+                assertEquals(List.of(), failures);
+            } finally {
+                first.destroy();
+                second.destroy();
+            }
+        }
+    }
+
+    @Test
     void ourClientAgainstOurServer() throws Exception {
         List<String> serverLines = Collections.synchronizedList(new ArrayList<>());
         List<String> clientLines = Collections.synchronizedList(new ArrayList<>());
