@@ -176,7 +176,7 @@ final class SharedGroup implements GroupJoin.Listener {
             released.tryEmitEmpty();
         }
 
-        private UdQueue queue() {
+        UdQueue queue() {
             UdQueue q = group.join.queue();
             if (q == null || inbox == null) {
                 throw new IllegalStateException("the membership is not active");

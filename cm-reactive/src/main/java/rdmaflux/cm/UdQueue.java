@@ -82,7 +82,7 @@ final class UdQueue implements CompletionLoop.Handler {
     private final ReceiveRequests recvBatch;
     private final int[] freeSlots;
     private int freeTop;
-    private int posted;
+    private volatile int posted; // written on the completion loop only; volatile for postedReceives()
     private final AtomicInteger undelivered = new AtomicInteger();
     private final AtomicBoolean replenishScheduled = new AtomicBoolean();
     private final CopyOnWriteArrayList<Inbox> inboxes = new CopyOnWriteArrayList<>();
@@ -162,6 +162,11 @@ final class UdQueue implements CompletionLoop.Handler {
 
     int port() {
         return port;
+    }
+
+    /** @return receives posted right now (tests) */
+    int postedReceives() {
+        return posted;
     }
 
     long received() {
