@@ -71,6 +71,11 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
         }
     }
 
+    /** @return the MULTICAST_JOIN parameters this sender posts with (tests) */
+    UdParameters joinParameters() {
+        return params;
+    }
+
     @Override
     public InetAddress group() {
         return join.group();
