@@ -89,6 +89,7 @@ final class UdQueue implements CompletionLoop.Handler {
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong receiveErrors = new AtomicLong();
     private boolean registered;
+    private boolean draining;
     private volatile boolean tornDown;
 
     // Send side: guarded by this.
@@ -216,7 +217,10 @@ final class UdQueue implements CompletionLoop.Handler {
     void creditReturned() {
         undelivered.decrementAndGet();
         if (loop.inLoop()) {
-            return; // drain() replenishes before it returns
+            if (!draining && !tornDown) {
+                replenish(); // e.g. a closing inbox gave its datagrams back
+            }
+            return; // inside drain(), which replenishes before it returns
         }
         if (replenishScheduled.compareAndSet(false, true)) {
             loop.execute(() -> {
@@ -263,11 +267,16 @@ final class UdQueue implements CompletionLoop.Handler {
         if (tornDown) {
             return;
         }
-        pollAll();
-        // Re-arm, then poll once more: a completion between the last poll and the arming would wait otherwise.
-        cq.requestNotification(false);
-        while (pollAll() > 0) {
+        draining = true;
+        try {
+            pollAll();
+            // Re-arm, then poll once more: a completion between the last poll and the arming would wait otherwise.
             cq.requestNotification(false);
+            while (pollAll() > 0) {
+                cq.requestNotification(false);
+            }
+        } finally {
+            draining = false;
         }
         replenish();
     }
@@ -479,10 +488,13 @@ final class UdQueue implements CompletionLoop.Handler {
         markClosed(cause);
         loop.execute(() -> {
             if (registered) {
+                draining = true;
                 try {
                     pollAll();
                 } catch (RuntimeException e) {
                     EventLoop.LOG.log(Level.DEBUG, "final drain failed", e);
+                } finally {
+                    draining = false;
                 }
                 loop.unregister(this);
                 registered = false;
