@@ -370,6 +370,24 @@ class MulticastIT {
     }
 
     @Test
+    void multicastErrorEventIsTyped() throws Exception {
+        Map<String, Integer> baseline = MulticastTestSupport.resources();
+        // The public API refuses unicast "groups" up front; underneath, the kernel answers a join to one
+        // with MULTICAST_ERROR, which is how this test gets a real one.
+        StepVerifier.create(SharedGroup.acquire(LOCAL, OPTIONS))
+                .expectErrorSatisfies(e -> {
+                    assertTrue(e instanceof RdmaMulticastException.JoinError, e.toString());
+                    assertEquals(rdmaflux.verbs.CmEventType.MULTICAST_ERROR, ((RdmaMulticastException) e).event());
+                })
+                .verify(T);
+        // A full-member sender gets the same. (A send-only join is not checked by this kernel at all: it
+        // succeeds even for a unicast address, since RoCE send-only joins skip the IGMP step.)
+        StepVerifier.create(GroupSender.create(LOCAL, OPTIONS.toBuilder().sendOnly(false).build()))
+                .expectError(RdmaMulticastException.JoinError.class).verify(T);
+        awaitResources(baseline, T);
+    }
+
+    @Test
     void joinTimeoutIsTypedAndFreesEverything() throws Exception {
         Map<String, Integer> baseline = MulticastTestSupport.resources();
         int joinsBefore = SharedGroup.activeJoins();
