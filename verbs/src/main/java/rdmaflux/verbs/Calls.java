@@ -48,6 +48,7 @@ final class Calls {
     static final Native.Fn RDMA_REJECT = Native.fn("rdma_reject", RdmaH.rdma_reject$address(), RdmaH.rdma_reject$descriptor());
     static final Native.Fn RDMA_DISCONNECT = Native.fn("rdma_disconnect", RdmaH.rdma_disconnect$address(), RdmaH.rdma_disconnect$descriptor());
     static final Native.Fn RDMA_JOIN_MULTICAST = Native.fn("rdma_join_multicast", RdmaH.rdma_join_multicast$address(), RdmaH.rdma_join_multicast$descriptor());
+    static final Native.Fn RDMA_JOIN_MULTICAST_EX = Native.fn("rdma_join_multicast_ex", RdmaH.rdma_join_multicast_ex$address(), RdmaH.rdma_join_multicast_ex$descriptor());
     static final Native.Fn RDMA_LEAVE_MULTICAST = Native.fn("rdma_leave_multicast", RdmaH.rdma_leave_multicast$address(), RdmaH.rdma_leave_multicast$descriptor());
     static final Native.Fn RDMA_GET_CM_EVENT = Native.fn("rdma_get_cm_event", RdmaH.rdma_get_cm_event$address(), RdmaH.rdma_get_cm_event$descriptor());
     static final Native.Fn RDMA_ACK_CM_EVENT = Native.fn("rdma_ack_cm_event", RdmaH.rdma_ack_cm_event$address(), RdmaH.rdma_ack_cm_event$descriptor());

@@ -7,9 +7,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 
+import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_qp_init_attr;
 import rdmaflux.verbs.ffi.rdma_addr;
 import rdmaflux.verbs.ffi.rdma_cm_id;
+import rdmaflux.verbs.ffi.rdma_cm_join_mc_attr_ex;
 import rdmaflux.verbs.ffi.rdma_route;
 
 /**
@@ -244,6 +246,31 @@ public final class CmId extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             Calls.RDMA_JOIN_MULTICAST.callInt(id, SockAddr.of(new InetSocketAddress(group, 0), arena),
                     MemorySegment.NULL);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Joins a multicast group with {@code rdma_join_multicast_ex}, optionally as a send-only full member
+     * ({@code RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER}): the QP may send to the group but librdmacm does not
+     * attach it, so it receives nothing from the group (not even its own datagrams). MULTICAST_JOIN or
+     * MULTICAST_ERROR follows; kernels or devices without send-only support fail here or with
+     * MULTICAST_ERROR.
+     *
+     * @param group the group address
+     * @param sendOnly whether to join as a send-only full member rather than a full member
+     */
+    public void joinMulticast(InetAddress group, boolean sendOnly) {
+        MemorySegment id = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = rdma_cm_join_mc_attr_ex.allocate(arena);
+            rdma_cm_join_mc_attr_ex.comp_mask(attr, RdmaH.RDMA_CM_JOIN_MC_ATTR_ADDRESS()
+                    | RdmaH.RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS());
+            rdma_cm_join_mc_attr_ex.join_flags(attr, sendOnly ? RdmaH.RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER()
+                    : RdmaH.RDMA_MC_JOIN_FLAG_FULLMEMBER());
+            rdma_cm_join_mc_attr_ex.addr(attr, SockAddr.of(new InetSocketAddress(group, 0), arena));
+            Calls.RDMA_JOIN_MULTICAST_EX.callInt(id, attr, MemorySegment.NULL);
         } finally {
             release();
         }

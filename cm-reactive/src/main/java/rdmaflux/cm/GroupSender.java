@@ -1,0 +1,144 @@
+package rdmaflux.cm;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import rdmaflux.verbs.AddressHandle;
+import rdmaflux.verbs.UdParameters;
+
+/** The {@link MulticastSender} implementation: a private sending {@link GroupJoin}. */
+final class GroupSender implements MulticastSender, GroupJoin.Listener {
+    private final MulticastOptions options;
+    private final GroupJoin join;
+    private final CmEventLoop cm;
+    private final AtomicBoolean disposed = new AtomicBoolean();
+    private MonoSink<MulticastSender> sink;
+    private volatile AddressHandle ah;
+    private volatile UdParameters params;
+
+    private GroupSender(InetAddress group, MulticastOptions options, CmEventLoop cm, CompletionLoop completions,
+                        MonoSink<MulticastSender> sink) {
+        this.options = options;
+        this.cm = cm;
+        this.sink = sink;
+        this.join = new GroupJoin(group, options, false, cm, completions, this);
+    }
+
+    static Mono<MulticastSender> create(InetAddress group, MulticastOptions options) {
+        return Mono.<MulticastSender>create(sink -> {
+            CmEventLoop cm;
+            CompletionLoop completions;
+            try {
+                cm = CmEventLoop.shared();
+                completions = CompletionLoop.shared();
+            } catch (RuntimeException e) {
+                sink.error(e);
+                return;
+            }
+            GroupSender s = new GroupSender(group, options, cm, completions, sink);
+            sink.onCancel(s::dispose);
+            cm.execute(s.join::start);
+        }).publishOn(options.scheduler()).doOnDiscard(MulticastSender.class, MulticastSender::dispose);
+    }
+
+    @Override
+    public void joined() {
+        try {
+            params = join.parameters();
+            ah = join.queue().pd.createAddressHandle(params.addressHandle());
+        } catch (RuntimeException e) {
+            join.fail(e);
+            return;
+        }
+        MonoSink<MulticastSender> s = sink;
+        sink = null;
+        if (s != null) {
+            s.success(this);
+        }
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+        MonoSink<MulticastSender> s = sink;
+        sink = null;
+        if (s != null) {
+            s.error(cause);
+        }
+    }
+
+    /** @return the MULTICAST_JOIN parameters this sender posts with (tests) */
+    UdParameters joinParameters() {
+        return params;
+    }
+
+    @Override
+    public InetAddress group() {
+        return join.group();
+    }
+
+    @Override
+    public boolean isSendOnly() {
+        return join.sendOnly();
+    }
+
+    @Override
+    public int maxDatagramSize() {
+        return join.queue().maxPayload();
+    }
+
+    @Override
+    public int qkey() {
+        return params.qkey();
+    }
+
+    @Override
+    public int qpNumber() {
+        return join.queue().qp.number();
+    }
+
+    @Override
+    public Mono<Void> send(ByteBuffer datagram) {
+        if (disposed.get()) {
+            return Mono.error(new IllegalStateException("the sender is disposed"));
+        }
+        UdParameters p = params;
+        return join.queue().send(ah, p.qpNumber(), p.qkey(), datagram, false, 0);
+    }
+
+    @Override
+    public Mono<Void> send(Publisher<? extends ByteBuffer> datagrams) {
+        return Flux.from(datagrams).flatMapSequential(this::send, options.sendBuffers()).then();
+    }
+
+    @Override
+    public void dispose() {
+        if (disposed.compareAndSet(false, true)) {
+            UdQueue q = join.queue();
+            if (q != null) {
+                q.markClosed(null);
+            }
+            cm.execute(join::leave);
+        }
+    }
+
+    @Override
+    public boolean isDisposed() {
+        return disposed.get();
+    }
+
+    @Override
+    public Mono<Void> onDispose() {
+        return join.onClosed().publishOn(options.scheduler());
+    }
+
+    @Override
+    public String toString() {
+        return "MulticastSender[" + join.group().getHostAddress() + (isSendOnly() ? ", send-only" : "")
+                + (disposed.get() ? ", disposed" : "") + "]";
+    }
+}

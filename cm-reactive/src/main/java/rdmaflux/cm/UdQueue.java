@@ -1,0 +1,530 @@
+package rdmaflux.cm;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Queue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.util.concurrent.Queues;
+import rdmaflux.verbs.AddressHandle;
+import rdmaflux.verbs.CompletionChannel;
+import rdmaflux.verbs.CompletionQueue;
+import rdmaflux.verbs.MemoryRegion;
+import rdmaflux.verbs.ProtectionDomain;
+import rdmaflux.verbs.QpInitAttributes;
+import rdmaflux.verbs.QpType;
+import rdmaflux.verbs.QueuePair;
+import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.ReceiveRequests;
+import rdmaflux.verbs.SendFlag;
+import rdmaflux.verbs.SendOpcode;
+import rdmaflux.verbs.SendRequests;
+import rdmaflux.verbs.WcStatus;
+import rdmaflux.verbs.WorkCompletions;
+
+/**
+ * The UD data path shared by multicast memberships, multicast senders and datagram endpoints: one UD
+ * QP with its CQ and completion channel, a ring of receive buffers, registered send buffers, and the
+ * fan-out of received datagrams to subscribers.
+ *
+ * <p><b>Receive credits.</b> At most {@code receiveBuffers} datagrams are either posted as receives or
+ * delivered-but-not-yet-consumed: a receive is posted again only when a datagram has reached every
+ * subscriber's {@code onNext} (or was discarded by a cancelling one). So demand bounds what is posted:
+ * a subscriber that stops requesting leaves the ring empty after {@code receiveBuffers} datagrams, and
+ * the device drops what arrives after that (UD has no RNR retry; see docs/multicast.md for counting).
+ *
+ * <p><b>Threads.</b> Receive bookkeeping and emission run on the completion loop; the send side is
+ * guarded by {@code this} and posted from the caller's thread; user signals hop to the scheduler.
+ * The native objects are created through a CM id's context, so closing that id frees them; the owner
+ * does that after {@link #shutdown} has run.
+ */
+final class UdQueue implements CompletionLoop.Handler {
+    /** {@code RDMA_UDP_QKEY} of rdma_cma.h: the qkey the CM uses for the UDP port space. */
+    static final int RDMA_UDP_QKEY = 0x01234567;
+    private static final long RECV_TAG = 1L << 62;
+
+    /** Makes the QP: through rdma_create_qp for multicast ids (librdmacm attaches it), or by hand. */
+    interface QpFactory {
+        QueuePair create(ProtectionDomain pd, QpInitAttributes attributes);
+    }
+
+    private record PendingSend(AddressHandle ah, int qpn, int qkey, ByteBuffer data, boolean withImmediate,
+                               int immediate, MonoSink<Void> sink) {
+    }
+
+    private final CompletionLoop loop;
+    private final Scheduler scheduler;
+    private final String deviceName;
+    private final int port;
+    private final int maxPayload;
+    private final Arena arena = Arena.ofShared();
+    final ProtectionDomain pd;
+    private final CompletionChannel channel;
+    private final CompletionQueue cq;
+    final QueuePair qp;
+    private final WorkCompletions wc = new WorkCompletions(32);
+
+    // Receive side: completion loop only, except the atomics and the inbox list.
+    private final int receiveBuffers;
+    private final int slotSize;
+    private final MemoryRegion recvMr;
+    private final ReceiveRequests recvBatch;
+    private final int[] freeSlots;
+    private int freeTop;
+    private volatile int posted; // written on the completion loop only; volatile for postedReceives()
+    private final AtomicInteger undelivered = new AtomicInteger();
+    private final AtomicBoolean replenishScheduled = new AtomicBoolean();
+    private final CopyOnWriteArrayList<Inbox> inboxes = new CopyOnWriteArrayList<>();
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong receiveErrors = new AtomicLong();
+    private boolean registered;
+    private boolean draining;
+    private volatile boolean tornDown;
+
+    // Send side: guarded by this.
+    private final int sendBuffers;
+    private final MemoryRegion sendMr;
+    private final SendRequests sendBatch = new SendRequests(1, 1);
+    private final MonoSink<Void>[] inFlight;
+    private final int[] freeSend;
+    private int freeSendTop;
+    private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
+    private Throwable closedCause;
+    private boolean closed;
+
+    /**
+     * Creates the resources (on the CM loop). On failure everything made so far belongs to the
+     * context's CM id, which the caller closes.
+     *
+     * @param receiveBuffers 0 for a send-only queue
+     * @param sendBuffers 0 for a receive-only queue
+     */
+    @SuppressWarnings("unchecked")
+    UdQueue(RdmaContext ctx, int port, QpFactory factory, int receiveBuffers, int sendBuffers,
+            Scheduler scheduler, CompletionLoop loop) {
+        this.loop = loop;
+        this.scheduler = scheduler;
+        this.deviceName = ctx.deviceName();
+        this.port = port;
+        this.receiveBuffers = receiveBuffers;
+        this.sendBuffers = sendBuffers;
+        try {
+            this.maxPayload = ctx.queryPort(port).activeMtu().bytes();
+            this.pd = ctx.allocateProtectionDomain();
+            this.channel = ctx.createCompletionChannel();
+            this.cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, channel, 0);
+            this.qp = factory.create(pd, QpInitAttributes.builder(QpType.UD).completionQueue(cq)
+                    .depth(Math.max(1, sendBuffers), Math.max(1, receiveBuffers)).sge(1, 1).build());
+            this.slotSize = (maxPayload + Datagram.GRH_BYTES + 63) & ~63;
+            if (receiveBuffers > 0) {
+                recvMr = pd.register(arena.allocate((long) slotSize * receiveBuffers, 64));
+                recvBatch = new ReceiveRequests(receiveBuffers, 1);
+            } else {
+                recvMr = null;
+                recvBatch = null;
+            }
+            freeSlots = new int[receiveBuffers];
+            for (int i = 0; i < receiveBuffers; i++) {
+                freeSlots[i] = receiveBuffers - 1 - i;
+            }
+            freeTop = receiveBuffers;
+            sendMr = sendBuffers > 0 ? pd.register(arena.allocate((long) maxPayload * sendBuffers, 64)) : null;
+            inFlight = new MonoSink[sendBuffers];
+            freeSend = new int[sendBuffers];
+            for (int i = 0; i < sendBuffers; i++) {
+                freeSend[i] = sendBuffers - 1 - i;
+            }
+            freeSendTop = sendBuffers;
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** @return the largest datagram payload: the port's active MTU (the GRH takes no payload room) */
+    int maxPayload() {
+        return maxPayload;
+    }
+
+    String deviceName() {
+        return deviceName;
+    }
+
+    int port() {
+        return port;
+    }
+
+    /** @return receives posted right now (tests) */
+    int postedReceives() {
+        return posted;
+    }
+
+    long received() {
+        return received.get();
+    }
+
+    long receiveErrors() {
+        return receiveErrors.get();
+    }
+
+    /** Posts the whole receive ring; before the QP can receive anything (CM loop, before {@link #start}). */
+    void postInitialReceives() {
+        replenish();
+    }
+
+    /** Hands the CQ to the completion loop. */
+    void start() {
+        loop.execute(() -> {
+            if (tornDown) {
+                return;
+            }
+            loop.register(channel, this);
+            registered = true;
+            cq.requestNotification(false);
+            drain();
+        });
+    }
+
+    // ------------------------------------------------------------------ receiving
+
+    /** Adds a subscriber slot; datagrams received from now on are offered to it. Any thread. */
+    Inbox addInbox() {
+        Inbox in = new Inbox();
+        inboxes.add(in);
+        return in;
+    }
+
+    /** Removes a subscriber slot; what it still holds is given back. Any thread. */
+    void removeInbox(Inbox in) {
+        loop.execute(() -> {
+            inboxes.remove(in);
+            in.close(null);
+        });
+    }
+
+    /** A datagram has been seen by every subscriber: its receive can be posted again. Any thread. */
+    void creditReturned() {
+        undelivered.decrementAndGet();
+        if (loop.inLoop()) {
+            if (!draining && !tornDown) {
+                replenish(); // e.g. a closing inbox gave its datagrams back
+            }
+            return; // inside drain(), which replenishes before it returns
+        }
+        if (replenishScheduled.compareAndSet(false, true)) {
+            loop.execute(() -> {
+                replenishScheduled.set(false);
+                if (!tornDown) {
+                    replenish();
+                }
+            });
+        }
+    }
+
+    /** Completion loop (or CM loop before start): posts receives for every free credit. */
+    private void replenish() {
+        if (receiveBuffers == 0) {
+            return;
+        }
+        int n = Math.min(freeTop, receiveBuffers - posted - undelivered.get());
+        if (n <= 0) {
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            int slot = freeSlots[--freeTop];
+            recvBatch.set(i, RECV_TAG | slot).sge(i, 0, recvMr, (long) slotSize * slot, slotSize);
+        }
+        try {
+            qp.postReceive(recvBatch, n);
+            posted += n;
+        } catch (RuntimeException e) {
+            // The QP is in error or being destroyed: keep the slots free; teardown follows.
+            for (int i = 0; i < n; i++) {
+                freeTop++;
+            }
+            EventLoop.LOG.log(Level.DEBUG, "posting receives failed", e);
+        }
+    }
+
+    @Override
+    public boolean busy() {
+        return false;
+    }
+
+    @Override
+    public void drain() {
+        if (tornDown) {
+            return;
+        }
+        draining = true;
+        try {
+            pollAll();
+            // Re-arm, then poll once more: a completion between the last poll and the arming would wait otherwise.
+            cq.requestNotification(false);
+            while (pollAll() > 0) {
+                cq.requestNotification(false);
+            }
+        } finally {
+            draining = false;
+        }
+        replenish();
+    }
+
+    private int pollAll() {
+        int total = 0;
+        int n;
+        while ((n = cq.poll(wc)) > 0) {
+            total += n;
+            for (int i = 0; i < n; i++) {
+                complete(i);
+            }
+        }
+        return total;
+    }
+
+    private void complete(int i) {
+        long wrId = wc.wrId(i);
+        if ((wrId & RECV_TAG) != 0) {
+            int slot = (int) (wrId & ~RECV_TAG);
+            posted--;
+            freeSlots[freeTop++] = slot;
+            if (!wc.isSuccess(i)) {
+                if (wc.status(i) != WcStatus.WR_FLUSH_ERR) {
+                    receiveErrors.incrementAndGet();
+                    EventLoop.LOG.log(Level.WARNING, "UD receive failed: " + wc.describe(i));
+                }
+                return;
+            }
+            Datagram d = Datagram.fromReceive(recvMr.segment().asSlice((long) slotSize * slot, slotSize),
+                    wc.byteLength(i), wc.hasGrh(i), wc.sourceQp(i), wc.hasImmediate(i),
+                    wc.hasImmediate(i) ? wc.immediateData(i) : 0, this);
+            received.incrementAndGet();
+            deliver(d);
+            return;
+        }
+        sendCompleted((int) wrId, wc.isSuccess(i) ? null : sendError(i));
+    }
+
+    private void deliver(Datagram d) {
+        undelivered.incrementAndGet();
+        // The datagram starts with one reference (this method's); each inbox that takes it adds one.
+        for (Inbox in : inboxes) {
+            d.retain();
+            if (!in.offer(d)) {
+                d.consumed();
+            }
+        }
+        d.consumed();
+    }
+
+    /**
+     * One subscriber's queue. Emission happens on the completion loop only; the subscriber reads on the
+     * options' scheduler. A datagram's credit returns when it reaches the subscriber's {@code onNext}, or
+     * when a cancel or close discards it.
+     */
+    final class Inbox {
+        private static final int FRESH = 0;
+        private static final int SUBSCRIBED = 1;
+        private static final int CLOSED = 2;
+
+        private final Queue<Datagram> queue = Queues.<Datagram>get(Math.max(2, receiveBuffers + 1)).get();
+        private final Sinks.Many<Datagram> sink = Sinks.many().unicast().onBackpressureBuffer(queue);
+        private final AtomicInteger state = new AtomicInteger(FRESH);
+
+        boolean offer(Datagram d) {
+            return state.get() != CLOSED && sink.tryEmitNext(d).isSuccess();
+        }
+
+        /** @return the datagrams; one subscriber */
+        Flux<Datagram> flux() {
+            return Flux.defer(() -> {
+                if (!state.compareAndSet(FRESH, SUBSCRIBED)) {
+                    return Flux.error(new IllegalStateException(state.get() == SUBSCRIBED
+                            ? "datagrams can be subscribed to once" : "closed before it was subscribed to"));
+                }
+                return sink.asFlux()
+                        .publishOn(scheduler, Math.max(1, Math.min(receiveBuffers, Queues.SMALL_BUFFER_SIZE)))
+                        .doOnNext(Datagram::consumed)
+                        .doOnDiscard(Datagram.class, Datagram::consumed);
+            });
+        }
+
+        /** Completion loop: ends the stream; a never-subscribed queue gives its credits back here. */
+        void close(Throwable cause) {
+            if (state.compareAndSet(FRESH, CLOSED)) {
+                Datagram d;
+                while ((d = queue.poll()) != null) {
+                    d.consumed();
+                }
+            }
+            if (cause != null) {
+                sink.tryEmitError(cause);
+            } else {
+                sink.tryEmitComplete();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /**
+     * Sends one datagram. The payload is copied when posted (maybe after subscription, when every send
+     * buffer is busy); the Mono completes when the device reports the send done.
+     */
+    Mono<Void> send(AddressHandle ah, int qpn, int qkey, ByteBuffer data, boolean withImmediate, int immediate) {
+        int len = data.remaining();
+        if (len > maxPayload) {
+            return Mono.error(new IllegalArgumentException("datagram of " + len + " bytes exceeds the UD payload "
+                    + "limit of " + maxPayload + " bytes (the active MTU of " + deviceName + " port " + port
+                    + "); the device would drop it"));
+        }
+        if (sendBuffers == 0) {
+            return Mono.error(new IllegalStateException("this queue cannot send"));
+        }
+        return Mono.<Void>create(sink -> {
+            synchronized (this) {
+                if (closed) {
+                    sink.error(closedError());
+                    return;
+                }
+                PendingSend p = new PendingSend(ah, qpn, qkey, data, withImmediate, immediate, sink);
+                if (pending.isEmpty() && freeSendTop > 0) {
+                    post(p);
+                } else {
+                    pending.add(p);
+                }
+            }
+        }).publishOn(scheduler);
+    }
+
+    /** Guarded by this. */
+    private void post(PendingSend p) {
+        int slot = freeSend[--freeSendTop];
+        long off = (long) maxPayload * slot;
+        int len = p.data.remaining();
+        try {
+            if (len > 0) {
+                MemorySegment.copy(MemorySegment.ofBuffer(p.data), 0, sendMr.segment(), off, len);
+            }
+            sendBatch.set(0, slot, p.withImmediate ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND,
+                    SendFlag.mask(SendFlag.SIGNALED));
+            if (p.withImmediate) {
+                sendBatch.immediate(0, p.immediate);
+            }
+            if (len > 0) {
+                sendBatch.sge(0, 0, sendMr, off, len);
+            }
+            sendBatch.ud(0, p.ah, p.qpn, p.qkey);
+            qp.postSend(sendBatch, 1);
+        } catch (RuntimeException e) {
+            freeSend[freeSendTop++] = slot;
+            p.sink.error(e);
+            return;
+        }
+        inFlight[slot] = p.sink;
+    }
+
+    private void sendCompleted(int slot, Throwable error) {
+        MonoSink<Void> s;
+        synchronized (this) {
+            s = inFlight[slot];
+            inFlight[slot] = null;
+            freeSend[freeSendTop++] = slot;
+            PendingSend p;
+            while (!closed && freeSendTop > 0 && (p = pending.poll()) != null) {
+                post(p);
+            }
+        }
+        if (s != null) {
+            if (error != null) {
+                s.error(error);
+            } else {
+                s.success();
+            }
+        }
+    }
+
+    private Throwable sendError(int i) {
+        WcStatus status = wc.status(i);
+        if (status == WcStatus.WR_FLUSH_ERR) {
+            return closedError();
+        }
+        return new RdmaCmException.CompletionError(status, "UD send failed: " + wc.describe(i));
+    }
+
+    private synchronized Throwable closedError() {
+        return closedCause != null ? closedCause : new IllegalStateException("closed");
+    }
+
+    /** Refuses new sends from now on; any thread. */
+    synchronized void markClosed(Throwable cause) {
+        if (!closed) {
+            closed = true;
+            closedCause = cause;
+        }
+    }
+
+    // ------------------------------------------------------------------ teardown
+
+    /**
+     * Stops the data path on the completion loop: takes what already completed, leaves the loop, fails
+     * unfinished sends, ends every subscriber's stream, then runs {@code after} (there, the owner closes
+     * its CM id, which frees the native objects, then calls {@link #releaseMemory()}).
+     *
+     * @param cause the failure, or {@code null} for an orderly close
+     */
+    void shutdown(Throwable cause, Runnable after) {
+        markClosed(cause);
+        loop.execute(() -> {
+            if (registered) {
+                draining = true;
+                try {
+                    pollAll();
+                } catch (RuntimeException e) {
+                    EventLoop.LOG.log(Level.DEBUG, "final drain failed", e);
+                } finally {
+                    draining = false;
+                }
+                loop.unregister(this);
+                registered = false;
+            }
+            tornDown = true;
+            Throwable end = closedError();
+            java.util.List<MonoSink<Void>> failed = new java.util.ArrayList<>();
+            synchronized (this) {
+                for (int i = 0; i < inFlight.length; i++) {
+                    if (inFlight[i] != null) {
+                        failed.add(inFlight[i]);
+                        inFlight[i] = null;
+                    }
+                }
+                PendingSend p;
+                while ((p = pending.poll()) != null) {
+                    failed.add(p.sink);
+                }
+            }
+            failed.forEach(s -> s.error(end));
+            for (Inbox in : inboxes) {
+                in.close(cause);
+            }
+            inboxes.clear();
+            after.run();
+        });
+    }
+
+    /** After the owning CM id is closed (the MRs are deregistered): frees the buffers. */
+    void releaseMemory() {
+        arena.close();
+    }
+}

@@ -1,0 +1,63 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import reactor.core.scheduler.Schedulers;
+
+/** Defaults, derivation and validation of the multicast and datagram options. */
+class MulticastOptionsTest {
+
+    @Test
+    void multicastDefaults() {
+        MulticastOptions o = MulticastOptions.defaults();
+        assertNull(o.localAddress());
+        assertEquals(64, o.receiveBuffers());
+        assertEquals(32, o.sendBuffers());
+        assertEquals(Duration.ofSeconds(2), o.addressTimeout());
+        assertEquals(Duration.ofSeconds(10), o.joinTimeout());
+        assertTrue(o.sendOnly());
+        assertSame(Schedulers.parallel(), o.scheduler());
+    }
+
+    @Test
+    void multicastDerivationKeepsTheRest() throws Exception {
+        InetAddress local = InetAddress.getByName("192.0.2.1");
+        MulticastOptions o = MulticastOptions.builder().receiveBuffers(8).sendOnly(false).build()
+                .withLocalAddress(local);
+        assertEquals(local, o.localAddress());
+        assertEquals(8, o.receiveBuffers());
+        assertEquals(false, o.sendOnly());
+    }
+
+    @Test
+    void multicastValidation() {
+        assertThrows(IllegalArgumentException.class, () -> MulticastOptions.builder().receiveBuffers(0).build());
+        assertThrows(IllegalArgumentException.class, () -> MulticastOptions.builder().sendBuffers(40_000).build());
+        assertThrows(IllegalArgumentException.class, () -> MulticastOptions.builder().joinTimeout(Duration.ZERO).build());
+        assertThrows(IllegalArgumentException.class,
+                () -> MulticastOptions.builder().addressTimeout(Duration.ofSeconds(-1)).build());
+        assertThrows(NullPointerException.class, () -> MulticastOptions.builder().scheduler(null).build());
+    }
+
+    @Test
+    void datagramDefaultsAndValidation() {
+        DatagramOptions o = DatagramOptions.defaults();
+        assertEquals(64, o.receiveBuffers());
+        assertEquals(32, o.sendBuffers());
+        assertEquals(Duration.ofSeconds(2), o.addressTimeout());
+        assertEquals(Duration.ofSeconds(2), o.routeTimeout());
+        assertEquals(Duration.ofSeconds(10), o.resolveTimeout());
+        assertEquals(5, o.toBuilder().receiveBuffers(5).build().receiveBuffers());
+        assertThrows(IllegalArgumentException.class, () -> DatagramOptions.builder().receiveBuffers(-1).build());
+        assertThrows(IllegalArgumentException.class, () -> DatagramOptions.builder().resolveTimeout(Duration.ZERO).build());
+    }
+}
