@@ -35,7 +35,7 @@ class PrometheusExpositionTest {
                 "rdmaflux_connect_step_seconds_max gauge",
                 "rdmaflux_connections_active gauge",
                 "rdmaflux_connects_total counter",
-                "rdmaflux_cq_poll_batch histogram",
+                "rdmaflux_cq_poll_batch summary",
                 "rdmaflux_cq_poll_batch_max gauge",
                 "rdmaflux_credit_waits_total counter",
                 "rdmaflux_messages_received_bytes_total counter",
