@@ -40,12 +40,13 @@ import rdmaflux.testing.RdmaTestEnv;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 5, time = 2)
-@Measurement(iterations = 5, time = 2)
+@Warmup(iterations = 5, time = 5)
+@Measurement(iterations = 8, time = 5)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 @State(Scope.Benchmark)
 public class ConnectionBenchmark {
-    private static final int BATCH = 256;
+    /** Enough to keep every send buffer and credit busy; small enough for many operations per iteration in the VM. */
+    private static final int BATCH = 64;
     private static final Duration T = Duration.ofSeconds(120);
 
     /** Which recorder both ends use. */

@@ -28,8 +28,8 @@ import rdmaflux.metrics.MicrometerRdmaRecorder;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 5, time = 1)
-@Measurement(iterations = 5, time = 1)
+@Warmup(iterations = 10, time = 1) // C2 takes long under the sandbox's emulation
+@Measurement(iterations = 10, time = 1)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 @State(Scope.Benchmark)
 public class RecorderBenchmark {

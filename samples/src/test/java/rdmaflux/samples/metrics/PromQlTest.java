@@ -17,8 +17,8 @@ class PromQlTest {
         assertEquals(Set.of("rdmaflux_operation_latency_seconds_bucket"), PromQl.metricNames(
                 "histogram_quantile(0.99, sum by (le, op) (rate(rdmaflux_operation_latency_seconds_bucket"
                         + "{instance=~\"$instance\", op!=\"other\"}[$__rate_interval])))"));
-        assertEquals(Set.of("rdmaflux_cq_poll_batch_sum", "rdmaflux_cq_poll_batch_count"), PromQl.metricNames(
-                "sum(rate(rdmaflux_cq_poll_batch_sum[5m])) / sum(rate(rdmaflux_cq_poll_batch_count[5m]))"));
+        assertEquals(Set.of("rdmaflux_cq_completions_total", "rdmaflux_cq_polls_total"), PromQl.metricNames(
+                "sum(rate(rdmaflux_cq_completions_total[5m])) / sum(rate(rdmaflux_cq_polls_total[5m]))"));
         assertEquals(Set.of("rdmaflux_connections_active"), PromQl.metricNames("rdmaflux_connections_active"));
         assertEquals(Set.of("a", "b"), PromQl.metricNames("a * on (instance) group_left(device) b offset 5m > 1e-3"));
         assertEquals(Set.of("rdmaflux_port_hw_counter_total"), PromQl.metricNames(
