@@ -90,7 +90,12 @@ class MicrometerRecorderIT {
                 }
             }, e -> done.tryEmitError(e));
         });
-        RdmaConnection client = RdmaConnection.connect(server.address(), options).block(T);
+        io.micrometer.observation.ObservationRegistry observations = io.micrometer.observation.ObservationRegistry.create();
+        observations.observationConfig().observationHandler(
+                new io.micrometer.core.instrument.observation.DefaultMeterObservationHandler(registry));
+        RdmaConnection client = RdmaObservations.connect(observations, server.address(), options).block(T);
+        assertEquals(1, registry.get(RdmaObservations.CONNECT).tags("outcome", "success", "error", "none").timer()
+                .count(), "the connect was observed");
         try {
             byte[] payload = new byte[SIZE];
             client.send(Flux.range(0, MESSAGES).map(i -> {
