@@ -40,8 +40,8 @@ import rdmaflux.testing.RdmaTestEnv;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 5, time = 5)
-@Measurement(iterations = 8, time = 5)
+@Warmup(iterations = 20, time = 5) // under the sandbox's emulation C2 needs minutes to settle
+@Measurement(iterations = 10, time = 5)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 @State(Scope.Benchmark)
 public class ConnectionBenchmark {
