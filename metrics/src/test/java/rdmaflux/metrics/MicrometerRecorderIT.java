@@ -1,0 +1,212 @@
+package rdmaflux.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.DoubleSupplier;
+
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+import reactor.test.StepVerifier;
+import rdmaflux.cm.AcceptFilter;
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaCmException;
+import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaMessage;
+import rdmaflux.cm.RdmaServer;
+import rdmaflux.cm.RegisteredBuffer;
+import rdmaflux.testing.RdmaTestEnv;
+import rdmaflux.verbs.AccessFlags;
+import rdmaflux.verbs.RemoteBuffer;
+
+/** Known workloads over real connections, with the Micrometer recorder on both ends; counters checked exactly. */
+class MicrometerRecorderIT {
+    private static final Duration T = Duration.ofSeconds(120);
+    private static final int MESSAGES = 1000;
+    private static final int SIZE = 4096;
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final MicrometerRdmaRecorder recorder = MicrometerRdmaRecorder.of(registry);
+
+    private ConnectionOptions options() {
+        return ConnectionOptions.defaults().toBuilder().recorder(recorder).build();
+    }
+
+    private RdmaServer server(ConnectionOptions options) {
+        return RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options, AcceptFilter.ACCEPT_ALL)
+                .block(T);
+    }
+
+    private double count(String name, String... tags) {
+        return registry.get(name).tags(tags).counter().count();
+    }
+
+    private double gauge(String name) {
+        return registry.get(name).gauge().value();
+    }
+
+    private double stepCount(String step) {
+        return registry.get(MicrometerRdmaRecorder.CONNECT_STEP).tag("step", step).timer().count();
+    }
+
+    /** Gauges move on the CM and completion threads after the user-visible signal: poll them. */
+    private static void eventually(String what, double expected, DoubleSupplier actual) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        double v;
+        while ((v = actual.getAsDouble()) != expected && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(expected, v, what);
+    }
+
+    @Test
+    void thousandMessagesOfFourKibCountedExactly() throws Exception {
+        ConnectionOptions options = options();
+        RdmaServer server = server(options);
+        AtomicInteger bytes = new AtomicInteger();
+        Sinks.One<Integer> done = Sinks.one();
+        AtomicInteger received = new AtomicInteger();
+        List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
+        Disposable sub = server.connections().subscribe(c -> {
+            accepted.add(c);
+            c.receive().subscribe(m -> {
+                bytes.addAndGet(m.length());
+                m.release();
+                if (received.incrementAndGet() == MESSAGES) {
+                    done.tryEmitValue(MESSAGES);
+                }
+            }, e -> done.tryEmitError(e));
+        });
+        io.micrometer.observation.ObservationRegistry observations = io.micrometer.observation.ObservationRegistry.create();
+        observations.observationConfig().observationHandler(
+                new io.micrometer.core.instrument.observation.DefaultMeterObservationHandler(registry));
+        RdmaConnection client = RdmaObservations.connect(observations, server.address(), options).block(T);
+        assertEquals(1, registry.get(RdmaObservations.CONNECT).tags("outcome", "success", "error", "none").timer()
+                .count(), "the connect was observed");
+        try {
+            byte[] payload = new byte[SIZE];
+            client.send(Flux.range(0, MESSAGES).map(i -> {
+                payload[0] = i.byteValue();
+                return ByteBuffer.wrap(payload.clone());
+            })).block(T);
+            StepVerifier.create(done.asMono()).expectNext(MESSAGES).expectComplete().verify(T);
+            assertEquals(MESSAGES * SIZE, bytes.get());
+
+            assertEquals(MESSAGES, count(MicrometerRdmaRecorder.MESSAGES_SENT));
+            assertEquals((double) MESSAGES * SIZE, count(MicrometerRdmaRecorder.MESSAGES_SENT_BYTES));
+            assertEquals(MESSAGES, count(MicrometerRdmaRecorder.MESSAGES_RECEIVED));
+            assertEquals((double) MESSAGES * SIZE, count(MicrometerRdmaRecorder.MESSAGES_RECEIVED_BYTES));
+            Timer send = registry.get(MicrometerRdmaRecorder.OPERATION_LATENCY).tag("op", "send").timer();
+            assertEquals(MESSAGES, send.count());
+            assertTrue(send.max(java.util.concurrent.TimeUnit.NANOSECONDS) > 0);
+            for (String op : new String[] {"write", "write_imm", "read", "cas", "faa", "other"}) {
+                assertEquals(0, registry.get(MicrometerRdmaRecorder.OPERATION_LATENCY).tag("op", op).timer().count(), op);
+            }
+            assertEquals(1, count(MicrometerRdmaRecorder.CONNECTS, "outcome", "success"));
+            assertEquals(1, count(MicrometerRdmaRecorder.ACCEPTS, "outcome", "success"));
+            assertEquals(1, registry.get(MicrometerRdmaRecorder.CONNECTS).counters().stream()
+                    .mapToDouble(c -> c.count()).sum(), "no failed or cancelled connects");
+            assertEquals(1, stepCount("address"));
+            assertEquals(1, stepCount("route"));
+            assertEquals(1, stepCount("connect"));
+            assertEquals(1, stepCount("accept"));
+            assertEquals(2, gauge(MicrometerRdmaRecorder.CONNECTIONS_ACTIVE));
+            assertEquals(0, registry.get(MicrometerRdmaRecorder.COMPLETION_ERRORS).counters().stream()
+                    .mapToDouble(c -> c.count()).sum());
+            // At rest every receive buffer is posted again and every send has completed: both sides
+            // post receiveBuffers + 2 control slots.
+            int posted = 2 * (options.receiveBuffers() + 2);
+            eventually("outstanding work requests at rest", posted,
+                    () -> gauge(MicrometerRdmaRecorder.OUTSTANDING));
+            double polls = count(MicrometerRdmaRecorder.CQ_POLLS);
+            double completions = count(MicrometerRdmaRecorder.CQ_COMPLETIONS);
+            assertTrue(completions >= 2 * MESSAGES, "each send and each receive completes once: " + completions);
+            assertTrue(polls >= 1 && completions <= 32 * polls, "a poll returns at most the poll array: "
+                    + completions + " completions in " + polls + " polls");
+        } finally {
+            client.disposeNow(T);
+            sub.dispose();
+            server.disposeNow(T);
+        }
+        eventually("active connections after close", 0, () -> gauge(MicrometerRdmaRecorder.CONNECTIONS_ACTIVE));
+        assertEquals(1, stepCount("connect"));
+        for (RdmaConnection c : accepted) {
+            c.onDispose().block(T);
+        }
+    }
+
+    @Test
+    void aSendWithoutCreditIsCountedOnce() throws Exception {
+        int credits = 4;
+        ConnectionOptions options = options().toBuilder().receiveBuffers(credits).build();
+        RdmaServer server = server(options);
+        List<RdmaMessage> held = new CopyOnWriteArrayList<>();
+        Disposable sub = server.connections().subscribe(c -> c.receive().subscribe(held::add));
+        RdmaConnection client = RdmaConnection.connect(server.address(), options).block(T);
+        try {
+            for (int i = 0; i < credits; i++) {
+                client.send(ByteBuffer.wrap(new byte[] {(byte) i})).block(T);
+            }
+            assertEquals(0, count(MicrometerRdmaRecorder.CREDIT_WAITS));
+            // The server holds all four buffers: the fifth send must wait for a credit.
+            Sinks.Empty<Void> fifth = Sinks.empty();
+            client.send(ByteBuffer.wrap(new byte[] {4})).subscribe(null, fifth::tryEmitError, fifth::tryEmitEmpty);
+            eventually("credit waits", 1, () -> count(MicrometerRdmaRecorder.CREDIT_WAITS));
+            eventually("messages held", credits, held::size);
+            for (RdmaMessage m : held) {
+                m.release(); // returns the credits
+            }
+            StepVerifier.create(fifth.asMono()).expectComplete().verify(T);
+            eventually("messages received", credits + 1, held::size);
+            held.get(credits).release();
+            assertEquals(1, count(MicrometerRdmaRecorder.CREDIT_WAITS));
+            assertEquals(credits + 1, count(MicrometerRdmaRecorder.MESSAGES_SENT));
+        } finally {
+            client.disposeNow(T);
+            sub.dispose();
+            server.disposeNow(T);
+        }
+        eventually("active connections after close", 0, () -> gauge(MicrometerRdmaRecorder.CONNECTIONS_ACTIVE));
+    }
+
+    @Test
+    void aRemoteAccessErrorIsCountedByStatus() throws Exception {
+        ConnectionOptions options = options();
+        RdmaServer server = server(options);
+        Disposable sub = server.connections().subscribe(c -> c.receive().subscribe(RdmaMessage::release, e -> { }));
+        RdmaConnection client = RdmaConnection.connect(server.address(), options).block(T);
+        try (Arena arena = Arena.ofShared()) {
+            RegisteredBuffer local = client.register(arena.allocate(64, 8), AccessFlags.LOCAL_WRITE);
+            RemoteBuffer bogus = new RemoteBuffer(0x1000, 64, 0x12345);
+            StepVerifier.create(client.write(local, bogus))
+                    .expectErrorSatisfies(e -> assertEquals(rdmaflux.verbs.WcStatus.REM_ACCESS_ERR,
+                            assertInstanceOf(RdmaCmException.CompletionError.class, e).wcStatus()))
+                    .verify(T);
+            eventually("remote access errors", 1, () -> count(MicrometerRdmaRecorder.COMPLETION_ERRORS,
+                    "status", "rem_access_err"));
+            assertEquals(0, registry.get(MicrometerRdmaRecorder.OPERATION_LATENCY).tag("op", "write").timer().count(),
+                    "a failed write has no latency");
+        } finally {
+            client.dispose();
+            client.onDispose().block(T);
+            sub.dispose();
+            server.disposeNow(T);
+        }
+        eventually("active connections after the failure", 0,
+                () -> gauge(MicrometerRdmaRecorder.CONNECTIONS_ACTIVE));
+        assertEquals(1, count(MicrometerRdmaRecorder.COMPLETION_ERRORS, "status", "rem_access_err"));
+    }
+}
