@@ -99,7 +99,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
                 QueuePair qp = pd.createQueuePair(attributes);
                 qp.activateDatagram(qpOptions, 0);
                 return qp;
-            }, options.receiveBuffers(), options.sendBuffers(), options.scheduler(), completions);
+            }, options.receiveBuffers(), options.sendBuffers(), options.scheduler(), completions, options.recorder());
             sgidIndex = gidIndexOf(ctx, port, local.getAddress());
             queue.postInitialReceives();
             inbox = queue.addInbox();

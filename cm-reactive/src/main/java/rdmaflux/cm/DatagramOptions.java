@@ -21,6 +21,7 @@ public final class DatagramOptions {
     private final Duration routeTimeout;
     private final Duration resolveTimeout;
     private final Scheduler scheduler;
+    private final RdmaRecorder recorder;
 
     private DatagramOptions(Builder b) {
         if (b.receiveBuffers <= 0 || b.receiveBuffers > 32_768) {
@@ -35,6 +36,7 @@ public final class DatagramOptions {
         this.routeTimeout = MulticastOptions.positive("routeTimeout", b.routeTimeout);
         this.resolveTimeout = MulticastOptions.positive("resolveTimeout", b.resolveTimeout);
         this.scheduler = Objects.requireNonNull(b.scheduler, "scheduler");
+        this.recorder = Objects.requireNonNull(b.recorder, "recorder");
     }
 
     /** @return the default options */
@@ -82,6 +84,11 @@ public final class DatagramOptions {
         return scheduler;
     }
 
+    /** @return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default */
+    public RdmaRecorder recorder() {
+        return recorder;
+    }
+
     /** Mutable builder. */
     public static final class Builder {
         private int receiveBuffers = 64;
@@ -90,6 +97,7 @@ public final class DatagramOptions {
         private Duration routeTimeout = Duration.ofSeconds(2);
         private Duration resolveTimeout = Duration.ofSeconds(10);
         private Scheduler scheduler = Schedulers.parallel();
+        private RdmaRecorder recorder = RdmaRecorder.NOOP;
 
         Builder() {
         }
@@ -101,6 +109,7 @@ public final class DatagramOptions {
             routeTimeout = o.routeTimeout;
             resolveTimeout = o.resolveTimeout;
             scheduler = o.scheduler;
+            recorder = o.recorder;
         }
 
         /** @param n receives kept posted @return this */
@@ -136,6 +145,12 @@ public final class DatagramOptions {
         /** @param s where user-visible signals are delivered @return this */
         public Builder scheduler(Scheduler s) {
             scheduler = s;
+            return this;
+        }
+
+        /** @param r the metrics recorder @return this */
+        public Builder recorder(RdmaRecorder r) {
+            recorder = r;
             return this;
         }
 

@@ -155,7 +155,7 @@ final class GroupJoin {
     private void addressResolved() {
         queue = new UdQueue(id.context(), id.portNumber(), id::createQueuePair,
                 receiver ? options.receiveBuffers() : 0, receiver ? 0 : options.sendBuffers(), options.scheduler(),
-                completions);
+                completions, options.recorder());
         // Receives go up before the join, so nothing that arrives right after MULTICAST_JOIN is dropped.
         queue.postInitialReceives();
         state = State.JOINING;
@@ -202,6 +202,7 @@ final class GroupJoin {
             return;
         }
         state = State.JOINED;
+        options.recorder().multicastGroups(1);
         timer.dispose();
         queue.start();
         listener.joined();
@@ -229,6 +230,9 @@ final class GroupJoin {
         }
         State was = state;
         state = State.CLOSED;
+        if (was == State.JOINED) {
+            options.recorder().multicastGroups(-1);
+        }
         if (timer != null) {
             timer.dispose();
         }

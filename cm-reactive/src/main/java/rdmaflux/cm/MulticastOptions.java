@@ -24,6 +24,7 @@ public final class MulticastOptions {
     private final Duration joinTimeout;
     private final boolean sendOnly;
     private final Scheduler scheduler;
+    private final RdmaRecorder recorder;
 
     private MulticastOptions(Builder b) {
         if (b.receiveBuffers <= 0 || b.receiveBuffers > 32_768) {
@@ -39,6 +40,7 @@ public final class MulticastOptions {
         this.joinTimeout = positive("joinTimeout", b.joinTimeout);
         this.sendOnly = b.sendOnly;
         this.scheduler = Objects.requireNonNull(b.scheduler, "scheduler");
+        this.recorder = Objects.requireNonNull(b.recorder, "recorder");
     }
 
     static Duration positive(String name, Duration d) {
@@ -108,6 +110,11 @@ public final class MulticastOptions {
         return scheduler;
     }
 
+    /** @return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default */
+    public RdmaRecorder recorder() {
+        return recorder;
+    }
+
     /** @param address local RDMA interface address @return new options */
     public MulticastOptions withLocalAddress(InetAddress address) {
         return toBuilder().localAddress(address).build();
@@ -122,6 +129,7 @@ public final class MulticastOptions {
         private Duration joinTimeout = Duration.ofSeconds(10);
         private boolean sendOnly = true;
         private Scheduler scheduler = Schedulers.parallel();
+        private RdmaRecorder recorder = RdmaRecorder.NOOP;
 
         Builder() {
         }
@@ -134,6 +142,7 @@ public final class MulticastOptions {
             joinTimeout = o.joinTimeout;
             sendOnly = o.sendOnly;
             scheduler = o.scheduler;
+            recorder = o.recorder;
         }
 
         /** @param a local RDMA interface address, or {@code null} @return this */
@@ -175,6 +184,12 @@ public final class MulticastOptions {
         /** @param s where user-visible signals are delivered @return this */
         public Builder scheduler(Scheduler s) {
             scheduler = s;
+            return this;
+        }
+
+        /** @param r the metrics recorder @return this */
+        public Builder recorder(RdmaRecorder r) {
+            recorder = r;
             return this;
         }
 

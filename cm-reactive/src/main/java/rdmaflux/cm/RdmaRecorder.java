@@ -84,4 +84,30 @@ public interface RdmaRecorder {
     /** @param delta change in posted, not yet completed work requests */
     default void outstanding(int delta) {
     }
+
+    /** @param delta +1 when a multicast group is joined, -1 when it is left */
+    default void multicastGroups(int delta) {
+    }
+
+    /** @param bytes payload of a datagram whose send completed */
+    default void datagramSent(int bytes) {
+    }
+
+    /** @param bytes payload of a received datagram */
+    default void datagramReceived(int bytes) {
+    }
+
+    /** @param reason {@code overflow} (a subscriber's queue was full) or {@code error} (failed receive) */
+    default void datagramDropped(String reason) {
+    }
+
+    /**
+     * A recorder for one connection with a known peer, for implementations that tag by remote address.
+     *
+     * @param peer the peer's address
+     * @return the recorder to use for that connection (this one by default)
+     */
+    default RdmaRecorder forPeer(java.net.InetSocketAddress peer) {
+        return this;
+    }
 }

@@ -64,6 +64,7 @@ final class UdQueue implements CompletionLoop.Handler {
     }
 
     private final CompletionLoop loop;
+    private final RdmaRecorder recorder;
     private final Scheduler scheduler;
     private final String deviceName;
     private final int port;
@@ -97,6 +98,7 @@ final class UdQueue implements CompletionLoop.Handler {
     private final MemoryRegion sendMr;
     private final SendRequests sendBatch = new SendRequests(1, 1);
     private final MonoSink<Void>[] inFlight;
+    private final int[] inFlightBytes;
     private final int[] freeSend;
     private int freeSendTop;
     private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
@@ -112,8 +114,9 @@ final class UdQueue implements CompletionLoop.Handler {
      */
     @SuppressWarnings("unchecked")
     UdQueue(RdmaContext ctx, int port, QpFactory factory, int receiveBuffers, int sendBuffers,
-            Scheduler scheduler, CompletionLoop loop) {
+            Scheduler scheduler, CompletionLoop loop, RdmaRecorder recorder) {
         this.loop = loop;
+        this.recorder = recorder;
         this.scheduler = scheduler;
         this.deviceName = ctx.deviceName();
         this.port = port;
@@ -141,6 +144,7 @@ final class UdQueue implements CompletionLoop.Handler {
             freeTop = receiveBuffers;
             sendMr = sendBuffers > 0 ? pd.register(arena.allocate((long) maxPayload * sendBuffers, 64)) : null;
             inFlight = new MonoSink[sendBuffers];
+            inFlightBytes = new int[sendBuffers];
             freeSend = new int[sendBuffers];
             for (int i = 0; i < sendBuffers; i++) {
                 freeSend[i] = sendBuffers - 1 - i;
@@ -302,6 +306,7 @@ final class UdQueue implements CompletionLoop.Handler {
             if (!wc.isSuccess(i)) {
                 if (wc.status(i) != WcStatus.WR_FLUSH_ERR) {
                     receiveErrors.incrementAndGet();
+                    recorder.datagramDropped("error");
                     EventLoop.LOG.log(Level.WARNING, "UD receive failed: " + wc.describe(i));
                 }
                 return;
@@ -310,6 +315,7 @@ final class UdQueue implements CompletionLoop.Handler {
                     wc.byteLength(i), wc.hasGrh(i), wc.sourceQp(i), wc.hasImmediate(i),
                     wc.hasImmediate(i) ? wc.immediateData(i) : 0, this);
             received.incrementAndGet();
+            recorder.datagramReceived(d.length());
             deliver(d);
             return;
         }
@@ -322,6 +328,7 @@ final class UdQueue implements CompletionLoop.Handler {
         for (Inbox in : inboxes) {
             d.retain();
             if (!in.offer(d)) {
+                recorder.datagramDropped("overflow");
                 d.consumed();
             }
         }
@@ -433,11 +440,15 @@ final class UdQueue implements CompletionLoop.Handler {
             return;
         }
         inFlight[slot] = p.sink;
+        inFlightBytes[slot] = len;
     }
 
     private void sendCompleted(int slot, Throwable error) {
         MonoSink<Void> s;
         synchronized (this) {
+            if (error == null) {
+                recorder.datagramSent(inFlightBytes[slot]);
+            }
             s = inFlight[slot];
             inFlight[slot] = null;
             freeSend[freeSendTop++] = slot;
