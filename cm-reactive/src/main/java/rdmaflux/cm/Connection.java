@@ -33,6 +33,7 @@ import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.RdmaException;
 import rdmaflux.verbs.ReceiveRequests;
 import rdmaflux.verbs.RemoteBuffer;
 import rdmaflux.verbs.SendFlag;
@@ -93,6 +94,8 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     private final Arena arena = Arena.ofAuto();
 
     private MonoSink<RdmaConnection> connectSink;
+    /** Client: set by whichever comes first, handing the connect result over or the subscriber's cancel. */
+    private final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
     private CmId id;
     private InetSocketAddress remote;
     private long stepStarted;
@@ -158,7 +161,14 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
             Connection c = new Connection(Role.CLIENT, options, cm, CompletionLoop.shared());
             c.connectSink = sink;
             c.remote = remote;
-            sink.onCancel(() -> cm.execute(c::cancelIfConnecting));
+            sink.onCancel(() -> {
+                // Either the subscriber gets the connection or the cancel closes it, never neither: a
+                // cancel that raced the handshake's success used to leave an established, unowned
+                // connection (found by FaultsIT's random cancel points).
+                if (c.settled.compareAndSet(false, true)) {
+                    cm.execute(c.machine::close);
+                }
+            });
             cm.execute(() -> {
                 try {
                     c.id = cm.channel().createId(PortSpace.TCP);
@@ -168,7 +178,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
                     c.machine.fail(e);
                 }
             });
-        }).publishOn(options.scheduler());
+        }).doOnDiscard(RdmaConnection.class, RdmaConnection::dispose); // delivered to nobody: close it
     }
 
     /** Server side: called on the CM loop with the id of a connect request that was accepted. */
@@ -199,10 +209,30 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         }
     }
 
-    private void cancelIfConnecting() {
-        if (!(machine.state() instanceof ConnectionState.Established)) {
-            machine.close();
+    /**
+     * Ends the connect Mono (CM loop). The client's subscriber is told on the options' scheduler, and
+     * only if it did not cancel first ({@link #settled}); the server's sink is the server's own,
+     * non-blocking one.
+     */
+    private void settle(MonoSink<RdmaConnection> s, Throwable error) {
+        if (role == Role.SERVER) {
+            if (error == null) {
+                s.success(this);
+            } else {
+                s.error(error);
+            }
+            return;
         }
+        options.scheduler().schedule(() -> {
+            if (!settled.compareAndSet(false, true)) {
+                return; // cancelled first; the cancel closes the connection
+            }
+            if (error == null) {
+                s.success(this);
+            } else {
+                s.error(error);
+            }
+        });
     }
 
     /** CM loop: every event for this connection's id. */
@@ -227,9 +257,22 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         stepStarted = now;
         try {
             switch (to) {
-                case ConnectionState.ResolvingAddress r ->
+                case ConnectionState.ResolvingAddress r -> {
+                    try {
                         id.resolveAddress(null, remote, options.timeout(Step.ADDRESS));
-                case ConnectionState.ResolvingRoute r -> id.resolveRoute(options.timeout(Step.ROUTE));
+                    } catch (RdmaException e) {
+                        // rdma_resolve_addr fails at once (ENETUNREACH, EADDRNOTAVAIL, ...) when the kernel
+                        // already knows there is no route: the same failure as a later ADDR_ERROR event.
+                        throw stepError(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
+                    }
+                }
+                case ConnectionState.ResolvingRoute r -> {
+                    try {
+                        id.resolveRoute(options.timeout(Step.ROUTE));
+                    } catch (RdmaException e) {
+                        throw stepError(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
+                    }
+                }
                 case ConnectionState.Connecting c -> {
                     createResources();
                     id.connect(parameters());
@@ -254,6 +297,19 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         } catch (RuntimeException ex) {
             machine.fail(ex);
         }
+    }
+
+    /**
+     * A CM call that failed synchronously, as the typed exception its error event would have produced
+     * (status = -errno, like an event's), so callers branch on one type whichever way it failed.
+     */
+    private static RdmaCmException stepError(Step step, CmEventType type, RdmaException cause) {
+        if (cause instanceof RdmaCmException typed) {
+            return typed;
+        }
+        RdmaCmException e = RdmaCmException.of(step, type, -cause.errno(), null);
+        e.addSuppressed(cause);
+        return e;
     }
 
     private ConnectionParameters parameters() {
@@ -314,7 +370,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
         if (s != null) {
-            s.success(this);
+            settle(s, null);
         }
     }
 
@@ -363,7 +419,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
         if (s != null && cause != null) {
-            s.error(cause);
+            settle(s, cause);
         }
         completions.execute(() -> {
             Throwable end = cause;
@@ -901,6 +957,9 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
 
     @Override
     public void dispose() {
+        // Refuse new operations now, not when the CM loop gets to the close: a send issued after
+        // dispose() returned must fail, whatever the loop is busy with.
+        closedForSends = true;
         cm.execute(machine::close);
     }
 

@@ -1,0 +1,291 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.Test;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+import rdmaflux.testing.RdmaResources;
+import rdmaflux.verbs.AccessFlags;
+import rdmaflux.verbs.RemoteBuffer;
+import rdmaflux.testing.RdmaTestEnv;
+
+/** Faults and bad input: every failure is typed, prompt, and leaves no native object behind. */
+class FaultsIT {
+    private static final Duration T = Duration.ofSeconds(60);
+
+    private static Throwable connectFailure(InetSocketAddress to, ConnectionOptions options) {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        StepVerifier.create(RdmaConnection.connect(to, options))
+                .consumeErrorWith(failure::set)
+                .verify(T);
+        return failure.get();
+    }
+
+    @Test
+    void connectToAPortWithoutListenerIsRejectedPromptly() {
+        Map<String, Integer> baseline = RdmaResources.snapshot();
+        // A port that surely has no listener: bind one, note the port, stop it.
+        RdmaServer s = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(T);
+        InetSocketAddress nobody = s.address();
+        s.disposeNow(T);
+        Duration connectTimeout = Duration.ofSeconds(20);
+        ConnectionOptions options = ConnectionOptions.defaults().withTimeout(Step.CONNECT, connectTimeout);
+        long start = System.nanoTime();
+        Throwable e = connectFailure(nobody, options);
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        RdmaCmException.Rejected r = assertInstanceOf(RdmaCmException.Rejected.class, e);
+        assertEquals(Step.CONNECT, r.step());
+        assertEquals(RdmaCmException.Rejected.INVALID_SERVICE_ID, r.reason(), r.getMessage());
+        // The CM answers with a REJ at once; a timeout-based failure would take the full 20 s.
+        assertTrue(took.compareTo(connectTimeout.dividedBy(4)) < 0, "rejection took " + took);
+        Resources.awaitBaseline(baseline, T, "after a rejected connect");
+    }
+
+    @Test
+    void connectToAnUnroutableAddressFailsWithinTheStepTimeouts() throws Exception {
+        Map<String, Integer> baseline = RdmaResources.snapshot();
+        // TEST-NET-3 (RFC 5737): no route leads there from the test machine.
+        InetSocketAddress unroutable = new InetSocketAddress(InetAddress.getByName("203.0.113.1"), 7471);
+        Duration step = Duration.ofSeconds(2);
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().timeout(Step.ADDRESS, step)
+                .timeout(Step.ROUTE, step).timeout(Step.CONNECT, step).build();
+        long start = System.nanoTime();
+        Throwable e = connectFailure(unroutable, options);
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertTrue(e instanceof RdmaCmException.AddressError || e instanceof RdmaCmException.RouteError
+                || e instanceof RdmaCmException.StepTimeout, "unexpected failure " + e);
+        // At most the three steps' timeouts, plus scheduling slack under emulation.
+        assertTrue(took.compareTo(step.multipliedBy(3).plusSeconds(5)) < 0, "failure took " + took);
+        Resources.awaitBaseline(baseline, T, "after an unroutable connect");
+    }
+
+    @Test
+    void rejectionCarriesTheServersPrivateData() {
+        Map<String, Integer> baseline = RdmaResources.snapshot();
+        byte[] reason = "go away: full".getBytes(StandardCharsets.UTF_8);
+        byte[] hello = "hi".getBytes(StandardCharsets.UTF_8);
+        AtomicReference<byte[]> seen = new AtomicReference<>();
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                ConnectionOptions.defaults(), (peer, data) -> {
+                    seen.set(data);
+                    return AcceptFilter.Decision.reject(reason);
+                }).block(T);
+        try {
+            Throwable e = connectFailure(server.address(), ConnectionOptions.defaults().withPrivateData(hello));
+            RdmaCmException.Rejected r = assertInstanceOf(RdmaCmException.Rejected.class, e);
+            assertEquals(RdmaCmException.Rejected.CONSUMER_REJECT, r.reason(), r.getMessage());
+            byte[] data = r.privateData();
+            assertTrue(data.length >= reason.length, "reject data too short: " + Arrays.toString(data));
+            assertArrayEquals(reason, Arrays.copyOf(data, reason.length));
+            // The filter saw the client's application data without rdmaflux's header; the CM pads
+            // connect private data with zeros to its fixed size and the header has no length field
+            // (see WireTest.cmPaddingStaysInTheApplicationData), so it is a prefix.
+            byte[] app = seen.get();
+            assertArrayEquals(hello, Arrays.copyOf(app, hello.length));
+            for (int i = hello.length; i < app.length; i++) {
+                assertEquals(0, app[i], "padding byte " + i);
+            }
+        } finally {
+            server.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after a rejection");
+    }
+
+    @Test
+    void sendAfterDisposeFailsWithIllegalState() {
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            RdmaConnection c = RdmaConnection.connect(echo.address()).block(T);
+            c.dispose();
+            // Right after dispose(), before the close has finished: no send may start any more.
+            StepVerifier.create(c.send(ByteBuffer.allocate(8))).expectError(IllegalStateException.class).verify(T);
+            c.onDispose().block(T);
+            StepVerifier.create(c.send(ByteBuffer.allocate(8))).expectError(IllegalStateException.class).verify(T);
+            StepVerifier.create(c.fetchAndAdd(new RemoteBuffer(0, 8, 1), 1))
+                    .expectError(IllegalStateException.class).verify(T);
+            assertThrows(IllegalStateException.class,
+                    () -> c.register(Arena.global().allocate(64), AccessFlags.LOCAL_WRITE));
+        }
+    }
+
+    @Test
+    void messageLargerThanThePeersBuffersIsRefusedBeforePosting() {
+        AtomicLong posts = new AtomicLong();
+        RdmaRecorder countPosts = new RdmaRecorder() {
+            @Override
+            public void outstanding(int delta) {
+                if (delta > 0) {
+                    posts.addAndGet(delta);
+                }
+            }
+        };
+        ConnectionOptions big = ConnectionOptions.defaults().toBuilder().bufferSize(65536).recorder(countPosts).build();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) { // 8 KiB receive buffers
+            RdmaConnection c = RdmaConnection.connect(echo.address(), big).block(T);
+            assertEquals(8192, c.maxMessageSize());
+            long before = posts.get();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> c.send(ByteBuffer.allocate(8193)).block(T));
+            assertTrue(e.getMessage().contains("8192"), e.getMessage());
+            assertEquals(before, posts.get(), "a work request was posted for the oversized message");
+            // The connection is unharmed: the largest allowed message still makes the round trip.
+            Mono<byte[]> reply = c.receiveBytes().next().cache();
+            reply.subscribe();
+            c.send(Payloads.message(7, 8192)).block(T);
+            Payloads.verify(reply.block(T), 7, 8192);
+            c.disposeNow(T);
+        }
+    }
+
+    @Test
+    void peerProcessKilledMidStreamEndsReceiveWithTypedErrorAndFreesEverything() {
+        Map<String, Integer> baseline = RdmaResources.snapshot();
+        RdmaConnection c;
+        AtomicInteger received = new AtomicInteger();
+        AtomicReference<Throwable> end = new AtomicReference<>();
+        CountDownLatch ended = new CountDownLatch(1);
+        CountDownLatch streaming = new CountDownLatch(200);
+        long killedAt;
+        try (PeerProcess peer = PeerProcess.start("stream")) {
+            c = RdmaConnection.connect(peer.address()).block(T);
+            c.receive().subscribe(m -> {
+                try {
+                    int seq = received.getAndIncrement();
+                    Payloads.verify(m.data(), seq, 1024);
+                } finally {
+                    m.release();
+                }
+                streaming.countDown();
+            }, e -> {
+                end.set(e);
+                ended.countDown();
+            }, () -> {
+                end.set(new AssertionError("receive() completed as if the peer had closed in order"));
+                ended.countDown();
+            });
+            await(streaming, "the peer's stream");
+            killedAt = System.nanoTime();
+            peer.kill();
+        }
+        await(ended, "receive() to end after the peer was killed");
+        Duration took = Duration.ofNanos(System.nanoTime() - killedAt);
+        Throwable e = end.get();
+        assertInstanceOf(RdmaCmException.class, e, "untyped end of receive(): " + e);
+        assertTrue(took.compareTo(Duration.ofSeconds(20)) < 0, "receive() ended only after " + took);
+        System.out.printf("peer killed after %d messages; receive() ended %d ms later with %s%n", received.get(),
+                took.toMillis(), e);
+        c.onDispose().block(T); // the connection cleaned up after itself, without dispose()
+        assertInstanceOf(ConnectionState.Failed.class, c.states().blockLast(T));
+        StepVerifier.create(c.send(ByteBuffer.allocate(8))).expectError(IllegalStateException.class).verify(T);
+        // Nobody called dispose(): the failure alone freed both processes' objects.
+        Resources.awaitBaseline(baseline, T, "after the peer process was killed");
+        c.dispose();
+    }
+
+    @Test
+    void cancellingConnectWhileTheServerDecidesReleasesEverything() throws Exception {
+        Map<String, Integer> baseline = RdmaResources.snapshot();
+        CountDownLatch deciding = new CountDownLatch(1);
+        CountDownLatch cancelled = new CountDownLatch(1);
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                ConnectionOptions.defaults(), (peer, data) -> {
+                    deciding.countDown();
+                    try {
+                        cancelled.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return AcceptFilter.Decision.accept(); // accept a request whose client is gone
+                }).block(T);
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        try {
+            Disposable d = RdmaConnection.connect(server.address()).subscribe(outcome::set, outcome::set);
+            // The client is now CONNECTING: it has its QP, CQ, MRs and PD.
+            await(deciding, "the connect request");
+            d.dispose();
+            cancelled.countDown();
+            Resources.sleep(2000);
+            assertEquals(null, outcome.get(), "a cancelled connect must not signal");
+        } finally {
+            server.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after cancelling a connect in CONNECTING");
+    }
+
+    @Test
+    void cancellingConnectAtRandomMomentsReleasesEverything() {
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            // Warm up, and learn how long a whole connect takes here (emulation makes it long).
+            long start = System.nanoTime();
+            RdmaConnection.connect(echo.address()).block(T).disposeNow(T);
+            int connectMillis = (int) Math.max(1, (System.nanoTime() - start) / 1_000_000);
+            Map<String, Integer> baseline = awaitStable();
+            java.util.Random random = new java.util.Random(42);
+            int cancelled = 0;
+            int attempts = 40;
+            for (int i = 0; i < attempts; i++) {
+                AtomicReference<RdmaConnection> got = new AtomicReference<>();
+                Disposable d = RdmaConnection.connect(echo.address()).subscribe(got::set, e -> { });
+                // From before address resolution to after the handshake: every step gets cancelled in.
+                Resources.sleep(random.nextInt(connectMillis * 3 / 2 + 1));
+                d.dispose();
+                RdmaConnection c = got.get();
+                if (c != null) {
+                    c.disposeNow(T); // delivered before the cancel: ours to close
+                } else {
+                    cancelled++;
+                }
+            }
+            System.out.printf("a connect takes ~%d ms; cancelled %d of %d connects before they completed%n",
+                    connectMillis, cancelled, attempts);
+            assertTrue(cancelled > 0 && cancelled < attempts, "the cancel points did not spread over the connect");
+            Resources.awaitBaseline(baseline, T, "after " + attempts + " connects cancelled at random moments");
+        }
+    }
+
+    /** The warm-up connection's server side closes asynchronously: wait until the counts settle. */
+    private static Map<String, Integer> awaitStable() {
+        Map<String, Integer> prev = RdmaResources.snapshot();
+        for (int i = 0; i < 50; i++) {
+            Resources.sleep(200);
+            Map<String, Integer> now = RdmaResources.snapshot();
+            if (now.equals(prev) && now.get("qp") != null) {
+                return now;
+            }
+            prev = now;
+        }
+        return prev;
+    }
+
+    private static void await(CountDownLatch latch, String what) {
+        try {
+            if (!latch.await(T.toSeconds(), TimeUnit.SECONDS)) {
+                fail("timed out waiting for " + what);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
