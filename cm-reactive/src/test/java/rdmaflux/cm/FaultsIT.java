@@ -26,7 +26,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
-import rdmaflux.testing.RdmaResources;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.RemoteBuffer;
 import rdmaflux.testing.RdmaTestEnv;
@@ -45,7 +44,7 @@ class FaultsIT {
 
     @Test
     void connectToAPortWithoutListenerIsRejectedPromptly() {
-        Map<String, Integer> baseline = RdmaResources.snapshot();
+        Map<String, Integer> baseline = Resources.baseline();
         // A port that surely has no listener: bind one, note the port, stop it.
         RdmaServer s = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(T);
         InetSocketAddress nobody = s.address();
@@ -65,7 +64,7 @@ class FaultsIT {
 
     @Test
     void connectToAnUnroutableAddressFailsWithinTheStepTimeouts() throws Exception {
-        Map<String, Integer> baseline = RdmaResources.snapshot();
+        Map<String, Integer> baseline = Resources.baseline();
         // TEST-NET-3 (RFC 5737): no route leads there from the test machine.
         InetSocketAddress unroutable = new InetSocketAddress(InetAddress.getByName("203.0.113.1"), 7471);
         Duration step = Duration.ofSeconds(2);
@@ -83,7 +82,7 @@ class FaultsIT {
 
     @Test
     void rejectionCarriesTheServersPrivateData() {
-        Map<String, Integer> baseline = RdmaResources.snapshot();
+        Map<String, Integer> baseline = Resources.baseline();
         byte[] reason = "go away: full".getBytes(StandardCharsets.UTF_8);
         byte[] hello = "hi".getBytes(StandardCharsets.UTF_8);
         AtomicReference<byte[]> seen = new AtomicReference<>();
@@ -160,7 +159,7 @@ class FaultsIT {
 
     @Test
     void peerProcessKilledMidStreamEndsReceiveWithTypedErrorAndFreesEverything() {
-        Map<String, Integer> baseline = RdmaResources.snapshot();
+        Map<String, Integer> baseline = Resources.baseline();
         RdmaConnection c;
         AtomicInteger received = new AtomicInteger();
         AtomicReference<Throwable> end = new AtomicReference<>();
@@ -205,7 +204,7 @@ class FaultsIT {
 
     @Test
     void cancellingConnectWhileTheServerDecidesReleasesEverything() throws Exception {
-        Map<String, Integer> baseline = RdmaResources.snapshot();
+        Map<String, Integer> baseline = Resources.baseline();
         CountDownLatch deciding = new CountDownLatch(1);
         CountDownLatch cancelled = new CountDownLatch(1);
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
@@ -240,7 +239,7 @@ class FaultsIT {
             long start = System.nanoTime();
             RdmaConnection.connect(echo.address()).block(T).disposeNow(T);
             int connectMillis = (int) Math.max(1, (System.nanoTime() - start) / 1_000_000);
-            Map<String, Integer> baseline = awaitStable();
+            Map<String, Integer> baseline = Resources.baseline();
             java.util.Random random = new java.util.Random(42);
             int cancelled = 0;
             int attempts = 40;
@@ -262,20 +261,6 @@ class FaultsIT {
             assertTrue(cancelled > 0 && cancelled < attempts, "the cancel points did not spread over the connect");
             Resources.awaitBaseline(baseline, T, "after " + attempts + " connects cancelled at random moments");
         }
-    }
-
-    /** The warm-up connection's server side closes asynchronously: wait until the counts settle. */
-    private static Map<String, Integer> awaitStable() {
-        Map<String, Integer> prev = RdmaResources.snapshot();
-        for (int i = 0; i < 50; i++) {
-            Resources.sleep(200);
-            Map<String, Integer> now = RdmaResources.snapshot();
-            if (now.equals(prev) && now.get("qp") != null) {
-                return now;
-            }
-            prev = now;
-        }
-        return prev;
     }
 
     private static void await(CountDownLatch latch, String what) {

@@ -2,14 +2,45 @@ package rdmaflux.cm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
 
 import rdmaflux.testing.RdmaResources;
+import rdmaflux.testing.RdmaTestEnv;
 
 /** Test fixture: waits for the kernel's RDMA object counts to come back to a baseline. */
 final class Resources {
+    private static volatile boolean deviceOpened;
+
     private Resources() {
+    }
+
+    /**
+     * The counts to come back to. librdmacm opens a device context on a process's first use of the
+     * device and keeps it for the life of the process ({@code ctx} in {@code rdma resource show}): that
+     * is done here first, so it is in every baseline. Then waits until the counts stop moving, because
+     * the previous test's connections may still be closing on the CM thread.
+     *
+     * @return the settled counts
+     */
+    static Map<String, Integer> baseline() {
+        if (!deviceOpened) {
+            RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(Duration.ofSeconds(60))
+                    .disposeNow(Duration.ofSeconds(60));
+            deviceOpened = true;
+        }
+        Map<String, Integer> prev = RdmaResources.snapshot();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < deadline) {
+            sleep(300);
+            Map<String, Integer> now = RdmaResources.snapshot();
+            if (now.equals(prev)) {
+                return now;
+            }
+            prev = now;
+        }
+        return prev;
     }
 
     /**
