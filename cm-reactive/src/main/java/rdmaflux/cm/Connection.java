@@ -52,8 +52,14 @@ import rdmaflux.verbs.WorkCompletions;
  * loop. Application-visible signals hop to {@link ConnectionOptions#scheduler()}.
  */
 final class Connection implements RdmaConnection, CompletionLoop.Handler {
-    /** Control messages in flight at most: credit updates plus the orderly close. */
-    private static final int CONTROL_SLOTS = 2;
+    /**
+     * Receive buffers posted beyond the credits granted, for the peer's control messages, which need
+     * no credit (they return credits; needing one could deadlock). A control's send completes when
+     * the peer's device took it, not when the peer's software re-posted the buffer, so the sender
+     * cannot count them; instead {@link #maybeReturnCredits} bounds how many can be unprocessed at
+     * the peer: at most 2 credit updates (see there) plus the one orderly close.
+     */
+    private static final int CONTROL_SLOTS = 3;
     private static final long RECV_TAG = 1L << 62;
     private static final int SLOT_POSTED = 0;
     private static final int SLOT_DELIVERED = 1;
@@ -128,6 +134,8 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     private int freeSendTop;
     private int creditsAvailable;
     private int creditsToReturn;
+    /** Messages that took a credit (data, write notifications), delivered and not yet released. */
+    private int held;
     private boolean controlInFlight;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private SendRequests sendBatch;
@@ -622,6 +630,9 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         WcOpcode opcode = wc.opcode(i);
         int len = wc.byteLength(i);
         if (opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+            synchronized (this) {
+                held++;
+            }
             slot.deliver(0, true, wc.immediateData(i));
             emit(slot, 0);
             return;
@@ -641,6 +652,9 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
                 drainPending();
             }
         }
+        synchronized (this) {
+            held++;
+        }
         slot.deliver(len, false, 0);
         emit(slot, len);
     }
@@ -655,6 +669,10 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     /** Called by {@link ReceiveSlot#release()} from any thread. */
     void released(ReceiveSlot slot) {
         synchronized (this) {
+            if (slot.state != SLOT_DELIVERED) {
+                return; // released twice, concurrently: posting the buffer twice would corrupt it
+            }
+            held--;
             if (tornDown || qp == null || qp.isClosed()) {
                 slot.state = SLOT_DEAD;
                 return;
@@ -682,14 +700,26 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
 
     // ---------------------------------------------------------------- sending
 
-    /** Guarded by this. Returns credits with a control message when no data send will carry them soon. */
+    /**
+     * Guarded by this. Returns credits with a control message when no data send will carry them soon.
+     *
+     * <p>A credit update goes out when more than half of the credits granted wait to be returned, or
+     * when every credit is here (released or held by the application), so the peer has none and
+     * nothing is in flight. This bounds the updates the peer may not have processed yet, whatever its
+     * threads are doing: each one in flight carries credits, all of them together at most
+     * {@code receiveBuffers}; an update of the second kind is only sent when none is in flight, and
+     * after it (at least 1 credit) at most one of the first kind (more than half) fits. With the close,
+     * at most 3: {@link #CONTROL_SLOTS}. (A quarter-window threshold let 4 and more pile up at a peer
+     * whose completion thread lagged, and they hit RNR: MessagingIT's echo saw 12 RNR NAKs.)
+     */
     private void maybeReturnCredits() {
         if (!credits || creditsToReturn == 0 || controlInFlight || closedForSends) {
             return;
         }
-        int threshold = Math.max(1, options.receiveBuffers() / 4);
+        int granted = options.receiveBuffers();
+        boolean peerStarved = creditsToReturn + held >= granted;
         boolean dataWillCarry = !pending.isEmpty() && creditsAvailable > 0;
-        if (creditsToReturn >= threshold && !dataWillCarry) {
+        if ((creditsToReturn > granted / 2 || peerStarved) && !dataWillCarry) {
             postControl(Kind.CONTROL);
         }
     }

@@ -235,29 +235,31 @@ class FaultsIT {
     @Test
     void cancellingConnectAtRandomMomentsReleasesEverything() {
         try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
-            // Warm up, and learn how long a whole connect takes here (emulation makes it long).
-            long start = System.nanoTime();
-            RdmaConnection.connect(echo.address()).block(T).disposeNow(T);
-            int connectMillis = (int) Math.max(1, (System.nanoTime() - start) / 1_000_000);
+            RdmaConnection.connect(echo.address()).block(T).disposeNow(T); // warm-up
             Map<String, Integer> baseline = Resources.baseline();
             java.util.Random random = new java.util.Random(42);
+            // Cancel after a random delay in [0, window). The window adapts (grows after a cancel that
+            // came first, shrinks after a connect that won), so the cancels cluster around the moment
+            // the connect completes, where cancel and success race, and still cover the earlier steps.
+            double window = 200;
             int cancelled = 0;
             int attempts = 40;
             for (int i = 0; i < attempts; i++) {
                 AtomicReference<RdmaConnection> got = new AtomicReference<>();
                 Disposable d = RdmaConnection.connect(echo.address()).subscribe(got::set, e -> { });
-                // From before address resolution to after the handshake: every step gets cancelled in.
-                Resources.sleep(random.nextInt(connectMillis * 3 / 2 + 1));
+                Resources.sleep(random.nextInt((int) window + 1));
                 d.dispose();
                 RdmaConnection c = got.get();
                 if (c != null) {
                     c.disposeNow(T); // delivered before the cancel: ours to close
+                    window *= 0.7;
                 } else {
                     cancelled++;
+                    window *= 1.4;
                 }
             }
-            System.out.printf("a connect takes ~%d ms; cancelled %d of %d connects before they completed%n",
-                    connectMillis, cancelled, attempts);
+            System.out.printf("cancelled %d of %d connects before they completed (final window %.0f ms)%n",
+                    cancelled, attempts, window);
             assertTrue(cancelled > 0 && cancelled < attempts, "the cancel points did not spread over the connect");
             Resources.awaitBaseline(baseline, T, "after " + attempts + " connects cancelled at random moments");
         }

@@ -3,6 +3,7 @@ package rdmaflux.cm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -45,6 +46,7 @@ class MessagingIT {
     @Test
     void pipelinedEchoOfTenThousandMessages() {
         try (EchoServer echo = new EchoServer(OPTIONS)) {
+            Map<String, Long> before = HwCounters.read();
             RdmaConnection c = RdmaConnection.connect(echo.address(), OPTIONS).block(T);
             long start = System.nanoTime();
             AtomicInteger next = new AtomicInteger();
@@ -65,6 +67,14 @@ class MessagingIT {
             System.out.printf("echo: %d messages, %d MiB each way, %d ms%n", COUNT, bytes.get() >> 20,
                     (System.nanoTime() - start) / 1_000_000);
             c.disposeNow(T);
+            // Both directions busy, credits returned on data and in control messages: still no RNR.
+            Map<String, Long> delta = HwCounters.delta(before, HwCounters.read());
+            System.out.println("echo: device counter deltas " + delta);
+            delta.forEach((k, v) -> {
+                if (k.contains("rnr")) {
+                    assertEquals(0L, v, "RNR counter " + k + " moved: " + delta);
+                }
+            });
         }
     }
 
