@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 import rdmaflux.verbs.AccessFlags;
@@ -157,49 +158,115 @@ class FaultsIT {
         }
     }
 
-    @Test
-    void peerProcessKilledMidStreamEndsReceiveWithTypedErrorAndFreesEverything() {
-        Map<String, Integer> baseline = Resources.baseline();
-        RdmaConnection c;
-        AtomicInteger received = new AtomicInteger();
-        AtomicReference<Throwable> end = new AtomicReference<>();
-        CountDownLatch ended = new CountDownLatch(1);
-        CountDownLatch streaming = new CountDownLatch(200);
-        long killedAt;
-        try (PeerProcess peer = PeerProcess.start("stream")) {
-            c = RdmaConnection.connect(peer.address()).block(T);
+    /** A connection receiving the peer's stream, checking every message. */
+    private static final class Receiver {
+        final RdmaConnection c;
+        final AtomicInteger received = new AtomicInteger();
+        final AtomicReference<Object> end = new AtomicReference<>();
+        final CountDownLatch ended = new CountDownLatch(1);
+
+        Receiver(RdmaConnection c) {
+            this.c = c;
             c.receive().subscribe(m -> {
                 try {
-                    int seq = received.getAndIncrement();
+                    int seq = received.get();
                     Payloads.verify(m.data(), seq, 1024);
+                    received.incrementAndGet();
                 } finally {
                     m.release();
                 }
-                streaming.countDown();
             }, e -> {
                 end.set(e);
                 ended.countDown();
             }, () -> {
-                end.set(new AssertionError("receive() completed as if the peer had closed in order"));
+                end.set("completed");
                 ended.countDown();
             });
-            await(streaming, "the peer's stream");
+        }
+
+        void awaitReceived(int n) {
+            long deadline = System.nanoTime() + T.toNanos();
+            while (received.get() < n && ended.getCount() > 0 && System.nanoTime() < deadline) {
+                Resources.sleep(20);
+            }
+            assertTrue(received.get() >= n, "received " + received.get() + " of " + n + ", end: " + end.get());
+        }
+    }
+
+    /**
+     * One peer process, three faults: (1) it is frozen (SIGSTOP; its kernel still acknowledges RDMA
+     * traffic but nothing answers the disconnect) and we dispose one connection: it must still close
+     * within the disconnect timeout; (2) it is thawed and keeps streaming on the other connection,
+     * to which we also send more than it has credits for (it never reads); (3) it is killed (SIGKILL):
+     * receive() and the sends waiting for credits end with typed errors within seconds, and with
+     * nobody calling dispose(), every native object of both connections is gone.
+     */
+    @Test
+    void peerProcessFrozenThenKilledMidStream() throws Exception {
+        Map<String, Integer> baseline = Resources.baseline();
+        Duration disconnectTimeout = Duration.ofSeconds(3);
+        ConnectionOptions options = ConnectionOptions.defaults().withTimeout(Step.DISCONNECT, disconnectTimeout);
+        Receiver survivor;
+        Receiver frozen;
+        AtomicInteger sent = new AtomicInteger();
+        AtomicReference<Throwable> sendEnd = new AtomicReference<>();
+        CountDownLatch sendEnded = new CountDownLatch(1);
+        long killedAt;
+        try (PeerProcess peer = PeerProcess.start("stream")) {
+            survivor = new Receiver(RdmaConnection.connect(peer.address(), options).block(T));
+            frozen = new Receiver(RdmaConnection.connect(peer.address(), options).block(T));
+            // The peer never reads: after the 32 credits it granted, our sends wait.
+            Flux.range(0, 1000).flatMapSequential(i -> survivor.c.send(Payloads.message(i, 1024))
+                            .doOnSuccess(v -> sent.incrementAndGet()), 16)
+                    .subscribe(null, e -> {
+                        sendEnd.set(e);
+                        sendEnded.countDown();
+                    }, sendEnded::countDown);
+            survivor.awaitReceived(100);
+            frozen.awaitReceived(100);
+
+            signal("STOP", peer.pid());
+            Resources.sleep(500);
+            long disposing = System.nanoTime();
+            frozen.c.dispose();
+            frozen.c.onDispose().block(T);
+            Duration closeTook = Duration.ofNanos(System.nanoTime() - disposing);
+            ConnectionState last = frozen.c.states().blockLast(T);
+            System.out.printf("frozen peer: dispose finished after %d ms in %s, receive() ended with %s%n",
+                    closeTook.toMillis(), last, frozen.end.get());
+            assertTrue(last.isTerminal(), "state after dispose: " + last);
+            assertTrue(closeTook.compareTo(disconnectTimeout.plusSeconds(10)) < 0, "dispose took " + closeTook);
+            await(frozen.ended, "the frozen connection's receive() to end");
+
+            signal("CONT", peer.pid());
+            int before = survivor.received.get();
+            survivor.awaitReceived(before + 100); // the thawed peer streams on
             killedAt = System.nanoTime();
             peer.kill();
         }
-        await(ended, "receive() to end after the peer was killed");
+        await(survivor.ended, "receive() to end after the peer was killed");
         Duration took = Duration.ofNanos(System.nanoTime() - killedAt);
-        Throwable e = end.get();
+        Object e = survivor.end.get();
         assertInstanceOf(RdmaCmException.class, e, "untyped end of receive(): " + e);
         assertTrue(took.compareTo(Duration.ofSeconds(20)) < 0, "receive() ended only after " + took);
-        System.out.printf("peer killed after %d messages; receive() ended %d ms later with %s%n", received.get(),
-                took.toMillis(), e);
-        c.onDispose().block(T); // the connection cleaned up after itself, without dispose()
-        assertInstanceOf(ConnectionState.Failed.class, c.states().blockLast(T));
-        StepVerifier.create(c.send(ByteBuffer.allocate(8))).expectError(IllegalStateException.class).verify(T);
-        // Nobody called dispose(): the failure alone freed both processes' objects.
+        // The sends the dead peer had no credit for fail, typed, too.
+        await(sendEnded, "the pending sends to fail");
+        assertInstanceOf(RdmaCmException.class, sendEnd.get(), "untyped end of the sends: " + sendEnd.get());
+        assertTrue(sent.get() <= PeerMain.OPTIONS.receiveBuffers(), "sends completed without credit: " + sent.get());
+        System.out.printf("peer killed after %d messages; receive() ended %d ms later with %s; %d sends completed, "
+                + "the rest failed with %s%n", survivor.received.get(), took.toMillis(), e, sent.get(), sendEnd.get());
+        survivor.c.onDispose().block(T); // the connection cleaned up after itself, without dispose()
+        assertInstanceOf(ConnectionState.Failed.class, survivor.c.states().blockLast(T));
+        StepVerifier.create(survivor.c.send(ByteBuffer.allocate(8))).expectError(IllegalStateException.class)
+                .verify(T);
+        // Nobody called dispose() on the survivor: the failure alone freed both processes' objects.
         Resources.awaitBaseline(baseline, T, "after the peer process was killed");
-        c.dispose();
+        survivor.c.dispose();
+    }
+
+    private static void signal(String signal, long pid) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+        assertEquals(0, kill.waitFor(), "kill -" + signal);
     }
 
     @Test
