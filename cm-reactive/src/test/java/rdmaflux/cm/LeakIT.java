@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 import rdmaflux.testing.RdmaResources;
 import rdmaflux.testing.RdmaTestEnv;
 
@@ -41,6 +42,7 @@ class LeakIT {
                         c.dispose();
                         return c.onDispose();
                     })
+                    .publishOn(Schedulers.boundedElastic()) // the snapshot below runs a process: not on parallel
                     .doOnSuccess(v -> {
                         int n = done.incrementAndGet();
                         if (n % 100 == 0) {

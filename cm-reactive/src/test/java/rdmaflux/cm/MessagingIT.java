@@ -20,14 +20,15 @@ class MessagingIT {
     private static final Duration T = Duration.ofMinutes(3);
     private static final int COUNT = 10_000;
     /**
-     * The size mix. Every byte of every message crosses rxe, which in the sandbox runs on an emulated
-     * CPU and checksums each 1 KiB packet: the volume, not the count, decides the run time (measured
-     * there: ~7 MiB/s through echo). So message {@code i} is {@code SIZES[i % 4]} (1 byte, an odd
-     * unaligned 17, 256 and 4 KiB: below and above the 64-byte inline limit and the 1 KiB packet
-     * size), every {@value #KIB64_EVERY}th is 64 KiB (multi-packet) and every {@value #MIB_EVERY}th
-     * is 1 MiB (the largest, a full buffer): 40 × 1 MiB, 480 × 64 KiB, 2,000 × 4 KiB and ~7,500 of
-     * 1/17/256 bytes, ~78 MiB
-     * per direction.
+     * The size mix. In the sandbox every byte crosses rxe on an emulated CPU (which checksums each
+     * 1 KiB packet) and every message costs a few thread hand-offs there too, so both the volume and
+     * the count set the run time. Message {@code i} is {@code SIZES[i % 4]} (1 byte, an odd unaligned
+     * 17, 256 and 4 KiB: below and above the 64-byte inline limit and the packet size), every
+     * {@value #KIB64_EVERY}th is 64 KiB (multi-packet) and every {@value #MIB_EVERY}th is 1 MiB (a full
+     * buffer): 40 × 1 MiB, 480 × 64 KiB, 2,000 × 4 KiB and 7,480 of 1/17/256 bytes, ~78 MiB per
+     * direction. (A 64 KiB every 5th, 170 MiB, took 2-3 times as long.) Measured in the sandbox: echo
+     * ~10 s, ping-pong ~20 s on an idle build machine, 2-4 times that while other VMs compete for its
+     * two cores.
      */
     private static final int[] SIZES = {1, 17, 256, 4096};
     private static final int KIB64_EVERY = 20;
