@@ -33,6 +33,7 @@ import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.RdmaException;
 import rdmaflux.verbs.ReceiveRequests;
 import rdmaflux.verbs.RemoteBuffer;
 import rdmaflux.verbs.SendFlag;
@@ -51,8 +52,14 @@ import rdmaflux.verbs.WorkCompletions;
  * loop. Application-visible signals hop to {@link ConnectionOptions#scheduler()}.
  */
 final class Connection implements RdmaConnection, CompletionLoop.Handler {
-    /** Control messages in flight at most: credit updates plus the orderly close. */
-    private static final int CONTROL_SLOTS = 2;
+    /**
+     * Receive buffers posted beyond the credits granted, for the peer's control messages, which need
+     * no credit (they return credits; needing one could deadlock). A control's send completes when
+     * the peer's device took it, not when the peer's software re-posted the buffer, so the sender
+     * cannot count them; instead {@link #maybeReturnCredits} bounds how many can be unprocessed at
+     * the peer: at most 2 credit updates (see there) plus the one orderly close.
+     */
+    private static final int CONTROL_SLOTS = 3;
     private static final long RECV_TAG = 1L << 62;
     private static final int SLOT_POSTED = 0;
     private static final int SLOT_DELIVERED = 1;
@@ -93,6 +100,8 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     private final Arena arena = Arena.ofAuto();
 
     private MonoSink<RdmaConnection> connectSink;
+    /** Client: set by whichever comes first, handing the connect result over or the subscriber's cancel. */
+    private final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
     private CmId id;
     private InetSocketAddress remote;
     private long stepStarted;
@@ -125,6 +134,8 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     private int freeSendTop;
     private int creditsAvailable;
     private int creditsToReturn;
+    /** Messages that took a credit (data, write notifications), delivered and not yet released. */
+    private int held;
     private boolean controlInFlight;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private SendRequests sendBatch;
@@ -158,7 +169,14 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
             Connection c = new Connection(Role.CLIENT, options, cm, CompletionLoop.shared());
             c.connectSink = sink;
             c.remote = remote;
-            sink.onCancel(() -> cm.execute(c::cancelIfConnecting));
+            sink.onCancel(() -> {
+                // Either the subscriber gets the connection or the cancel closes it, never neither: a
+                // cancel that raced the handshake's success used to leave an established, unowned
+                // connection (found by FaultsIT's random cancel points).
+                if (c.settled.compareAndSet(false, true)) {
+                    cm.execute(c.machine::close);
+                }
+            });
             cm.execute(() -> {
                 try {
                     c.id = cm.channel().createId(PortSpace.TCP);
@@ -168,7 +186,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
                     c.machine.fail(e);
                 }
             });
-        }).publishOn(options.scheduler());
+        }).doOnDiscard(RdmaConnection.class, RdmaConnection::dispose); // delivered to nobody: close it
     }
 
     /** Server side: called on the CM loop with the id of a connect request that was accepted. */
@@ -199,10 +217,30 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         }
     }
 
-    private void cancelIfConnecting() {
-        if (!(machine.state() instanceof ConnectionState.Established)) {
-            machine.close();
+    /**
+     * Ends the connect Mono (CM loop). The client's subscriber is told on the options' scheduler, and
+     * only if it did not cancel first ({@link #settled}); the server's sink is the server's own,
+     * non-blocking one.
+     */
+    private void settle(MonoSink<RdmaConnection> s, Throwable error) {
+        if (role == Role.SERVER) {
+            if (error == null) {
+                s.success(this);
+            } else {
+                s.error(error);
+            }
+            return;
         }
+        options.scheduler().schedule(() -> {
+            if (!settled.compareAndSet(false, true)) {
+                return; // cancelled first; the cancel closes the connection
+            }
+            if (error == null) {
+                s.success(this);
+            } else {
+                s.error(error);
+            }
+        });
     }
 
     /** CM loop: every event for this connection's id. */
@@ -227,9 +265,22 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         stepStarted = now;
         try {
             switch (to) {
-                case ConnectionState.ResolvingAddress r ->
+                case ConnectionState.ResolvingAddress r -> {
+                    try {
                         id.resolveAddress(null, remote, options.timeout(Step.ADDRESS));
-                case ConnectionState.ResolvingRoute r -> id.resolveRoute(options.timeout(Step.ROUTE));
+                    } catch (RdmaException e) {
+                        // rdma_resolve_addr fails at once (ENETUNREACH, EADDRNOTAVAIL, ...) when the kernel
+                        // already knows there is no route: the same failure as a later ADDR_ERROR event.
+                        throw stepError(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
+                    }
+                }
+                case ConnectionState.ResolvingRoute r -> {
+                    try {
+                        id.resolveRoute(options.timeout(Step.ROUTE));
+                    } catch (RdmaException e) {
+                        throw stepError(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
+                    }
+                }
                 case ConnectionState.Connecting c -> {
                     createResources();
                     id.connect(parameters());
@@ -254,6 +305,19 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         } catch (RuntimeException ex) {
             machine.fail(ex);
         }
+    }
+
+    /**
+     * A CM call that failed synchronously, as the typed exception its error event would have produced
+     * (status = -errno, like an event's), so callers branch on one type whichever way it failed.
+     */
+    private static RdmaCmException stepError(Step step, CmEventType type, RdmaException cause) {
+        if (cause instanceof RdmaCmException typed) {
+            return typed;
+        }
+        RdmaCmException e = RdmaCmException.of(step, type, -cause.errno(), null);
+        e.addSuppressed(cause);
+        return e;
     }
 
     private ConnectionParameters parameters() {
@@ -314,7 +378,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
         if (s != null) {
-            s.success(this);
+            settle(s, null);
         }
     }
 
@@ -363,7 +427,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
         if (s != null && cause != null) {
-            s.error(cause);
+            settle(s, cause);
         }
         completions.execute(() -> {
             Throwable end = cause;
@@ -566,6 +630,9 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         WcOpcode opcode = wc.opcode(i);
         int len = wc.byteLength(i);
         if (opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+            synchronized (this) {
+                held++;
+            }
             slot.deliver(0, true, wc.immediateData(i));
             emit(slot, 0);
             return;
@@ -585,6 +652,9 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
                 drainPending();
             }
         }
+        synchronized (this) {
+            held++;
+        }
         slot.deliver(len, false, 0);
         emit(slot, len);
     }
@@ -599,6 +669,10 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     /** Called by {@link ReceiveSlot#release()} from any thread. */
     void released(ReceiveSlot slot) {
         synchronized (this) {
+            if (slot.state != SLOT_DELIVERED) {
+                return; // released twice, concurrently: posting the buffer twice would corrupt it
+            }
+            held--;
             if (tornDown || qp == null || qp.isClosed()) {
                 slot.state = SLOT_DEAD;
                 return;
@@ -626,14 +700,26 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
 
     // ---------------------------------------------------------------- sending
 
-    /** Guarded by this. Returns credits with a control message when no data send will carry them soon. */
+    /**
+     * Guarded by this. Returns credits with a control message when no data send will carry them soon.
+     *
+     * <p>A credit update goes out when more than half of the credits granted wait to be returned, or
+     * when every credit is here (released or held by the application), so the peer has none and
+     * nothing is in flight. This bounds the updates the peer may not have processed yet, whatever its
+     * threads are doing: each one in flight carries credits, all of them together at most
+     * {@code receiveBuffers}; an update of the second kind is only sent when none is in flight, and
+     * after it (at least 1 credit) at most one of the first kind (more than half) fits. With the close,
+     * at most 3: {@link #CONTROL_SLOTS}. (A quarter-window threshold let 4 and more pile up at a peer
+     * whose completion thread lagged, and they hit RNR: MessagingIT's echo saw 12 RNR NAKs.)
+     */
     private void maybeReturnCredits() {
         if (!credits || creditsToReturn == 0 || controlInFlight || closedForSends) {
             return;
         }
-        int threshold = Math.max(1, options.receiveBuffers() / 4);
+        int granted = options.receiveBuffers();
+        boolean peerStarved = creditsToReturn + held >= granted;
         boolean dataWillCarry = !pending.isEmpty() && creditsAvailable > 0;
-        if (creditsToReturn >= threshold && !dataWillCarry) {
+        if ((creditsToReturn > granted / 2 || peerStarved) && !dataWillCarry) {
             postControl(Kind.CONTROL);
         }
     }
@@ -901,6 +987,9 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
 
     @Override
     public void dispose() {
+        // Refuse new operations now, not when the CM loop gets to the close: a send issued after
+        // dispose() returned must fail, whatever the loop is busy with.
+        closedForSends = true;
         cm.execute(machine::close);
     }
 

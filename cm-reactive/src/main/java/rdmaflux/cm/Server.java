@@ -151,7 +151,10 @@ final class Server implements RdmaServer {
 
     @Override
     public Flux<RdmaConnection> connections() {
-        return accepted.asFlux().publishOn(options.scheduler());
+        // A connection that was established but reaches no subscriber (it cancelled with some still
+        // queued) would stay open with nobody to close it: close it instead.
+        return accepted.asFlux().publishOn(options.scheduler())
+                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose);
     }
 
     @Override

@@ -1,14 +1,20 @@
 package rdmaflux.cm;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import rdmaflux.testing.RdmaTestEnv;
 
-/** Test fixture: an rdmaflux server on the test RDMA address that echoes every message back. */
+/**
+ * Test fixture: an rdmaflux server on the test RDMA address that echoes every message back.
+ *
+ * <p>Pipelined and zero-copy: each received message is sent back straight from its receive buffer
+ * (send copies it into a send buffer when posted) and released once that send completed, with up to
+ * {@link ConnectionOptions#sendBuffers()} echoes in flight. Holding the message until then keeps the
+ * credit, so a client that does not read its echoes slows its own sending down.
+ */
 final class EchoServer implements AutoCloseable {
     final RdmaServer server;
     private final Disposable.Composite handlers = Disposables.composite();
@@ -16,12 +22,12 @@ final class EchoServer implements AutoCloseable {
     EchoServer(ConnectionOptions options) {
         server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options, AcceptFilter.ACCEPT_ALL)
                 .block(Duration.ofSeconds(30));
-        handlers.add(server.connections().subscribe(c -> handlers.add(
-                c.receive().concatMap(m -> {
-                    ByteBuffer copy = ByteBuffer.wrap(m.toByteArray());
-                    m.release();
-                    return c.send(copy);
-                }, 0).subscribe(null, e -> { }))));
+        handlers.add(server.connections().subscribe(c -> {
+            handlers.add(c); // closed with the fixture if the client did not close it first
+            handlers.add(c.receive().flatMapSequential(m -> c.send(m.asByteBuffer()).doFinally(s -> m.release()),
+                                options.sendBuffers())
+                    .subscribe(null, e -> { }, c::dispose));
+        }));
     }
 
     InetSocketAddress address() {

@@ -1,0 +1,72 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+
+import rdmaflux.testing.RdmaResources;
+import rdmaflux.testing.RdmaTestEnv;
+
+/** Test fixture: waits for the kernel's RDMA object counts to come back to a baseline. */
+final class Resources {
+    private static volatile boolean deviceOpened;
+
+    private Resources() {
+    }
+
+    /**
+     * The counts to come back to. librdmacm opens a device context on a process's first use of the
+     * device and keeps it for the life of the process ({@code ctx} in {@code rdma resource show}): that
+     * is done here first, so it is in every baseline. Then waits until the counts stop moving, because
+     * the previous test's connections may still be closing on the CM thread.
+     *
+     * @return the settled counts
+     */
+    static Map<String, Integer> baseline() {
+        if (!deviceOpened) {
+            RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(Duration.ofSeconds(60))
+                    .disposeNow(Duration.ofSeconds(60));
+            deviceOpened = true;
+        }
+        Map<String, Integer> prev = RdmaResources.snapshot();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < deadline) {
+            sleep(300);
+            Map<String, Integer> now = RdmaResources.snapshot();
+            if (now.equals(prev)) {
+                return now;
+            }
+            prev = now;
+        }
+        return prev;
+    }
+
+    /**
+     * Teardown is asynchronous (CM thread, completion thread, the peer's side): polls
+     * {@link RdmaResources#snapshot()} until it equals {@code baseline}, then asserts it does.
+     *
+     * @param baseline counts taken before the test's connections
+     * @param within the longest wait
+     * @param what what is checked, for the failure message
+     */
+    static void awaitBaseline(Map<String, Integer> baseline, Duration within, String what) {
+        long deadline = System.nanoTime() + within.toNanos();
+        Map<String, Integer> now = RdmaResources.snapshot();
+        while (!now.equals(baseline) && System.nanoTime() < deadline) {
+            sleep(200);
+            now = RdmaResources.snapshot();
+        }
+        assertEquals(baseline, now, what + ": kernel RDMA objects (rdma resource show) not back to the baseline");
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
