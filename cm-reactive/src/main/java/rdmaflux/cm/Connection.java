@@ -90,7 +90,8 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
 
     private final Role role;
     private final ConnectionOptions options;
-    private final RdmaRecorder recorder;
+    /** Set once before the connection is published, on the thread that creates it. */
+    private RdmaRecorder recorder;
     private final CmEventLoop cm;
     private final CompletionLoop completions;
     private final ConnectionStateMachine machine;
@@ -169,6 +170,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
             Connection c = new Connection(Role.CLIENT, options, cm, CompletionLoop.shared());
             c.connectSink = sink;
             c.remote = remote;
+            c.recorder = options.recorder().forPeer(remote);
             sink.onCancel(() -> {
                 // Either the subscriber gets the connection or the cancel closes it, never neither: a
                 // cancel that raced the handshake's success used to leave an established, unowned
@@ -196,6 +198,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         c.id = request.id();
         c.connectSink = established;
         c.remote = request.id().peerAddress();
+        c.recorder = options.recorder().forPeer(c.remote);
         c.applyHello(hello, request.privateData());
         cm.register(c.id, c::onCmEvent);
         c.machine.start();
@@ -245,6 +248,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
 
     /** CM loop: every event for this connection's id. */
     private void onCmEvent(CmEvent e) {
+        recorder.cmEvent(e.type());
         if ((e.type() == CmEventType.ESTABLISHED) && role == Role.CLIENT && machine.state() == ConnectionState.CONNECTING) {
             try {
                 applyHello(credits ? Wire.parse(e.privateData()) : null, e.privateData());

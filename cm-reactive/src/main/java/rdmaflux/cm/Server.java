@@ -59,6 +59,7 @@ final class Server implements RdmaServer {
 
     /** CM loop: connect requests for the listener. */
     private void onCmEvent(CmEvent e) {
+        options.recorder().cmEvent(e.type());
         if (e.type() != CmEventType.CONNECT_REQUEST) {
             return; // a listener sees nothing else on RoCE; DEVICE_REMOVAL ends nothing we own here
         }
