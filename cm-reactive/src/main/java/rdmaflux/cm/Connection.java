@@ -59,7 +59,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
      * cannot count them; instead {@link #maybeReturnCredits} bounds how many can be unprocessed at
      * the peer: at most 2 credit updates (see there) plus the one orderly close.
      */
-    private static final int CONTROL_SLOTS = 3;
+    private static final int CONTROL_SLOTS = ConnectionOptions.CONTROL_RECEIVE_BUFFERS;
     private static final long RECV_TAG = 1L << 62;
     private static final int SLOT_POSTED = 0;
     private static final int SLOT_DELIVERED = 1;

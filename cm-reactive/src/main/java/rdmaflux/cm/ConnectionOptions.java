@@ -41,6 +41,12 @@ public final class ConnectionOptions {
         BUSY_POLL
     }
 
+    /**
+     * Receive buffers the {@link Protocol#CREDITS} protocol posts beyond {@link #receiveBuffers()} for
+     * its control messages (credit updates and the orderly close), which take no credit.
+     */
+    public static final int CONTROL_RECEIVE_BUFFERS = 3;
+
     private static final ConnectionOptions DEFAULTS = new Builder().build();
 
     private final Map<Step, Duration> timeouts;

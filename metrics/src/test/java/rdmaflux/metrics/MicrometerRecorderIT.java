@@ -127,8 +127,8 @@ class MicrometerRecorderIT {
             assertEquals(0, registry.get(MicrometerRdmaRecorder.COMPLETION_ERRORS).counters().stream()
                     .mapToDouble(c -> c.count()).sum());
             // At rest every receive buffer is posted again and every send has completed: both sides
-            // post receiveBuffers + 2 control slots.
-            int posted = 2 * (options.receiveBuffers() + 2);
+            // post receiveBuffers plus the control buffers.
+            int posted = 2 * (options.receiveBuffers() + ConnectionOptions.CONTROL_RECEIVE_BUFFERS);
             eventually("outstanding work requests at rest", posted,
                     () -> gauge(MicrometerRdmaRecorder.OUTSTANDING));
             double polls = count(MicrometerRdmaRecorder.CQ_POLLS);
