@@ -111,6 +111,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     private boolean peerClosed;
     private volatile boolean closedForSends;
     private boolean tornDown;
+    private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
     private boolean remoteClose;
     private boolean registered;
     private Throwable failure;
@@ -364,7 +365,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
             recvBatch.set(i, RECV_TAG | i).sge(i, 0, recvMr, (long) size * i, size);
         }
         qp.postReceive(recvBatch, recvCount);
-        recorder.outstanding(recvCount);
+        outstanding(recvCount);
     }
 
     private void established() {
@@ -465,9 +466,17 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         });
     }
 
+    /** Counts posted, uncompleted work requests for the recorder and for the final reckoning. */
+    private void outstanding(int delta) {
+        outstanding.addAndGet(delta);
+        recorder.outstanding(delta);
+    }
+
     /** CM loop: destroys the id, which destroys the QP and everything made through its context. */
     private void release(Throwable end) {
         cm.unregister(id);
+        // Work requests never completed (flushed after the last drain) die with the QP.
+        outstanding(-outstanding.get());
         try {
             id.close();
         } catch (RuntimeException e) {
@@ -543,7 +552,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         long wrId = wc.wrId(i);
         boolean ok = wc.isSuccess(i);
         if ((wrId & RECV_TAG) != 0) {
-            recorder.outstanding(-1);
+            outstanding(-1);
             ReceiveSlot slot = slots[(int) (wrId & ~RECV_TAG)];
             if (!ok) {
                 slot.state = SLOT_DEAD;
@@ -555,7 +564,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         }
         synchronized (this) {
             Op op = ops[(int) wrId];
-            recorder.outstanding(-1);
+            outstanding(-1);
             if (!ok) {
                 finishOp(op, null, completionError(i));
                 return;
@@ -696,7 +705,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
                 options.bufferSize());
         try {
             qp.postReceive(recvBatch, 1);
-            recorder.outstanding(1);
+            outstanding(1);
         } catch (RuntimeException e) {
             slot.state = SLOT_DEAD;
         }
@@ -748,7 +757,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
             freeOps.push(op);
             return false;
         }
-        recorder.outstanding(1);
+        outstanding(1);
         creditsToReturn = 0;
         if (kind == Kind.CONTROL) {
             controlInFlight = true;
@@ -846,7 +855,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
             finishOp(op, null, e);
             return true;
         }
-        recorder.outstanding(1);
+        outstanding(1);
         if (needsCredit(p.kind)) {
             creditsAvailable--;
         }
