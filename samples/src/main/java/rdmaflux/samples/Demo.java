@@ -24,7 +24,6 @@ import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.metrics.MicrometerRdmaRecorder;
 import rdmaflux.verbs.AccessFlags;
-import rdmaflux.verbs.Rdma;
 import rdmaflux.verbs.RemoteBuffer;
 
 /**
@@ -55,13 +54,8 @@ public final class Demo implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!Rdma.isAvailable()) {
-            System.err.println("RDMA is not available: " + Rdma.unavailabilityCause().getMessage());
-            return 2;
-        }
-        if (address.isEmpty()) {
-            System.err.println("--address is required outside the sandbox");
-            return 2;
+        if (!Samples.ready(address)) {
+            return Samples.CANNOT_RUN;
         }
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         ConnectionOptions options = ConnectionOptions.defaults().toBuilder()

@@ -26,7 +26,6 @@ import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
-import rdmaflux.verbs.Rdma;
 import rdmaflux.verbs.ReceiveRequests;
 import rdmaflux.verbs.SendFlag;
 import rdmaflux.verbs.SendOpcode;
@@ -73,13 +72,8 @@ public final class PingPong implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!Rdma.isAvailable()) {
-            System.err.println("RDMA is not available: " + Rdma.unavailabilityCause().getMessage());
-            return 2;
-        }
-        if (address.isEmpty()) {
-            System.err.println("--address is required outside the sandbox");
-            return 2;
+        if (!Samples.ready(address)) {
+            return Samples.CANNOT_RUN;
         }
         InetSocketAddress addr = new InetSocketAddress(InetAddress.getByName(address), port);
         if (serverOnly) {

@@ -36,7 +36,7 @@ import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.metrics.MicrometerRdmaRecorder;
 import rdmaflux.metrics.RdmaDeviceMetrics;
 import rdmaflux.verbs.AccessFlags;
-import rdmaflux.verbs.Rdma;
+import rdmaflux.samples.Samples;
 import rdmaflux.verbs.RemoteBuffer;
 
 /**
@@ -98,13 +98,8 @@ public final class MetricsDemo implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!Rdma.isAvailable()) {
-            System.err.println("RDMA is not available: " + Rdma.unavailabilityCause().getMessage());
-            return 2;
-        }
-        if (address.isEmpty()) {
-            System.err.println("--address is required outside the sandbox");
-            return 2;
+        if (!Samples.ready(address)) {
+            return Samples.CANNOT_RUN;
         }
         try (Running running = start()) {
             Thread main = Thread.currentThread();
