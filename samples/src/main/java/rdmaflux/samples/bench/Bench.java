@@ -39,11 +39,13 @@ import rdmaflux.verbs.RdmaDevice;
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
  * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
+ * Client sides (ours and C) run on CPU 0, server sides on CPU 1, unless {@code --no-pin}.
+ * {@code docs/benchmarks.md} explains the method and how to read results from the emulated sandbox.
  *
  * <p>Use {@code scripts/bench} (builds, runs in the Soft-RoCE sandbox when the host has no RDMA device,
  * and updates {@code docs/benchmarks.md}). By hand, on the sandbox:
  * <pre>{@code
- * scripts/sandbox/run -- $JAVA_HOME/bin/java --enable-native-access=ALL-UNNAMED \
+ * scripts/sandbox/run -- $JAVA_HOME/bin/java --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 \
  *     -cp samples/target/classes:$(cat samples/target/runtime-classpath.txt) \
  *     rdmaflux.samples.bench.Bench --quick
  * }</pre>
@@ -85,6 +87,10 @@ public final class Bench implements Callable<Integer> {
             + "quick 5).")
     Integer connections;
 
+    @Option(names = {"-r", "--repeat"}, description = "Runs of each comparison, ours and C alternating; the table "
+            + "shows each side's median (default: 3, quick 1).")
+    Integer repeatOption;
+
     @Option(names = "--timeout", description = "Seconds any single wait or tool run may take (default: "
             + "${DEFAULT-VALUE}).")
     int timeoutSeconds = 60;
@@ -105,6 +111,7 @@ public final class Bench implements Callable<Integer> {
 
     private PrintWriter pw;
     private boolean ourFailure;
+    private int repeat;
 
     /**
      * Runs the benchmark.
@@ -140,7 +147,9 @@ public final class Bench implements Callable<Integer> {
             device = Rdma.devices().stream().map(RdmaDevice::name).findFirst().orElseThrow();
         }
         int lat = latIters != null ? latIters : quick ? 30 : 300;
+        repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : 3;
         int latWarm = quick ? 10 : 30;
+        int readWarm = quick ? 200 : 3000; // reads take microseconds, ping-pong rounds milliseconds
         long budget = (bwMib != null ? bwMib : quick ? 2 : 16) * 1024L * 1024L;
         int bwMax = quick ? 500 : 4000;
         int conns = connections != null ? connections : quick ? 5 : 100;
@@ -176,14 +185,10 @@ public final class Bench implements Callable<Integer> {
             for (int size : only.contains("bandwidth") ? bwSizes : new int[0]) {
                 int n = (int) Math.max(16, Math.min(bwMax, budget / size));
                 int nWarm = Math.max(16, n / 10);
-                rows.add(bandwidthRow("send bandwidth", size, "ib_send_bw", n, () -> {
-                    t.sendBandwidth(size, nWarm);
-                    return t.sendBandwidth(size, n);
-                }, c));
-                rows.add(bandwidthRow("write bandwidth", size, "ib_write_bw", n, () -> {
-                    t.writeBandwidth(size, nWarm);
-                    return t.writeBandwidth(size, n);
-                }, c));
+                rows.add(bandwidthRow("send bandwidth", size, "ib_send_bw", n, () -> t.sendBandwidth(size, nWarm),
+                        () -> t.sendBandwidth(size, n), c));
+                rows.add(bandwidthRow("write bandwidth", size, "ib_write_bw", n, () -> t.writeBandwidth(size, nWarm),
+                        () -> t.writeBandwidth(size, n), c));
             }
             for (int size : only.contains("latency") ? latSizes : new int[0]) {
                 awaitJitQuiet();
@@ -200,7 +205,7 @@ public final class Bench implements Callable<Integer> {
                         () -> t.writeLatency(size, latWarm, lat), 2, c));
                 awaitJitQuiet();
                 rows.add(latencyRow("RDMA read latency p50", size, "ib_read_lat", lat,
-                        () -> t.readLatency(size, latWarm, lat), 1, c));
+                        () -> t.readLatency(size, readWarm, lat), 1, c));
             }
             if (only.contains("latency") || only.contains("bandwidth")) {
                 rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
@@ -259,7 +264,7 @@ public final class Bench implements Callable<Integer> {
         }
         t.sendLatency(2, 0, latWarm);
         t.writeLatency(2, 0, latWarm);
-        t.readLatency(2, 0, latWarm);
+        t.readLatency(2, quick ? 200 : 3000, latWarm);
     }
 
     /**
@@ -340,99 +345,177 @@ public final class Bench implements Callable<Integer> {
         return row;
     }
 
-    private Row latencyRow(String metric, int size, String tool, int iters, Supplier<VerbsTests.Latency> ours,
-                           int rttFactor, CTools c) {
-        double v = Double.NaN;
+    /** One measurement of ours: the value and the heap bytes per message its threads allocated. */
+    private record Measured(double value, double alloc) {
+    }
+
+    /**
+     * Measures ours and C {@link #repeat} times, alternating, and reports each side's median, so a hiccup
+     * of the (emulated) machine in one run does not decide a row. The note gives both sides' ranges.
+     */
+    private Row compare(String metric, long size, String unit, String tool, Row.Target target,
+                        Supplier<Measured> ours, Supplier<CTools.Outcome> c, String baseNote) {
+        List<Double> mine = new ArrayList<>();
+        List<Double> theirs = new ArrayList<>();
         double alloc = Double.NaN;
-        String note = "";
-        try {
-            VerbsTests.Latency r = ours.get();
-            v = Stats.typicalMicros(r.stamps(), rttFactor);
-            alloc = r.allocPerMessage();
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            note = "ours failed: " + e.getMessage();
+        List<String> errors = new ArrayList<>();
+        for (int r = 0; r < repeat; r++) {
+            try {
+                Measured m = ours.get();
+                mine.add(m.value());
+                alloc = Double.isNaN(alloc) ? m.alloc() : Math.max(alloc, m.alloc());
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                errors.add("ours failed: " + e.getMessage());
+            }
+            CTools.Outcome o = c.get();
+            if (o.ok()) {
+                theirs.add(o.value());
+            } else {
+                errors.add(o.error());
+            }
         }
-        CTools.Outcome o = c.latency(tool, size, iters);
-        if (!o.ok()) {
-            note = (note.isEmpty() ? "" : note + "; ") + o.error();
+        String note = baseNote;
+        if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
+            note = (note.isEmpty() ? "" : note + "; ") + "median of " + repeat + ": ours " + range(mine) + ", C "
+                    + range(theirs);
         }
-        Row row = new Row(metric, size, "us", v, o.value(), tool, Row.Target.RATIO_AT_MOST, alloc, note);
+        if (!errors.isEmpty()) {
+            note = (note.isEmpty() ? "" : note + "; ") + String.join("; ", errors.stream().distinct().toList());
+        }
+        Row row = new Row(metric, size, unit, median(mine), median(theirs), tool, target, alloc, note);
         progress(row);
         return row;
     }
 
-    private Row bandwidthRow(String metric, int size, String tool, int n, Supplier<VerbsTests.Bandwidth> ours,
-                             CTools c) {
-        double v = Double.NaN;
-        double alloc = Double.NaN;
-        String note = "";
-        try {
+    private static double median(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> v = values.stream().sorted().toList();
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+    }
+
+    private static String range(List<Double> values) {
+        double lo = values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+        double hi = values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        return Row.fmt(lo) + "-" + Row.fmt(hi);
+    }
+
+    private Row latencyRow(String metric, int size, String tool, int iters, Supplier<VerbsTests.Latency> ours,
+                           int rttFactor, CTools c) {
+        return compare(metric, size, "us", tool, Row.Target.RATIO_AT_MOST, () -> {
+            VerbsTests.Latency r = ours.get();
+            return new Measured(Stats.typicalMicros(r.stamps(), rttFactor), r.allocPerMessage());
+        }, () -> c.latency(tool, size, iters), "");
+    }
+
+    private Row bandwidthRow(String metric, int size, String tool, int n, Runnable warm,
+                             Supplier<VerbsTests.Bandwidth> ours, CTools c) {
+        // RNR NAKs the responder sent: a receiver that falls behind costs the sender an RNR wait each time.
+        long[] rnr = new long[2];
+        boolean counts = metric.startsWith("send") && PortCounters.read(device, PortCounters.RNR_NAKS_SENT) >= 0;
+        Row row = compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
+            warm.run();
+            long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
             VerbsTests.Bandwidth r = ours.get();
-            v = Stats.gbits(r.bytesPerSecond());
-            alloc = r.allocPerMessage();
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            note = "ours failed: " + e.getMessage();
+            rnr[0] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
+            return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
+        }, () -> {
+            long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
+            CTools.Outcome o = c.bandwidth(tool, size, n);
+            rnr[1] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
+            return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
+        }, n + " messages");
+        if (!counts) {
+            return row;
         }
-        CTools.Outcome o = c.bandwidth(tool, size, n);
-        if (!o.ok()) {
-            note = (note.isEmpty() ? "" : note + "; ") + o.error();
-        }
-        Row row = new Row(metric, size, "Gbit/s", v, Stats.gbits(o.value()), tool, Row.Target.RATIO_AT_LEAST, alloc,
-                note.isEmpty() ? n + " messages" : note);
-        progress(row);
-        return row;
+        return new Row(row.metric(), row.size(), row.unit(), row.ours(), row.c(), row.cTool(), row.target(),
+                row.allocPerMessage(), row.note() + "; RNR NAKs ours " + rnr[0] + ", C " + rnr[1]);
     }
 
     private Row reactiveRow(InetAddress ip, int iters, int warm, double cSendLat, Duration timeout) {
-        double v = Double.NaN;
+        List<Double> mine = new ArrayList<>();
         double alloc = Double.NaN;
-        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer; alloc = all threads";
-        try {
-            VerbsTests.Latency r = ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
-            v = Stats.typicalMicros(r.stamps(), 2);
-            alloc = r.allocPerMessage();
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            note = "ours failed: " + e;
+        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, default options; alloc = all threads";
+        for (int r = 0; r < repeat; r++) {
+            try {
+                VerbsTests.Latency l = ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
+                mine.add(Stats.typicalMicros(l.stamps(), 2));
+                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                note = "ours failed: " + e;
+            }
         }
-        Row row = new Row("reactive send/recv latency p50", 2, "us", v, cSendLat, "ib_send_lat", Row.Target.NONE,
-                alloc, note);
+        if (repeat > 1 && !mine.isEmpty()) {
+            note += "; median of " + repeat + ": " + range(mine);
+        }
+        Row row = new Row("reactive send/recv latency p50", 2, "us", median(mine), cSendLat, "ib_send_lat",
+                Row.Target.NONE, alloc, note);
         progress(row);
         return row;
     }
 
     private List<Row> setupRows(InetAddress ip, int conns, Duration timeout, CTools c) throws InterruptedException {
         List<Row> rows = new ArrayList<>();
-        ConnectionRate.Result ours = null;
-        String note = "";
+        List<ConnectionRate.Result> ours = new ArrayList<>();
+        List<ConnectionRate.Result> theirs = new ArrayList<>();
+        List<String> errors = new ArrayList<>();
         try {
-            // A short untimed round first: class loading and the first native links stay out of the numbers.
-            ConnectionRate.run(new InetSocketAddress(ip, basePort + 1), Math.min(conns, 5), timeout);
-            ours = ConnectionRate.run(new InetSocketAddress(ip, basePort + 2), conns, timeout);
+            // An untimed round first, so class loading and the JIT's first compilations stay out of the numbers.
+            ConnectionRate.run(new InetSocketAddress(ip, basePort + 1), conns, timeout);
         } catch (RuntimeException e) {
             ourFailure = true;
-            note = "ours failed: " + e.getMessage();
+            errors.add("ours failed: " + e.getMessage());
         }
-        StringBuilder error = new StringBuilder();
-        Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-        if (!error.isEmpty()) {
-            note = (note.isEmpty() ? "" : note + "; ") + error;
+        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
+            try {
+                ours.add(ConnectionRate.run(new InetSocketAddress(ip, basePort + 2 + r), conns, timeout));
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                errors.add("ours failed: " + e.getMessage());
+            }
+            StringBuilder error = new StringBuilder();
+            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+            if (error.isEmpty()) {
+                theirs.add(new ConnectionRate.Result(conns, cm));
+            } else {
+                errors.add(error.toString());
+            }
         }
-        double cRate = cm.isEmpty() ? Double.NaN : new ConnectionRate.Result(conns, cm).setupRate();
-        Row rate = new Row("connection setup rate", 0, "conn/s", ours == null ? Double.NaN : ours.setupRate(), cRate,
-                "cmtime", Row.Target.RATIO_AT_LEAST, Double.NaN,
-                note.isEmpty() ? conns + " connections; create id..connect" : note);
+        ConnectionRate.Result o = medianRun(ours);
+        ConnectionRate.Result t = medianRun(theirs);
+        String note = conns + " connections; create id..connect";
+        if (repeat > 1 && !ours.isEmpty() && !theirs.isEmpty()) {
+            note += "; median of " + repeat + ": ours " + range(ours.stream().map(ConnectionRate.Result::setupRate)
+                    .toList()) + ", C " + range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
+        }
+        if (!errors.isEmpty()) {
+            note += "; " + String.join("; ", errors);
+        }
+        Row rate = new Row("connection setup rate", 0, "conn/s", o == null ? Double.NaN : o.setupRate(),
+                t == null ? Double.NaN : t.setupRate(), "cmtime", Row.Target.RATIO_AT_LEAST, Double.NaN, note);
         progress(rate);
         rows.add(rate);
         for (ConnectionRate.Step s : ConnectionRate.Step.values()) {
-            double o = ours == null ? Double.NaN : ours.totalMillis().getOrDefault(s, Double.NaN);
-            Row r = new Row("setup step: " + s.label + " (total)", 0, "ms", o, cm.getOrDefault(s, Double.NaN),
-                    "cmtime", Row.Target.NONE, Double.NaN, "");
-            rows.add(r);
+            rows.add(new Row("setup step: " + s.label + " (total)", 0, "ms",
+                    o == null ? Double.NaN : o.totalMillis().getOrDefault(s, Double.NaN),
+                    t == null ? Double.NaN : t.totalMillis().getOrDefault(s, Double.NaN), "cmtime", Row.Target.NONE,
+                    Double.NaN, "from the median run"));
         }
         return rows;
+    }
+
+    /** @return the run with the median setup rate (its step times are shown), or null */
+    private static ConnectionRate.Result medianRun(List<ConnectionRate.Result> runs) {
+        if (runs.isEmpty()) {
+            return null;
+        }
+        List<ConnectionRate.Result> sorted = runs.stream()
+                .sorted(java.util.Comparator.comparingDouble(ConnectionRate.Result::setupRate)).toList();
+        return sorted.get(sorted.size() / 2);
     }
 
     private void progress(Row r) {

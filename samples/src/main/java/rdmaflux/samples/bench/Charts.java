@@ -44,8 +44,8 @@ final class Charts {
         Graphics2D g = start(img, title);
         long minSize = rows.stream().mapToLong(Row::size).min().orElse(2);
         long maxSize = rows.stream().mapToLong(Row::size).max().orElse(1 << 20);
-        double maxY = rows.stream().flatMapToDouble(r -> java.util.stream.DoubleStream.of(r.ours(), r.c()))
-                .filter(v -> !Double.isNaN(v)).max().orElse(1) * 1.1;
+        double maxY = niceCeiling(rows.stream().flatMapToDouble(r -> java.util.stream.DoubleStream.of(r.ours(),
+                r.c())).filter(v -> !Double.isNaN(v)).max().orElse(1) * 1.05);
         double lx0 = log2(minSize);
         double lx1 = Math.max(lx0 + 1, log2(maxSize));
         int pw = w - left - right;
@@ -60,11 +60,13 @@ final class Charts {
             g.setColor(Color.DARK_GRAY);
             g.drawString(Row.fmt(v), left - 50, y + 4);
         }
+        int lastLabel = -1000;
         for (Row r : rows) {
-            if (r.metric().startsWith("send")) {
-                int x = left + (int) (pw * (log2(r.size()) - lx0) / (lx1 - lx0));
+            int x = left + (int) (pw * (log2(r.size()) - lx0) / (lx1 - lx0));
+            if (r.metric().startsWith("send") && x - lastLabel >= 50) {
                 g.setColor(Color.DARK_GRAY);
                 g.drawString(Row.sizeText(r.size()), x - 18, top + ph + 20);
+                lastLabel = x;
             }
         }
         g.drawString("message size (log scale)", left + pw / 2 - 70, h - 15);
@@ -114,7 +116,9 @@ final class Charts {
      * @param file where to write the PNG
      */
     static void ratios(List<Row> rows, String title, Path file) throws IOException {
-        List<Row> bars = rows.stream().filter(r -> !Double.isNaN(r.ratio())).toList();
+        // Rows with a target, plus the informational latency rows; the setup steps' ms ratios have their own
+        // scale and would squeeze everything else.
+        List<Row> bars = rows.stream().filter(r -> !Double.isNaN(r.ratio()) && !r.unit().equals("ms")).toList();
         int rowH = 24;
         int w = 960;
         int left = 330;
@@ -151,7 +155,8 @@ final class Charts {
         g.setColor(Color.DARK_GRAY);
         g.drawLine(left, top, left, axisY);
         g.drawLine(left, axisY, left + pw, axisY);
-        for (double v = 0; v <= max + 1e-9; v += max > 4 ? 1 : 0.5) {
+        double step = max > 8 ? Math.ceil(max / 8) : max > 4 ? 1 : 0.5;
+        for (double v = 0; v <= max + 1e-9; v += step) {
             int x = left + (int) (pw * v / max);
             g.drawLine(x, axisY, x, axisY + 4);
             g.drawString(Row.fmt(v), x - 8, axisY + 18);
@@ -186,6 +191,20 @@ final class Charts {
     private static void finish(Graphics2D g, BufferedImage img, Path file) throws IOException {
         g.dispose();
         ImageIO.write(img, "png", file.toFile());
+    }
+
+    /** @return the smallest 1, 2 or 5 times a power of ten that is at least {@code v} */
+    static double niceCeiling(double v) {
+        if (v <= 0 || Double.isNaN(v)) {
+            return 1;
+        }
+        double p = Math.pow(10, Math.floor(Math.log10(v)));
+        for (double m : new double[] {1, 2, 2.5, 5, 10}) {
+            if (m * p >= v) {
+                return m * p;
+            }
+        }
+        return 10 * p;
     }
 
     private static double log2(double v) {
