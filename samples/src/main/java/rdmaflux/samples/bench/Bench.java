@@ -1,0 +1,563 @@
+package rdmaflux.samples.bench;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import rdmaflux.verbs.Rdma;
+import rdmaflux.verbs.RdmaDevice;
+
+/**
+ * Measures rdmaflux against rdma-core's C tools on the same device in the same run and prints one table:
+ * ours, C, the ratio, the target and whether it holds (a missed target is marked, never hidden).
+ *
+ * <ul>
+ *   <li>Latency (p50, as perftest's {@code t_typical}): SEND/RECV ping-pong vs {@code ib_send_lat},
+ *       RDMA WRITE ping-pong vs {@code ib_write_lat}, RDMA READ vs {@code ib_read_lat}; target ours ≤ 1.10 × C.
+ *       Plus the reactive API's send/recv ping-pong against the same {@code ib_send_lat} value.</li>
+ *   <li>Bandwidth: SEND vs {@code ib_send_bw}, RDMA WRITE vs {@code ib_write_bw}, message sizes 2 B to
+ *       1 MiB; target ours ≥ 0.95 × C.</li>
+ *   <li>Connection setup rate with per-step times vs {@code cmtime}; target ours ≥ 0.8 × C.</li>
+ *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
+ * </ul>
+ * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
+ * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
+ * Client sides (ours and C) run on CPU 0, server sides on CPU 1, unless {@code --no-pin}.
+ * {@code docs/benchmarks.md} explains the method and how to read results from the emulated sandbox.
+ *
+ * <p>Use {@code scripts/bench} (builds, runs in the Soft-RoCE sandbox when the host has no RDMA device,
+ * and updates {@code docs/benchmarks.md}). By hand, on the sandbox:
+ * <pre>{@code
+ * scripts/sandbox/run -- $JAVA_HOME/bin/java --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 \
+ *     -cp samples/target/classes:$(cat samples/target/runtime-classpath.txt) \
+ *     rdmaflux.samples.bench.Bench --quick
+ * }</pre>
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Latency, bandwidth, connection setup and allocation of rdmaflux vs rdma-core's C tools.")
+public final class Bench implements Callable<Integer> {
+    private static final String MULTICAST_NOTE = "owned by the multicast work; not part of this benchmark yet";
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-a", "--address"}, description = "IP address of the RDMA interface (default: "
+            + "$RDMAFLUX_TEST_ADDR, else $RDMAFLUX_SANDBOX_ADDR).")
+    String address = firstEnv("RDMAFLUX_TEST_ADDR", "RDMAFLUX_SANDBOX_ADDR");
+
+    @Option(names = {"-d", "--ib-dev"}, paramLabel = "DEVICE", description = "RDMA device (default: "
+            + "$RDMAFLUX_TEST_DEVICE, else $RDMAFLUX_SANDBOX_DEVICE, else the first).")
+    String device = firstEnv("RDMAFLUX_TEST_DEVICE", "RDMAFLUX_SANDBOX_DEVICE");
+
+    @Option(names = "--quick", description = "A short run (a few sizes, few iterations): checks that everything "
+            + "works, numbers are rough.")
+    boolean quick;
+
+    @Option(names = {"-o", "--out"}, paramLabel = "DIR", description = "Also write results.md, bandwidth.png and "
+            + "ratios.png to DIR.")
+    Path out;
+
+    @Option(names = {"-p", "--port"}, description = "First port for the servers (default: ${DEFAULT-VALUE}).")
+    int basePort = 19000;
+
+    @Option(names = "--lat-iters", description = "Timed iterations per latency test (default: 300, quick 30).")
+    Integer latIters;
+
+    @Option(names = "--bw-mib", description = "MiB sent per bandwidth test and size (default: 16, quick 2).")
+    Integer bwMib;
+
+    @Option(names = {"-c", "--connections"}, description = "Connections for the setup rate (default: 100, "
+            + "quick 5).")
+    Integer connections;
+
+    @Option(names = {"-r", "--repeat"}, description = "Runs of each comparison, ours and C alternating; the table "
+            + "shows each side's median (default: 3, quick 1).")
+    Integer repeatOption;
+
+    @Option(names = "--timeout", description = "Seconds any single wait or tool run may take (default: "
+            + "${DEFAULT-VALUE}).")
+    int timeoutSeconds = 60;
+
+    @Option(names = "--only", split = ",", paramLabel = "GROUP",
+            description = "Run only these groups: latency, bandwidth, reactive, setup (default: all).")
+    java.util.Set<String> only = java.util.Set.of("latency", "bandwidth", "reactive", "setup");
+
+    @Option(names = "--no-pin", description = "Do not pin the client side to CPU 0 and the server side to CPU 1 "
+            + "(ours with sched_setaffinity, the C tools with taskset).")
+    boolean noPin;
+
+    @Option(names = {"-v", "--verbose"}, description = "Print the C tools' output.")
+    boolean verbose;
+
+    @Option(names = "--command", hidden = true, description = "The command line to record in results.md.")
+    String command;
+
+    private PrintWriter pw;
+    private boolean ourFailure;
+    private int repeat;
+
+    /**
+     * Runs the benchmark.
+     *
+     * @param args command line; {@code --help} describes it
+     */
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new Bench()).execute(args));
+    }
+
+    private static String firstEnv(String... names) {
+        for (String n : names) {
+            String v = System.getenv(n);
+            if (v != null && !v.isBlank()) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        pw = spec.commandLine().getOut();
+        if (!Rdma.isAvailable()) {
+            spec.commandLine().getErr().println("bench: RDMA is not available: "
+                    + Rdma.unavailabilityCause().getMessage());
+            return 2;
+        }
+        if (address == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--address is required outside the sandbox");
+        }
+        if (device == null) {
+            device = Rdma.devices().stream().map(RdmaDevice::name).findFirst().orElseThrow();
+        }
+        int lat = latIters != null ? latIters : quick ? 30 : 300;
+        repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : 3;
+        int latWarm = quick ? 10 : 30;
+        int readWarm = quick ? 200 : 3000; // reads take microseconds, ping-pong rounds milliseconds
+        long budget = (bwMib != null ? bwMib : quick ? 2 : 16) * 1024L * 1024L;
+        int bwMax = quick ? 500 : 4000;
+        int conns = connections != null ? connections : quick ? 5 : 100;
+        int[] latSizes = quick ? new int[] {2} : new int[] {2, 4096};
+        int[] bwSizes = quick ? new int[] {2, 65536}
+                : new int[] {2, 8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288, 1 << 20};
+        if (lat < 5) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "perftest needs --lat-iters >= 5");
+        }
+        Duration timeout = Duration.ofSeconds(timeoutSeconds);
+        InetAddress ip = InetAddress.getByName(address);
+        boolean pin = !noPin && Affinity.available();
+        CTools c = new CTools(device, ip.getHostAddress(), basePort + 100, timeout, verbose, pin);
+        Instant started = Instant.now();
+        say("bench: %s on %s, %s, kernel %s, %s %s, %d CPUs%s", quick ? "quick run" : "full run", device,
+                ip.getHostAddress(), System.getProperty("os.version"), System.getProperty("java.vm.name"),
+                Runtime.version(), Runtime.getRuntime().availableProcessors(),
+                System.getenv("RDMAFLUX_SANDBOX_INSIDE") != null ? " (Soft-RoCE sandbox VM, TCG emulation)" : "");
+        say("bench: %s", pin ? "client side on CPU 0, server side on CPU 1 (ours and the C tools alike)"
+                : "threads and processes not pinned");
+
+        List<Row> rows = new ArrayList<>();
+        int maxSize = Math.max(65536, Math.max(bwSizes[bwSizes.length - 1], latSizes[latSizes.length - 1]));
+        double sendLat2 = Double.NaN;
+        try (VerbsLink link = VerbsLink.open(new InetSocketAddress(ip, basePort), maxSize, timeout)) {
+            VerbsTests t = new VerbsTests(link, timeout, pin);
+            if (pin) {
+                Affinity.pin(0);
+            }
+            warmUp(t, latWarm);
+            // Bandwidth first: by the time the latency loops run, the JIT has gone quiet, so no compiler
+            // thread competes with the two spinning threads and the kernel's RDMA work for the 2 CPUs.
+            for (int size : only.contains("bandwidth") ? bwSizes : new int[0]) {
+                int n = (int) Math.max(16, Math.min(bwMax, budget / size));
+                int nWarm = Math.max(16, n / 10);
+                rows.add(bandwidthRow("send bandwidth", size, "ib_send_bw", n, () -> t.sendBandwidth(size, nWarm),
+                        () -> t.sendBandwidth(size, n), c));
+                rows.add(bandwidthRow("write bandwidth", size, "ib_write_bw", n, () -> t.writeBandwidth(size, nWarm),
+                        () -> t.writeBandwidth(size, n), c));
+            }
+            for (int size : only.contains("latency") ? latSizes : new int[0]) {
+                awaitJitQuiet();
+                rows.add(latencyRow("send/recv latency p50", size, "ib_send_lat", lat,
+                        () -> t.sendLatency(size, latWarm, lat), 2, c));
+                if (size == 2) {
+                    sendLat2 = rows.getLast().c();
+                }
+                if (size == 2) {
+                    rows.add(spinHintRow(t, lat, latWarm, sendLat2));
+                }
+                awaitJitQuiet();
+                rows.add(latencyRow("RDMA write latency p50", size, "ib_write_lat", lat,
+                        () -> t.writeLatency(size, latWarm, lat), 2, c));
+                awaitJitQuiet();
+                rows.add(latencyRow("RDMA read latency p50", size, "ib_read_lat", lat,
+                        () -> t.readLatency(size, readWarm, lat), 1, c));
+            }
+            if (only.contains("latency") || only.contains("bandwidth")) {
+                rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
+            }
+        } finally {
+            Affinity.unpin();
+        }
+        if (only.contains("reactive")) {
+            rows.add(reactiveRow(ip, lat, latWarm, sendLat2, timeout));
+        }
+        if (only.contains("setup")) {
+            rows.addAll(setupRows(ip, conns, timeout, c));
+        }
+        rows.add(new Row("multicast datagram rate", 0, "msg/s", Double.NaN, Double.NaN, "", Row.Target.NONE,
+                Double.NaN, MULTICAST_NOTE));
+
+        String table = Table.text(rows);
+        pw.println();
+        pw.print(table);
+        List<Row> missed = rows.stream().filter(Row::missed).toList();
+        pw.println();
+        pw.println(missed.isEmpty() ? "bench: all targets met" : "bench: targets MISSED: " + missed.size() + " ("
+                + String.join("; ", missed.stream().map(r -> r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size())
+                : "")).toList()) + ")");
+        pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);
+        pw.flush();
+        if (out != null) {
+            write(rows, started);
+        }
+        return ourFailure ? 1 : 0;
+    }
+
+    /**
+     * Runs the small-message streams until their rate stops rising (the JIT has compiled the data path),
+     * then each latency loop once, so class loading and linking stay out of every timed run.
+     */
+    private void warmUp(VerbsTests t, int latWarm) {
+        say("bench: warming up the JIT on the verbs loops");
+        int chunk = quick ? 1000 : 5000;
+        int maxRounds = quick ? 3 : 30;
+        for (String op : List.of("write", "send")) {
+            double previous = 0;
+            for (int round = 1; round <= maxRounds; round++) {
+                double rate = op.equals("write") ? t.writeBandwidth(2, chunk).bytesPerSecond()
+                        : t.sendBandwidth(2, chunk).bytesPerSecond();
+                if (round >= 3 && Math.abs(rate - previous) < 0.05 * previous) {
+                    say("bench: %s stream warm after %d x %d messages (%.0f msg/s)", op, round, chunk, rate / 2);
+                    break;
+                }
+                if (round == maxRounds) {
+                    say("bench: %s stream after %d x %d messages (%.0f msg/s), rate still changing", op, round,
+                            chunk, rate / 2);
+                }
+                previous = rate;
+            }
+        }
+        t.sendLatency(2, 0, latWarm);
+        t.writeLatency(2, 0, latWarm);
+        t.readLatency(2, quick ? 200 : 3000, latWarm);
+    }
+
+    /**
+     * Waits until the JIT compilers have been idle for a second (at most 30 s): under emulation a C2
+     * compilation takes long enough to compete with the latency loops' threads for the CPUs.
+     */
+    private void awaitJitQuiet() {
+        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long start = System.nanoTime();
+        long deadline = start + Duration.ofSeconds(quick ? 5 : 30).toNanos();
+        long last = jit.getTotalCompilationTime();
+        try {
+            while (System.nanoTime() < deadline) {
+                Thread.sleep(1000);
+                long now = jit.getTotalCompilationTime();
+                if (now == last) {
+                    return;
+                }
+                last = now;
+            }
+            say("bench: the JIT was still compiling after %.0f s; measuring anyway", (System.nanoTime() - start) / 1e9);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Steady-state heap allocation of each verbs loop, after everything above ran: bytes allocated by the
+     * loop's threads (ThreadMXBean) divided by messages. Target 0.
+     */
+    private List<Row> allocationRows(VerbsTests t, int lat, int bw) {
+        List<Row> rows = new ArrayList<>();
+        String note = "%d messages; client and server threads";
+        record Loop(String name, int messages, Supplier<Double> run) {
+        }
+        for (Loop l : List.of(
+                new Loop("send/recv ping-pong", 2 * lat, () -> t.sendLatency(2, 0, lat).allocPerMessage()),
+                new Loop("RDMA write ping-pong", 2 * lat, () -> t.writeLatency(2, 0, lat).allocPerMessage()),
+                new Loop("RDMA read", lat, () -> t.readLatency(2, 0, lat).allocPerMessage()),
+                new Loop("send stream 2 B", bw, () -> t.sendBandwidth(2, bw).allocPerMessage()),
+                new Loop("write stream 2 B", bw, () -> t.writeBandwidth(2, bw).allocPerMessage()),
+                new Loop("send stream 64 KiB", bw / 10, () -> t.sendBandwidth(65536, bw / 10).allocPerMessage()))) {
+            double v = Double.NaN;
+            String n = String.format(note, l.messages());
+            try {
+                v = l.run().get();
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                n = "ours failed: " + e.getMessage();
+            }
+            Row row = new Row("heap allocation, steady state: " + l.name(), 0, "B/msg", v, Double.NaN, "",
+                    Row.Target.ZERO, Double.NaN, n);
+            progress(row);
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    /** The same SEND ping-pong with a spin-wait hint in the polling loops, for the record (no target). */
+    private Row spinHintRow(VerbsTests t, int lat, int latWarm, double cSendLat) {
+        double v = Double.NaN;
+        String note = "ours with Thread.onSpinWait() in the poll loops; perftest has no such hint";
+        t.spinHint = true;
+        try {
+            v = Stats.typicalMicros(t.sendLatency(2, latWarm, lat).stamps(), 2);
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            note = "ours failed: " + e.getMessage();
+        } finally {
+            t.spinHint = false;
+        }
+        Row row = new Row("send/recv latency p50, spin hint", 2, "us", v, cSendLat, "ib_send_lat", Row.Target.NONE,
+                Double.NaN, note);
+        progress(row);
+        return row;
+    }
+
+    /** One measurement of ours: the value and the heap bytes per message its threads allocated. */
+    private record Measured(double value, double alloc) {
+    }
+
+    /**
+     * Measures ours and C {@link #repeat} times, alternating, and reports each side's median, so a hiccup
+     * of the (emulated) machine in one run does not decide a row. The note gives both sides' ranges.
+     */
+    private Row compare(String metric, long size, String unit, String tool, Row.Target target,
+                        Supplier<Measured> ours, Supplier<CTools.Outcome> c, String baseNote) {
+        List<Double> mine = new ArrayList<>();
+        List<Double> theirs = new ArrayList<>();
+        double alloc = Double.NaN;
+        List<String> errors = new ArrayList<>();
+        for (int r = 0; r < repeat; r++) {
+            try {
+                Measured m = ours.get();
+                mine.add(m.value());
+                alloc = Double.isNaN(alloc) ? m.alloc() : Math.max(alloc, m.alloc());
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                errors.add("ours failed: " + e.getMessage());
+            }
+            CTools.Outcome o = c.get();
+            if (o.ok()) {
+                theirs.add(o.value());
+            } else {
+                errors.add(o.error());
+            }
+        }
+        String note = baseNote;
+        if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
+            note = (note.isEmpty() ? "" : note + "; ") + "median of " + repeat + ": ours " + range(mine) + ", C "
+                    + range(theirs);
+        }
+        if (!errors.isEmpty()) {
+            note = (note.isEmpty() ? "" : note + "; ") + String.join("; ", errors.stream().distinct().toList());
+        }
+        Row row = new Row(metric, size, unit, median(mine), median(theirs), tool, target, alloc, note);
+        progress(row);
+        return row;
+    }
+
+    private static double median(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> v = values.stream().sorted().toList();
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+    }
+
+    private static String range(List<Double> values) {
+        double lo = values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+        double hi = values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        return Row.fmt(lo) + "-" + Row.fmt(hi);
+    }
+
+    private Row latencyRow(String metric, int size, String tool, int iters, Supplier<VerbsTests.Latency> ours,
+                           int rttFactor, CTools c) {
+        return compare(metric, size, "us", tool, Row.Target.RATIO_AT_MOST, () -> {
+            VerbsTests.Latency r = ours.get();
+            return new Measured(Stats.typicalMicros(r.stamps(), rttFactor), r.allocPerMessage());
+        }, () -> c.latency(tool, size, iters), "");
+    }
+
+    private Row bandwidthRow(String metric, int size, String tool, int n, Runnable warm,
+                             Supplier<VerbsTests.Bandwidth> ours, CTools c) {
+        // RNR NAKs the responder sent: a receiver that falls behind costs the sender an RNR wait each time.
+        long[] rnr = new long[2];
+        boolean counts = metric.startsWith("send") && PortCounters.read(device, PortCounters.RNR_NAKS_SENT) >= 0;
+        Row row = compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
+            warm.run();
+            long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
+            VerbsTests.Bandwidth r = ours.get();
+            rnr[0] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
+            return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
+        }, () -> {
+            long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
+            CTools.Outcome o = c.bandwidth(tool, size, n);
+            rnr[1] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
+            return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
+        }, n + " messages");
+        if (!counts) {
+            return row;
+        }
+        return new Row(row.metric(), row.size(), row.unit(), row.ours(), row.c(), row.cTool(), row.target(),
+                row.allocPerMessage(), row.note() + "; RNR NAKs ours " + rnr[0] + ", C " + rnr[1]);
+    }
+
+    private Row reactiveRow(InetAddress ip, int iters, int warm, double cSendLat, Duration timeout) {
+        List<Double> mine = new ArrayList<>();
+        double alloc = Double.NaN;
+        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, default options; alloc = all threads";
+        for (int r = 0; r < repeat; r++) {
+            try {
+                VerbsTests.Latency l = ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
+                mine.add(Stats.typicalMicros(l.stamps(), 2));
+                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                note = "ours failed: " + e;
+            }
+        }
+        if (repeat > 1 && !mine.isEmpty()) {
+            note += "; median of " + repeat + ": " + range(mine);
+        }
+        Row row = new Row("reactive send/recv latency p50", 2, "us", median(mine), cSendLat, "ib_send_lat",
+                Row.Target.NONE, alloc, note);
+        progress(row);
+        return row;
+    }
+
+    private List<Row> setupRows(InetAddress ip, int conns, Duration timeout, CTools c) throws InterruptedException {
+        List<Row> rows = new ArrayList<>();
+        List<ConnectionRate.Result> ours = new ArrayList<>();
+        List<ConnectionRate.Result> theirs = new ArrayList<>();
+        List<String> errors = new ArrayList<>();
+        try {
+            // An untimed round first, so class loading and the JIT's first compilations stay out of the numbers.
+            ConnectionRate.run(new InetSocketAddress(ip, basePort + 1), conns, timeout);
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            errors.add("ours failed: " + e.getMessage());
+        }
+        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
+            try {
+                ours.add(ConnectionRate.run(new InetSocketAddress(ip, basePort + 2 + r), conns, timeout));
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                errors.add("ours failed: " + e.getMessage());
+            }
+            StringBuilder error = new StringBuilder();
+            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+            if (error.isEmpty()) {
+                theirs.add(new ConnectionRate.Result(conns, cm));
+            } else {
+                errors.add(error.toString());
+            }
+        }
+        ConnectionRate.Result o = medianRun(ours);
+        ConnectionRate.Result t = medianRun(theirs);
+        String note = conns + " connections; create id..connect";
+        if (repeat > 1 && !ours.isEmpty() && !theirs.isEmpty()) {
+            note += "; median of " + repeat + ": ours " + range(ours.stream().map(ConnectionRate.Result::setupRate)
+                    .toList()) + ", C " + range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
+        }
+        if (!errors.isEmpty()) {
+            note += "; " + String.join("; ", errors);
+        }
+        Row rate = new Row("connection setup rate", 0, "conn/s", o == null ? Double.NaN : o.setupRate(),
+                t == null ? Double.NaN : t.setupRate(), "cmtime", Row.Target.RATIO_AT_LEAST, Double.NaN, note);
+        progress(rate);
+        rows.add(rate);
+        for (ConnectionRate.Step s : ConnectionRate.Step.values()) {
+            rows.add(new Row("setup step: " + s.label + " (total)", 0, "ms",
+                    o == null ? Double.NaN : o.totalMillis().getOrDefault(s, Double.NaN),
+                    t == null ? Double.NaN : t.totalMillis().getOrDefault(s, Double.NaN), "cmtime", Row.Target.NONE,
+                    Double.NaN, "from the median run"));
+        }
+        return rows;
+    }
+
+    /** @return the run with the median setup rate (its step times are shown), or null */
+    private static ConnectionRate.Result medianRun(List<ConnectionRate.Result> runs) {
+        if (runs.isEmpty()) {
+            return null;
+        }
+        List<ConnectionRate.Result> sorted = runs.stream()
+                .sorted(java.util.Comparator.comparingDouble(ConnectionRate.Result::setupRate)).toList();
+        return sorted.get(sorted.size() / 2);
+    }
+
+    private void progress(Row r) {
+        say("bench: %-32s %8s  ours %9s  C %9s %-7s ratio %6s  %s%s", r.metric(), Row.sizeText(r.size()),
+                Row.fmt(r.ours()), Row.fmt(r.c()), r.unit(), Row.fmt(r.ratio()), r.verdict(),
+                r.note().isEmpty() ? "" : "  (" + r.note() + ")");
+    }
+
+    private void write(List<Row> rows, Instant started) throws IOException {
+        Files.createDirectories(out);
+        String env = System.getenv("RDMAFLUX_SANDBOX_INSIDE") != null
+                ? "Soft-RoCE sandbox VM (qemu TCG, 2 emulated CPUs; absolute numbers are those of an emulated CPU)"
+                : "this host's RDMA device";
+        StringBuilder md = new StringBuilder();
+        md.append("Run ").append(started.truncatedTo(ChronoUnit.SECONDS)).append(quick ? " (quick)" : "")
+                .append(" on `").append(device).append("` at ").append(address).append(", ").append(env)
+                .append(".\n\n");
+        if (command != null) {
+            md.append("Command: `").append(command).append("`\n\n");
+        }
+        md.append("Kernel ").append(System.getProperty("os.version")).append(", ")
+                .append(System.getProperty("java.vm.name")).append(' ').append(Runtime.version())
+                .append(", JVM options `")
+                .append(String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments())).append("`, ")
+                .append(Runtime.getRuntime().availableProcessors()).append(" CPUs.\n\n");
+        md.append(Table.markdown(rows));
+        List<Row> missed = rows.stream().filter(Row::missed).toList();
+        md.append('\n').append(missed.isEmpty() ? "All targets met.\n" : "**Targets missed (" + missed.size()
+                + "):** " + String.join("; ", missed.stream().map(r -> r.metric() + (r.size() > 0 ? " "
+                + Row.sizeText(r.size()) : "") + " (ratio " + Row.fmt(r.ratio()) + ", target " + r.targetText()
+                + ")").toList()) + ".\n");
+        Files.writeString(out.resolve("results.md"), md);
+        List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s")).toList();
+        Charts.bandwidth(bw, "Bandwidth, rdmaflux (verbs) vs perftest, " + device, out.resolve("bandwidth.png"));
+        Charts.ratios(rows, "rdmaflux / C tool, " + device + (quick ? " (quick run)" : ""),
+                out.resolve("ratios.png"));
+        say("bench: wrote %s, %s, %s", out.resolve("results.md"), out.resolve("bandwidth.png"),
+                out.resolve("ratios.png"));
+    }
+
+    private void say(String format, Object... args) {
+        pw.println(String.format(format, args));
+        pw.flush();
+    }
+}

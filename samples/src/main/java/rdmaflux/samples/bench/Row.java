@@ -1,0 +1,115 @@
+package rdmaflux.samples.bench;
+
+/**
+ * One line of the result table: what we measured, what the C tool measured on the same device in the
+ * same run, their ratio, and whether the target holds.
+ *
+ * @param metric what is measured, e.g. {@code send/recv latency p50}
+ * @param size message size in bytes, or 0 when not applicable
+ * @param unit unit of {@code ours} and {@code c}
+ * @param ours our value, NaN when not measured
+ * @param c the C tool's value, NaN when not measured
+ * @param cTool the C tool that produced {@code c}
+ * @param target the target on ours/c
+ * @param allocPerMessage steady-state heap bytes allocated per message by our loop's threads, NaN when not measured
+ * @param note why a value is missing, or a remark
+ */
+record Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
+           double allocPerMessage, String note) {
+
+    /** What must hold for a row. */
+    enum Target {
+        /** ours / C at most the bound (latency). */
+        RATIO_AT_MOST,
+        /** ours / C at least the bound (bandwidth, rates). */
+        RATIO_AT_LEAST,
+        /** ours must be 0 (allocation). */
+        ZERO,
+        /** informational. */
+        NONE;
+    }
+
+    /** Latency target: p50 at most 1.10 × C. */
+    static final double LATENCY_BOUND = 1.10;
+    /** Bandwidth target: at least 0.95 × C. */
+    static final double BANDWIDTH_BOUND = 0.95;
+    /** Connection setup target: at least 0.8 × cmtime's rate. */
+    static final double SETUP_BOUND = 0.8;
+
+    /** @return ours / C, NaN when either is missing */
+    double ratio() {
+        return Double.isNaN(ours) || Double.isNaN(c) || c == 0 ? Double.NaN : ours / c;
+    }
+
+    /** @return the bound of the target as text, e.g. {@code <= 1.10} */
+    String targetText() {
+        return switch (target) {
+            case RATIO_AT_MOST -> "ratio <= " + fmt(bound());
+            case RATIO_AT_LEAST -> "ratio >= " + fmt(bound());
+            case ZERO -> "0 B/msg";
+            case NONE -> "-";
+        };
+    }
+
+    double bound() {
+        return switch (target) {
+            case RATIO_AT_MOST -> LATENCY_BOUND;
+            case RATIO_AT_LEAST -> unit.equals("conn/s") ? SETUP_BOUND : BANDWIDTH_BOUND;
+            default -> 0;
+        };
+    }
+
+    /** @return {@code met}, {@code MISSED}, or why it cannot be judged */
+    String verdict() {
+        return switch (target) {
+            case NONE -> Double.isNaN(ours) ? "not measured yet" : "-";
+            case ZERO -> Double.isNaN(ours) ? "not measured" : ours == 0 ? "met" : "MISSED";
+            case RATIO_AT_MOST, RATIO_AT_LEAST -> {
+                double r = ratio();
+                if (Double.isNaN(r)) {
+                    yield Double.isNaN(ours) ? "not measured" : "no C value";
+                }
+                boolean ok = target == Target.RATIO_AT_MOST ? r <= bound() : r >= bound();
+                yield ok ? "met" : "MISSED";
+            }
+        };
+    }
+
+    /** @return whether the row has a target that was missed */
+    boolean missed() {
+        return verdict().equals("MISSED");
+    }
+
+    static String fmt(double v) {
+        if (Double.isNaN(v)) {
+            return "-";
+        }
+        double a = Math.abs(v);
+        if (a == 0) {
+            return "0";
+        }
+        if (a >= 1000) {
+            return String.format("%.0f", v);
+        }
+        if (a >= 100) {
+            return String.format("%.1f", v);
+        }
+        if (a >= 1) {
+            return String.format("%.2f", v);
+        }
+        return String.format("%.3g", v);
+    }
+
+    static String sizeText(long size) {
+        if (size <= 0) {
+            return "";
+        }
+        if (size >= 1 << 20 && size % (1 << 20) == 0) {
+            return (size >> 20) + " MiB";
+        }
+        if (size >= 1024 && size % 1024 == 0) {
+            return (size >> 10) + " KiB";
+        }
+        return size + " B";
+    }
+}

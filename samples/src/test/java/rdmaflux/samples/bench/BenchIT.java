@@ -1,0 +1,62 @@
+package rdmaflux.samples.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.awt.image.BufferedImage;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import javax.imageio.ImageIO;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import picocli.CommandLine;
+import rdmaflux.testing.RdmaTestEnv;
+
+/**
+ * The benchmark in its short mode on the real device, C tools included: it must run to the end, compare
+ * every row with a C value, and write its table and charts. Speeds are reported, never asserted.
+ */
+class BenchIT {
+
+    @Test
+    void quickRunComparesEveryRowWithTheCTools(@TempDir Path out) throws Exception {
+        StringWriter buf = new StringWriter();
+        int rc = new CommandLine(new Bench()).setOut(new PrintWriter(buf)).setErr(new PrintWriter(buf)).execute(
+                "--quick", "-a", RdmaTestEnv.address().getHostAddress(), "-d", RdmaTestEnv.device(),
+                "--port", "19300", "--out", out.toString());
+        String text = buf.toString();
+        System.out.print(text);
+        assertEquals(0, rc, text);
+
+        List<String> lines = text.lines().toList();
+        for (String metric : List.of("send/recv latency p50", "RDMA write latency p50", "RDMA read latency p50",
+                "send bandwidth", "write bandwidth", "connection setup rate", "reactive send/recv latency p50")) {
+            String row = lines.stream().filter(l -> l.startsWith(metric + " ")).findFirst().orElse(null);
+            assertNotNull(row, "table row " + metric + " in\n" + text);
+            assertFalse(row.contains("no C value") || row.contains("not measured") || row.contains("failed"),
+                    "both sides measured: " + row);
+        }
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("heap allocation, steady state: send stream 2 B")),
+                text);
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("multicast datagram rate") && l.contains("not measured yet")),
+                text);
+        assertTrue(text.contains("bench: all targets met") || text.contains("bench: targets MISSED:"), text);
+
+        String md = Files.readString(out.resolve("results.md"));
+        assertTrue(md.contains("| metric | size | unit | ours | C |"), md);
+        assertTrue(md.contains("ib_write_bw"), md);
+        for (String png : List.of("bandwidth.png", "ratios.png")) {
+            BufferedImage img = ImageIO.read(out.resolve(png).toFile());
+            assertNotNull(img, png + " is a PNG");
+            assertTrue(img.getWidth() > 500 && img.getHeight() > 200, png + " has a size");
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package rdmaflux.samples.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+/** The parsers and statistics against output captured from the real tools (perftest 4.5, rdma-core 44). */
+class BenchParsingTest {
+    private static final String SEND_LAT = """
+            ---------------------------------------------------------------------------------------
+             local address: LID 0000 QPN 0x0013 PSN 0x24251a
+             GID: 00:00:00:00:00:00:00:00:00:00:255:255:192:00:02:01
+            ---------------------------------------------------------------------------------------
+             #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\s
+             2       1000          1694.79        198874.40      4004.18  	       4918.00     	3334.44		22158.76 		198874.40
+            ---------------------------------------------------------------------------------------
+            """;
+    private static final String SEND_BW = """
+             #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+             65536      100              44.76              7.19   		   0.000115
+            ---------------------------------------------------------------------------------------
+            """;
+    private static final String CMTIME = """
+            disconnecting
+            destroying id
+            step              total ms     max ms     min us  us / conn
+            create id    :        1.03       0.55       6.00      51.30
+            resolve addr :       21.34      18.20    9773.00    1066.75
+            resolve route:       15.49      14.10   13101.00     774.50
+            create qp    :       30.09      16.80     128.00    1504.45
+            connect      :      549.56     524.38  332053.00   27478.20
+            disconnect   :      250.85     132.70   11678.00   12542.35
+            destroy      :        3.00       2.27      11.00     149.75
+            """;
+
+    @Test
+    void parsesPerftestTables() {
+        assertEquals(4004.18, CTools.parseRow(SEND_LAT, 2, 9, 4), 1e-9);
+        assertEquals(7.19, CTools.parseRow(SEND_BW, 65536, 5, 3), 1e-9);
+        assertTrue(Double.isNaN(CTools.parseRow(SEND_BW, 2, 5, 3)), "no row for another size");
+    }
+
+    @Test
+    void parsesCmtime() {
+        Map<ConnectionRate.Step, Double> t = CTools.parseCmtime(CMTIME);
+        assertEquals(ConnectionRate.Step.values().length, t.size());
+        assertEquals(549.56, t.get(ConnectionRate.Step.CONNECT), 1e-9);
+        // 20 connections over create id + resolve addr + resolve route + create qp + connect.
+        double rate = new ConnectionRate.Result(20, t).setupRate();
+        assertEquals(20 / ((1.03 + 21.34 + 15.49 + 30.09 + 549.56) / 1000), rate, 1e-9);
+    }
+
+    @Test
+    void typicalLatencyIsPerftestsMedian() {
+        // Gaps 10, 20, 30, 40, 1000, 2000 ns; the two largest dropped; median of 10..40 is 25; halved.
+        long[] stamps = {0, 10, 30, 60, 100, 1100, 3100};
+        assertEquals(25 / 1e3 / 2, Stats.typicalMicros(stamps, 2), 1e-12);
+        assertEquals(25 / 1e3, Stats.typicalMicros(stamps, 1), 1e-12);
+    }
+
+    @Test
+    void verdictsFollowTheTargets() {
+        Row lat = new Row("lat", 2, "us", 4.5, 4.0, "ib_send_lat", Row.Target.RATIO_AT_MOST, 0, "");
+        assertEquals("MISSED", lat.verdict());
+        Row lat2 = new Row("lat", 2, "us", 4.4, 4.0, "ib_send_lat", Row.Target.RATIO_AT_MOST, 0, "");
+        assertEquals("met", lat2.verdict());
+        Row bw = new Row("bw", 2, "Gbit/s", 0.94, 1.0, "ib_send_bw", Row.Target.RATIO_AT_LEAST, 0, "");
+        assertEquals("MISSED", bw.verdict());
+        Row setup = new Row("setup", 0, "conn/s", 0.8, 1.0, "cmtime", Row.Target.RATIO_AT_LEAST, 0, "");
+        assertEquals("met", setup.verdict());
+        Row alloc = new Row("alloc", 0, "B/msg", 0.01, Double.NaN, "", Row.Target.ZERO, 0, "");
+        assertEquals("MISSED", alloc.verdict());
+        Row none = new Row("c missing", 2, "us", 4, Double.NaN, "x", Row.Target.RATIO_AT_MOST, 0, "");
+        assertEquals("no C value", none.verdict());
+    }
+}
