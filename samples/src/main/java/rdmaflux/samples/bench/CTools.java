@@ -132,7 +132,8 @@ final class CTools {
                     System.out.print(text);
                 }
                 double v = parseRow(text, size, columns, column);
-                if (client.exitValue() != 0 || Double.isNaN(v)) {
+                // perftest prints 0.00 when a run went wrong without failing; that is no measurement.
+                if (client.exitValue() != 0 || Double.isNaN(v) || v <= 0) {
                     last = tool + " client exited with " + client.exitValue() + ": " + tail(clientOut);
                     continue;
                 }
