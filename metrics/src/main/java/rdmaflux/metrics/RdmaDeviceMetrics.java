@@ -51,6 +51,13 @@ public final class RdmaDeviceMetrics implements MeterBinder, AutoCloseable {
     private final Tags tags;
     private final List<RdmaContext> contexts = new ArrayList<>();
     private final ResourceCounts resources;
+    /**
+     * The sysfs files behind the hardware counters. Micrometer holds a function counter's state object
+     * weakly and its builder has no strongReference option; the counter's function ({@code this::readCounter})
+     * keeps this binder reachable from the registry, and this list keeps the paths reachable from it. Without
+     * it a GC froze every hardware counter at its last value.
+     */
+    private final List<Path> counterFiles = new ArrayList<>();
     private volatile boolean closed;
 
     /** Binds the devices of this machine, without extra tags. */
@@ -135,6 +142,9 @@ public final class RdmaDeviceMetrics implements MeterBinder, AutoCloseable {
                 String name = f.getFileName().toString();
                 if (NOT_COUNTERS.contains(name) || !Files.isRegularFile(f)) {
                     continue;
+                }
+                synchronized (counterFiles) {
+                    counterFiles.add(f);
                 }
                 FunctionCounter.builder(PORT_HW_COUNTER, f, this::readCounter)
                         .description("A port's kernel hardware counter (sysfs hw_counters), e.g. rcvd_rnr_err "

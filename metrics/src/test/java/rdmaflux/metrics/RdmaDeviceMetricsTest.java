@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -48,6 +50,33 @@ class RdmaDeviceMetricsTest {
         binder.close();
         assertTrue(Double.isNaN(registry.get(RdmaDeviceMetrics.PORT_HW_COUNTER).tag("counter", "rcvd_rnr_err")
                 .functionCounter().count()));
+    }
+
+    /**
+     * Regression for a CI failure: Micrometer holds a function counter's state object weakly, and the sysfs
+     * path behind each hardware counter was referenced by nothing else, so after a GC the counter froze at its
+     * last value. Whether a given collection clears the reference depends on the JVM; a standalone program
+     * showed the freeze every time, this test shows the counter reads on after collections.
+     */
+    @Test
+    void hwCountersSurviveGarbageCollection() throws IOException {
+        Files.writeString(dir.resolve("retry_exceeded_err"), "0\n");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        bindCounters(registry);
+        FunctionCounter counter = registry.get(RdmaDeviceMetrics.PORT_HW_COUNTER).functionCounter();
+        assertEquals(0, counter.count());
+        WeakReference<Object> canary = new WeakReference<>(new Object());
+        for (int i = 0; i < 50 && canary.get() != null; i++) {
+            System.gc();
+        }
+        assertNull(canary.get(), "a collection ran");
+        Files.writeString(dir.resolve("retry_exceeded_err"), "1\n");
+        assertEquals(1, counter.count());
+    }
+
+    /** Binds in a frame of its own so that nothing on the test's stack keeps the binder's objects alive. */
+    private void bindCounters(SimpleMeterRegistry registry) {
+        new RdmaDeviceMetrics(dir, Tags.empty(), false).bindHwCounters(registry, Tags.empty(), dir);
     }
 
     @Test
