@@ -72,16 +72,9 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             return Mono.error(new IllegalArgumentException("bind to the address of an RDMA interface, not " + local
                     + ": the address picks the device"));
         }
-        return Mono.<RdmaDatagramEndpoint>create(sink -> {
-            CmEventLoop cm;
-            CompletionLoop completions;
-            try {
-                cm = CmEventLoop.shared();
-                completions = CompletionLoop.shared();
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
+        return SharedLoops.<RdmaDatagramEndpoint>create((sink, loops) -> {
+            CmEventLoop cm = loops.cm();
+            CompletionLoop completions = loops.completions();
             DatagramEndpoint ep = new DatagramEndpoint(options, cm, completions);
             cm.execute(() -> ep.open(local, sink));
         }).publishOn(options.scheduler()).doOnDiscard(RdmaDatagramEndpoint.class, RdmaDatagramEndpoint::dispose);
@@ -348,16 +341,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
 
     /** CM loop: destroys the bound id and with it the QP, CQ, MRs and address handles. */
     private void release(Throwable cause) {
-        if (id != null) {
-            try {
-                id.close();
-            } catch (RuntimeException e) {
-                EventLoop.LOG.log(Level.WARNING, "closing " + id + " failed", e);
-            }
-        }
-        if (queue != null) {
-            queue.releaseMemory();
-        }
+        UdQueue.release(id, queue);
         handles.clear();
         closed.tryEmitEmpty();
     }

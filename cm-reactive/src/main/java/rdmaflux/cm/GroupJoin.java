@@ -263,16 +263,7 @@ final class GroupJoin {
 
     /** CM loop, after the completion loop let go: destroys the id (QP, CQ, MRs, AHs with it). */
     private void release() {
-        if (id != null) {
-            try {
-                id.close();
-            } catch (RuntimeException e) {
-                EventLoop.LOG.log(Level.WARNING, "closing " + id + " failed", e);
-            }
-        }
-        if (queue != null) {
-            queue.releaseMemory();
-        }
+        UdQueue.release(id, queue);
         closed.tryEmitEmpty();
     }
 }

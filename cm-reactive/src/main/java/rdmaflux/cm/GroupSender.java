@@ -30,16 +30,9 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
     }
 
     static Mono<MulticastSender> create(InetAddress group, MulticastOptions options) {
-        return Mono.<MulticastSender>create(sink -> {
-            CmEventLoop cm;
-            CompletionLoop completions;
-            try {
-                cm = CmEventLoop.shared();
-                completions = CompletionLoop.shared();
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
+        return SharedLoops.<MulticastSender>create((sink, loops) -> {
+            CmEventLoop cm = loops.cm();
+            CompletionLoop completions = loops.completions();
             GroupSender s = new GroupSender(group, options, cm, completions, sink);
             sink.onCancel(s::dispose);
             cm.execute(s.join::start);

@@ -2,7 +2,6 @@ package rdmaflux.cm;
 
 import java.net.InetAddress;
 
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -12,7 +11,7 @@ import reactor.core.publisher.Mono;
  * datagram the group receives from the moment it was handed out. {@link #dispose()} gives the share
  * back; the last one leaves the group ({@code rdma_leave_multicast}) and frees the QP.
  */
-public interface MulticastMembership extends Disposable {
+public interface MulticastMembership extends RdmaDisposable {
 
     /** @return the group */
     InetAddress group();

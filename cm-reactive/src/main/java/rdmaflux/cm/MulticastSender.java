@@ -4,7 +4,6 @@ import java.net.InetAddress;
 import java.nio.ByteBuffer;
 
 import org.reactivestreams.Publisher;
-import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -16,7 +15,7 @@ import reactor.core.publisher.Mono;
  * <p>UD is unreliable: a completed send means the datagram left, not that anyone received it. Members
  * with no receive posted when it arrives never see it.
  */
-public interface MulticastSender extends Disposable {
+public interface MulticastSender extends RdmaDisposable {
 
     /** @return the group */
     InetAddress group();

@@ -3,10 +3,8 @@ package rdmaflux.cm;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 
 import org.reactivestreams.Publisher;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import rdmaflux.verbs.AccessFlags;
@@ -30,7 +28,7 @@ import rdmaflux.verbs.RemoteBuffer;
  * {@link #receive()}; a peer that vanishes (crash, kill) ends it with
  * {@link RdmaCmException.Disconnected}, and pending operations fail with that exception.
  */
-public interface RdmaConnection extends Disposable {
+public interface RdmaConnection extends RdmaDisposable {
 
     /**
      * Connects with default options.
@@ -167,12 +165,6 @@ public interface RdmaConnection extends Disposable {
      */
     Mono<Long> fetchAndAdd(RemoteBuffer remote, long delta);
 
-    /**
-     * Closes and waits.
-     *
-     * @param timeout the longest wait
-     */
-    void disposeNow(Duration timeout);
 
     /** @return completes when the connection is closed and its resources are freed */
     Mono<Void> onDispose();

@@ -3,7 +3,6 @@ package rdmaflux.cm;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -24,7 +23,7 @@ import reactor.core.publisher.Mono;
  * on {@link DatagramOptions#scheduler()}, at most {@link DatagramOptions#receiveBuffers()} datagrams are
  * posted or waiting, and what arrives beyond that is dropped by the device.
  */
-public interface RdmaDatagramEndpoint extends Disposable {
+public interface RdmaDatagramEndpoint extends RdmaDisposable {
 
     /**
      * Binds with default options.

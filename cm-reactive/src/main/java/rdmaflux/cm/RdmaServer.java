@@ -1,9 +1,7 @@
 package rdmaflux.cm;
 
 import java.net.InetSocketAddress;
-import java.time.Duration;
 
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -14,7 +12,7 @@ import reactor.core.publisher.Mono;
  * stay open and are closed individually (they own their resources), so a server can be restarted or
  * drained without cutting live traffic.
  */
-public interface RdmaServer extends Disposable {
+public interface RdmaServer extends RdmaDisposable {
 
     /**
      * Binds with default options and no filter.
@@ -45,12 +43,6 @@ public interface RdmaServer extends Disposable {
     /** @return established connections, in order; one subscriber; completes when the server is disposed */
     Flux<RdmaConnection> connections();
 
-    /**
-     * Stops listening and waits.
-     *
-     * @param timeout the longest wait
-     */
-    void disposeNow(Duration timeout);
 
     /** @return completes when the server stopped listening */
     Mono<Void> onDispose();

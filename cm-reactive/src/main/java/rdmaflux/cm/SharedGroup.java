@@ -47,16 +47,9 @@ final class SharedGroup implements GroupJoin.Listener {
     }
 
     static Mono<MulticastMembership> acquire(InetAddress group, MulticastOptions options) {
-        return Mono.<MulticastMembership>create(sink -> {
-            CmEventLoop cm;
-            CompletionLoop completions;
-            try {
-                cm = CmEventLoop.shared();
-                completions = CompletionLoop.shared();
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
+        return SharedLoops.<MulticastMembership>create((sink, loops) -> {
+            CmEventLoop cm = loops.cm();
+            CompletionLoop completions = loops.completions();
             Key key = new Key(group, options.localAddress());
             SharedGroup g;
             boolean fresh;

@@ -18,6 +18,7 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.concurrent.Queues;
 import rdmaflux.verbs.AddressHandle;
+import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
 import rdmaflux.verbs.MemoryRegion;
@@ -537,5 +538,22 @@ final class UdQueue implements CompletionLoop.Handler {
     /** After the owning CM id is closed (the MRs are deregistered): frees the buffers. */
     void releaseMemory() {
         arena.close();
+    }
+
+    /**
+     * CM loop, once the completion loop let go of the queue: destroys the owning id (and with it the QP,
+     * CQ, MRs and address handles), then frees the buffers. Either may be null when opening failed early.
+     */
+    static void release(CmId id, UdQueue queue) {
+        if (id != null) {
+            try {
+                id.close();
+            } catch (RuntimeException e) {
+                EventLoop.LOG.log(Level.WARNING, "closing " + id + " failed", e);
+            }
+        }
+        if (queue != null) {
+            queue.releaseMemory();
+        }
     }
 }

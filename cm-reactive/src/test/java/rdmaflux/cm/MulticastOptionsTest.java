@@ -60,4 +60,28 @@ class MulticastOptionsTest {
         assertThrows(IllegalArgumentException.class, () -> DatagramOptions.builder().receiveBuffers(-1).build());
         assertThrows(IllegalArgumentException.class, () -> DatagramOptions.builder().resolveTimeout(Duration.ZERO).build());
     }
+
+    @Test
+    void sharedSettersChainIntoEitherBuilderAndToBuilderCopiesEverything() {
+        RdmaRecorder recorder = new RdmaRecorder() {
+        };
+        DatagramOptions d = DatagramOptions.builder().receiveBuffers(3).routeTimeout(Duration.ofSeconds(4))
+                .sendBuffers(7).addressTimeout(Duration.ofSeconds(5)).scheduler(Schedulers.single())
+                .recorder(recorder).resolveTimeout(Duration.ofSeconds(6)).build();
+        DatagramOptions copy = d.toBuilder().build();
+        assertEquals(3, copy.receiveBuffers());
+        assertEquals(7, copy.sendBuffers());
+        assertEquals(Duration.ofSeconds(5), copy.addressTimeout());
+        assertEquals(Duration.ofSeconds(4), copy.routeTimeout());
+        assertEquals(Duration.ofSeconds(6), copy.resolveTimeout());
+        assertSame(Schedulers.single(), copy.scheduler());
+        assertSame(recorder, copy.recorder());
+
+        MulticastOptions m = MulticastOptions.builder().sendBuffers(9).joinTimeout(Duration.ofSeconds(8))
+                .recorder(recorder).sendOnly(false).build().toBuilder().build();
+        assertEquals(9, m.sendBuffers());
+        assertEquals(Duration.ofSeconds(8), m.joinTimeout());
+        assertSame(recorder, m.recorder());
+        assertEquals(false, m.sendOnly());
+    }
 }
