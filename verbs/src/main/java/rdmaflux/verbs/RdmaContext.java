@@ -1,11 +1,14 @@
 package rdmaflux.verbs;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import rdmaflux.verbs.ffi.ibv_async_event;
@@ -13,9 +16,11 @@ import rdmaflux.verbs.ffi.ibv_context;
 import rdmaflux.verbs.ffi.ibv_device;
 import rdmaflux.verbs.ffi.ibv_device_attr;
 import rdmaflux.verbs.ffi.ibv_gid;
+import rdmaflux.verbs.ffi.ibv_gid_entry;
 import rdmaflux.verbs.ffi.ibv_port_attr;
 import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.RdmaH;
+import rdmaflux.verbs.ffi.verbs_context;
 
 /**
  * An open RDMA device ({@code struct ibv_context}): the parent of protection domains, completion
@@ -52,6 +57,28 @@ public final class RdmaContext extends NativeResource {
         }
     }
 
+    /** @return the device's transport ({@code ibv_device.transport_type}); {@link Transport#IB} for RoCE too */
+    public Transport transport() {
+        try {
+            return Transport.of(ibv_device.transport_type(device(acquire())));
+        } finally {
+            release();
+        }
+    }
+
+    /** @return the device's node type ({@code ibv_device.node_type}) */
+    public NodeType nodeType() {
+        try {
+            return NodeType.of(ibv_device.node_type(device(acquire())));
+        } finally {
+            release();
+        }
+    }
+
+    private static MemorySegment device(MemorySegment ctx) {
+        return ibv_context.device(ctx).reinterpret(ibv_device.sizeof());
+    }
+
     /**
      * Queries the device's limits.
      *
@@ -63,15 +90,20 @@ public final class RdmaContext extends NativeResource {
             MemorySegment a = ibv_device_attr.allocate(arena);
             Calls.IBV_QUERY_DEVICE.callStatus(ctx, a);
             return new DeviceAttributes(ibv_device_attr.fw_ver(a).getString(0),
-                    Long.reverseBytes(ibv_device_attr.node_guid(a)), ibv_device_attr.vendor_id(a),
+                    Long.reverseBytes(ibv_device_attr.node_guid(a)),
+                    Long.reverseBytes(ibv_device_attr.sys_image_guid(a)), ibv_device_attr.vendor_id(a),
                     ibv_device_attr.vendor_part_id(a), ibv_device_attr.hw_ver(a), ibv_device_attr.max_mr_size(a),
-                    ibv_device_attr.max_qp(a), ibv_device_attr.max_qp_wr(a), ibv_device_attr.max_sge(a),
+                    ibv_device_attr.page_size_cap(a), ibv_device_attr.max_qp(a), ibv_device_attr.max_qp_wr(a),
+                    ibv_device_attr.device_cap_flags(a), ibv_device_attr.max_sge(a), ibv_device_attr.max_sge_rd(a),
                     ibv_device_attr.max_cq(a), ibv_device_attr.max_cqe(a), ibv_device_attr.max_mr(a),
-                    ibv_device_attr.max_pd(a), ibv_device_attr.max_qp_rd_atom(a),
-                    ibv_device_attr.max_qp_init_rd_atom(a), ibv_device_attr.atomic_cap(a),
+                    ibv_device_attr.max_pd(a), ibv_device_attr.max_qp_rd_atom(a), ibv_device_attr.max_res_rd_atom(a),
+                    ibv_device_attr.max_qp_init_rd_atom(a), ibv_device_attr.atomic_cap(a), ibv_device_attr.max_mw(a),
                     ibv_device_attr.max_srq(a), ibv_device_attr.max_srq_wr(a), ibv_device_attr.max_srq_sge(a),
                     ibv_device_attr.max_ah(a), ibv_device_attr.max_mcast_grp(a),
-                    ibv_device_attr.max_mcast_qp_attach(a), Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
+                    ibv_device_attr.max_mcast_qp_attach(a), ibv_device_attr.max_total_mcast_qp_attach(a),
+                    Short.toUnsignedInt(ibv_device_attr.max_pkeys(a)),
+                    Byte.toUnsignedInt(ibv_device_attr.local_ca_ack_delay(a)),
+                    Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
         } finally {
             release();
         }
@@ -87,18 +119,74 @@ public final class RdmaContext extends NativeResource {
         checkPort(port);
         MemorySegment ctx = acquire();
         try (Arena arena = Arena.ofConfined()) {
-            // The exported ibv_query_port fills the compat prefix of the struct; the zeroed rest stays 0.
             MemorySegment a = ibv_port_attr.allocate(arena);
-            Calls.IBV_QUERY_PORT.callStatus(ctx, (byte) port, a);
+            Native.Fn extended = extendedQueryPort(ctx);
+            if (extended != null) {
+                extended.callStatus(ctx, (byte) port, a, ibv_port_attr.sizeof());
+            } else {
+                // The exported symbol fills the compat prefix (all but port_cap_flags2); the zeroed rest stays 0.
+                Calls.IBV_QUERY_PORT.callStatus(ctx, (byte) port, a);
+            }
             return new PortAttributes(PortState.of(ibv_port_attr.state(a)), Mtu.of(ibv_port_attr.max_mtu(a)),
                     Mtu.of(ibv_port_attr.active_mtu(a)), ibv_port_attr.gid_tbl_len(a),
                     Short.toUnsignedInt(ibv_port_attr.lid(a)), Short.toUnsignedInt(ibv_port_attr.sm_lid(a)),
                     Integer.toUnsignedLong(ibv_port_attr.max_msg_sz(a)), Byte.toUnsignedInt(ibv_port_attr.link_layer(a)),
                     Byte.toUnsignedInt(ibv_port_attr.active_width(a)), Byte.toUnsignedInt(ibv_port_attr.active_speed(a)),
-                    Byte.toUnsignedInt(ibv_port_attr.phys_state(a)));
+                    Byte.toUnsignedInt(ibv_port_attr.phys_state(a)), ibv_port_attr.port_cap_flags(a),
+                    Short.toUnsignedInt(ibv_port_attr.port_cap_flags2(a)),
+                    Short.toUnsignedInt(ibv_port_attr.pkey_tbl_len(a)), Byte.toUnsignedInt(ibv_port_attr.lmc(a)),
+                    Byte.toUnsignedInt(ibv_port_attr.max_vl_num(a)), Byte.toUnsignedInt(ibv_port_attr.sm_sl(a)),
+                    Byte.toUnsignedInt(ibv_port_attr.subnet_timeout(a)),
+                    Byte.toUnsignedInt(ibv_port_attr.init_type_reply(a)), ibv_port_attr.bad_pkey_cntr(a),
+                    ibv_port_attr.qkey_viol_cntr(a), Byte.toUnsignedInt(ibv_port_attr.flags(a)));
         } finally {
             release();
         }
+    }
+
+    /** @return whether {@link #queryPort} reaches all of {@code ibv_port_attr} through verbs_context.query_port */
+    boolean queriesFullPortAttributes() {
+        try {
+            return extendedQueryPort(acquire()) != null;
+        } finally {
+            release();
+        }
+    }
+
+    /** The last verbs_context.query_port linked: every context of one libibverbs has the same one. */
+    private static volatile LinkedFn queryPortFn;
+
+    private record LinkedFn(long address, Native.Fn fn) {
+    }
+
+    /**
+     * What verbs.h's inline {@code ibv_query_port} calls when it can: {@code verbs_context.query_port},
+     * which takes the size of {@code struct ibv_port_attr} and so fills all of it. {@code null} when the
+     * context is not an extended one or the library's verbs_context predates the field
+     * ({@code verbs_get_ctx_op}'s checks).
+     */
+    private static Native.Fn extendedQueryPort(MemorySegment ctx) {
+        // verbs_get_ctx(): abi_compat == (void *) -1 marks an ibv_context that ends a verbs_context.
+        if (ibv_context.abi_compat(ctx).address() != -1L) {
+            return null;
+        }
+        MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - verbs_context.context$offset())
+                .reinterpret(verbs_context.sizeof());
+        // New fields go at the front of verbs_context, which ends with the ibv_context; sz is the size
+        // the library built it with, so a field exists when sz reaches from it to the end.
+        if (verbs_context.sz(vctx) < verbs_context.sizeof() - verbs_context.query_port$offset()) {
+            return null;
+        }
+        MemorySegment fn = verbs_context.query_port(vctx);
+        if (fn.equals(MemorySegment.NULL)) {
+            return null;
+        }
+        LinkedFn f = queryPortFn;
+        if (f == null || f.address() != fn.address()) {
+            f = new LinkedFn(fn.address(), Native.fn("ibv_query_port", fn, verbs_context.query_port.descriptor()));
+            queryPortFn = f;
+        }
+        return f.fn();
     }
 
     /**
@@ -128,8 +216,14 @@ public final class RdmaContext extends NativeResource {
      *
      * @param port the port number, from 1
      * @return index → GID for every non-zero entry, in index order
+     * @see #queryGidTable(int) the same entries with their type (RoCE v1/v2) and network device
      */
     public List<IndexedGid> gidTable(int port) {
+        checkPort(port);
+        if (GidCalls.MISSING == null) {
+            return queryGidTable(port).stream().map(e -> new IndexedGid(e.index(), e.gid())).toList();
+        }
+        // rdma-core before 32: one ibv_query_gid per index.
         int len = queryPort(port).gidTableLength();
         List<IndexedGid> out = new ArrayList<>();
         for (int i = 0; i < len; i++) {
@@ -144,6 +238,144 @@ public final class RdmaContext extends NativeResource {
             }
         }
         return List.copyOf(out);
+    }
+
+    /**
+     * Reads one GID table entry with its type and network device ({@code ibv_query_gid_ex}).
+     *
+     * @param port the port number, from 1
+     * @param index the table index, from 0
+     * @return the entry, empty when the index is unused
+     * @throws RdmaException with {@code EINVAL} for an index beyond the table, {@code EOPNOTSUPP} when
+     *         libibverbs predates the call (rdma-core 32)
+     */
+    public Optional<GidEntry> queryGidEntry(int port, int index) {
+        checkPort(port);
+        if (index < 0) {
+            throw new IllegalArgumentException("GID index must be >= 0, got " + index);
+        }
+        Native.Fn fn = GidCalls.queryGidEx();
+        MemorySegment ctx = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment entry = ibv_gid_entry.allocate(arena);
+            // What verbs.h's inline ibv_query_gid_ex passes: no flags, and our idea of the struct's size.
+            int rc = (int) fn.invoke(ctx, port, index, entry, 0, ibv_gid_entry.sizeof());
+            if (rc == Errno.ENODATA) {
+                return Optional.empty();
+            }
+            if (rc != 0) {
+                // rdma-core returns the errno itself; -1 would mean it is in errno.
+                throw RdmaException.of(fn.name(), rc > 0 ? rc : Native.lastErrno(),
+                        "port " + port + ", GID index " + index);
+            }
+            return Optional.of(readGidEntry(entry));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Reads the used entries of every port's GID table in one call ({@code ibv_query_gid_table}).
+     *
+     * @return the entries, ordered by port and index
+     * @throws RdmaException with {@code EOPNOTSUPP} when libibverbs predates the call (rdma-core 32)
+     */
+    public List<GidEntry> queryGidTable() {
+        Native.Fn fn = GidCalls.queryGidTable();
+        // The kernel fails with EINVAL rather than truncate, so make room for every entry of every port.
+        long capacity = 0;
+        int ports = queryDevice().physicalPortCount();
+        for (int p = 1; p <= ports; p++) {
+            capacity += queryPort(p).gidTableLength();
+        }
+        if (capacity == 0) {
+            return List.of();
+        }
+        MemorySegment ctx = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment entries = arena.allocate(MemoryLayout.sequenceLayout(capacity, ibv_gid_entry.layout()));
+            long n = (long) fn.invoke(ctx, entries, capacity, 0, ibv_gid_entry.sizeof());
+            if (n < 0) {
+                // ssize_t: the count, or minus the errno.
+                throw RdmaException.of(fn.name(), (int) -n, null);
+            }
+            List<GidEntry> out = new ArrayList<>((int) n);
+            for (long i = 0; i < n; i++) {
+                out.add(readGidEntry(ibv_gid_entry.asSlice(entries, i)));
+            }
+            out.sort(Comparator.comparingInt(GidEntry::port).thenComparingInt(GidEntry::index));
+            return List.copyOf(out);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Reads the used entries of one port's GID table.
+     *
+     * @param port the port number, from 1
+     * @return the port's entries in index order
+     * @throws RdmaException with {@code EOPNOTSUPP} when libibverbs predates the call (rdma-core 32)
+     */
+    public List<GidEntry> queryGidTable(int port) {
+        checkPort(port);
+        return queryGidTable().stream().filter(e -> e.port() == port).toList();
+    }
+
+    private static GidEntry readGidEntry(MemorySegment e) {
+        return new GidEntry(ibv_gid_entry.port_num(e), ibv_gid_entry.gid_index(e),
+                Gid.read(e, ibv_gid_entry.gid$offset()), GidType.of(ibv_gid_entry.gid_type(e)),
+                ibv_gid_entry.ndev_ifindex(e));
+    }
+
+    /**
+     * {@code _ibv_query_gid_ex} and {@code _ibv_query_gid_table} (IBVERBS_1.11, rdma-core 32), linked on
+     * first use so that an older libibverbs costs only these calls.
+     */
+    private static final class GidCalls {
+        static final Native.Fn QUERY_GID_EX;
+        static final Native.Fn QUERY_GID_TABLE;
+        static final Throwable MISSING;
+
+        static {
+            Native.Fn ex = null;
+            Native.Fn table = null;
+            Throwable missing = null;
+            try {
+                ex = Native.fn("ibv_query_gid_ex", RdmaH._ibv_query_gid_ex$address(),
+                        RdmaH._ibv_query_gid_ex$descriptor());
+                table = Native.fn("ibv_query_gid_table", RdmaH._ibv_query_gid_table$address(),
+                        RdmaH._ibv_query_gid_table$descriptor());
+            } catch (RuntimeException | LinkageError e) {
+                missing = e; // jextract's holder fails to initialise when the symbol is absent
+                ex = null;
+                table = null;
+            }
+            QUERY_GID_EX = ex;
+            QUERY_GID_TABLE = table;
+            MISSING = missing;
+        }
+
+        private GidCalls() {
+        }
+
+        static Native.Fn queryGidEx() {
+            return require(QUERY_GID_EX, "ibv_query_gid_ex");
+        }
+
+        static Native.Fn queryGidTable() {
+            return require(QUERY_GID_TABLE, "ibv_query_gid_table");
+        }
+
+        private static Native.Fn require(Native.Fn fn, String name) {
+            if (fn == null) {
+                RdmaException e = new RdmaException(name, Errno.EOPNOTSUPP,
+                        "libibverbs.so.1 has no _" + name + " (rdma-core 32 or later has)");
+                e.initCause(MISSING);
+                throw e;
+            }
+            return fn;
+        }
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.function.Function;
 
 import rdmaflux.verbs.ffi.RdmaH;
+import rdmaflux.verbs.ffi.ibv_device;
 
 /**
  * An RDMA device as libibverbs lists it. A plain value: it holds no native memory, and
@@ -15,8 +16,11 @@ import rdmaflux.verbs.ffi.RdmaH;
  *
  * @param name the kernel name, e.g. {@code rxe0}
  * @param nodeGuid the node GUID in host order (0 for Soft-RoCE devices that have none)
+ * @param nodeType what kind of node the device is ({@code ibv_device.node_type})
+ * @param transport the transport it speaks ({@code ibv_device.transport_type}; {@link Transport#IB} for
+ *                  RoCE too)
  */
-public record RdmaDevice(String name, long nodeGuid) {
+public record RdmaDevice(String name, long nodeGuid, NodeType nodeType, Transport transport) {
 
     /**
      * Opens the device.
@@ -32,8 +36,10 @@ public record RdmaDevice(String name, long nodeGuid) {
         return withDeviceList(devices -> {
             List<RdmaDevice> out = new ArrayList<>(devices.size());
             for (MemorySegment d : devices) {
+                MemorySegment dev = d.reinterpret(ibv_device.sizeof());
                 out.add(new RdmaDevice(Native.string(RdmaH.ibv_get_device_name(d)),
-                        Long.reverseBytes(RdmaH.ibv_get_device_guid(d))));
+                        Long.reverseBytes(RdmaH.ibv_get_device_guid(d)), NodeType.of(ibv_device.node_type(dev)),
+                        Transport.of(ibv_device.transport_type(dev))));
             }
             return List.copyOf(out);
         });

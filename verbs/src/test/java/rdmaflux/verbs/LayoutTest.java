@@ -31,10 +31,15 @@ import org.junit.jupiter.api.Test;
 import rdmaflux.testing.CProgram;
 import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_context_ops;
+import rdmaflux.verbs.ffi.ibv_device;
+import rdmaflux.verbs.ffi.ibv_device_attr;
+import rdmaflux.verbs.ffi.ibv_gid_entry;
+import rdmaflux.verbs.ffi.ibv_port_attr;
 import rdmaflux.verbs.ffi.ibv_recv_wr;
 import rdmaflux.verbs.ffi.ibv_send_wr;
 import rdmaflux.verbs.ffi.ibv_wc;
 import rdmaflux.verbs.ffi.rdma_cm_id;
+import rdmaflux.verbs.ffi.verbs_context;
 
 /**
  * Checks every jextract layout in {@code rdmaflux.verbs.ffi} against what gcc computes from the
@@ -180,6 +185,25 @@ class LayoutTest {
         assertTrue(c.containsKey("offsetof\tstruct rdma_cm_event\tparam.conn.qp_num"), "rdma_cm_event.param not checked");
         assertTrue(c.containsKey("offsetof\tstruct ibv_async_event\telement.qp"), "ibv_async_event.element not checked");
         assertTrue(c.containsKey("sizeof\tpthread_mutex_t\t"), "typedef-only pthread_mutex_t not checked");
+    }
+
+    /**
+     * The device queries pass {@code sizeof(struct ibv_gid_entry)} and {@code sizeof(struct ibv_port_attr)}
+     * to rdma-core and find {@code verbs_context} by subtracting the offset of its {@code context}: the
+     * library trusts those numbers, so pin them to gcc's by name (the scan above covers them too).
+     */
+    @Test
+    void deviceQueryLayoutsMatchC() {
+        assertEquals(c.get("sizeof\tstruct ibv_gid_entry\t"), ibv_gid_entry.sizeof());
+        assertEquals(c.get("offsetof\tstruct ibv_gid_entry\tgid_type"), ibv_gid_entry.gid_type$offset());
+        assertEquals(c.get("sizeof\tstruct ibv_port_attr\t"), ibv_port_attr.sizeof());
+        assertEquals(c.get("offsetof\tstruct ibv_port_attr\tport_cap_flags2"), ibv_port_attr.port_cap_flags2$offset());
+        assertEquals(c.get("offsetof\tstruct verbs_context\tcontext"), verbs_context.context$offset());
+        assertEquals(c.get("offsetof\tstruct verbs_context\tsz"), verbs_context.sz$offset());
+        assertEquals(c.get("sizeof\tstruct verbs_context\t"), verbs_context.sizeof());
+        assertEquals(c.get("offsetof\tstruct ibv_device\ttransport_type"), ibv_device.transport_type$offset());
+        assertEquals(c.get("offsetof\tstruct ibv_device_attr\tsys_image_guid"),
+                ibv_device_attr.sys_image_guid$offset());
     }
 
     private static void compare(List<String> mismatches, String key, long java) {

@@ -71,6 +71,53 @@ class NativeConstantsTest {
                 .toList();
         assertTrue(found.contains(SendOpcode.class) && found.contains(WcStatus.class) && found.contains(Mtu.class),
                 "enum scan found only " + found);
+        // The device-query enums, including the negative UNKNOWN values of ibv_transport_type/ibv_node_type.
+        assertTrue(found.containsAll(List.of(Transport.class, NodeType.class, GidType.class, DeviceCapability.class,
+                PortCapability.class)), "enum scan found only " + found);
+    }
+
+    /** {@code IBV_QPF_GRH_REQUIRED} is a macro over the kernel's uapi enum, so the enum scan cannot see it. */
+    @Test
+    void grhRequiredFlagMatchesHeader() throws Exception {
+        List<String> out = CProgram.of("""
+                #include <stdio.h>
+                #include "rdmaflux.h"
+
+                int main(void) {
+                    printf("%d\\n", (int) IBV_QPF_GRH_REQUIRED);
+                    return 0;
+                }
+                """).includeDir(CProgram.rdmafluxHeader().getParent()).run();
+        assertEquals(List.of(Integer.toString(PortAttributes.FLAG_GRH_REQUIRED)), out);
+    }
+
+    /** Devices of a kind this version does not know must still list: unknown values decode to UNKNOWN. */
+    @Test
+    void unknownTransportAndNodeTypeDecodeToUnknown() {
+        assertEquals(Transport.UNKNOWN, Transport.of(-1));
+        assertEquals(Transport.UNKNOWN, Transport.of(99));
+        assertEquals(Transport.IWARP, Transport.of(1));
+        assertEquals(NodeType.UNKNOWN, NodeType.of(-1));
+        assertEquals(NodeType.UNKNOWN, NodeType.of(0));
+        assertEquals(NodeType.CA, NodeType.of(1));
+        for (GidType t : GidType.values()) {
+            assertEquals(t, GidType.of(t.value()));
+        }
+    }
+
+    /** Soft-RoCE's device_cap_flags as ibv_devinfo -v prints them (0x01223c76), plus an unknown bit. */
+    @Test
+    void capabilityMasksDecode() {
+        int rxe = 0x01223c76;
+        assertEquals(List.of(DeviceCapability.BAD_PKEY_CNTR, DeviceCapability.BAD_QKEY_CNTR,
+                DeviceCapability.AUTO_PATH_MIG, DeviceCapability.CHANGE_PHY_PORT,
+                DeviceCapability.UD_AV_PORT_ENFORCE, DeviceCapability.PORT_ACTIVE_EVENT,
+                DeviceCapability.SYS_IMAGE_GUID, DeviceCapability.RC_RNR_NAK_GEN, DeviceCapability.SRQ_RESIZE,
+                DeviceCapability.MEM_WINDOW, DeviceCapability.MEM_MGT_EXTENSIONS,
+                DeviceCapability.MEM_WINDOW_TYPE_2B), List.copyOf(DeviceCapability.decode(rxe)));
+        assertEquals(0, DeviceCapability.unknownBits(rxe));
+        assertEquals(1 << 30, DeviceCapability.unknownBits(rxe | 1 << 30));
+        assertEquals(List.of(PortCapability.CM_SUP), List.copyOf(PortCapability.decode(0x00010000)));
     }
 
     @Test

@@ -3047,6 +3047,135 @@ public class RdmaH extends RdmaH$shared {
         }
     }
 
+    private static class _ibv_query_gid_ex {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            RdmaH.C_INT,
+            RdmaH.C_POINTER,
+            RdmaH.C_INT,
+            RdmaH.C_INT,
+            RdmaH.C_POINTER,
+            RdmaH.C_INT,
+            RdmaH.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("_ibv_query_gid_ex");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static FunctionDescriptor _ibv_query_gid_ex$descriptor() {
+        return _ibv_query_gid_ex.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static MethodHandle _ibv_query_gid_ex$handle() {
+        return _ibv_query_gid_ex.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static MemorySegment _ibv_query_gid_ex$address() {
+        return _ibv_query_gid_ex.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static int _ibv_query_gid_ex(MemorySegment context, int port_num, int gid_index, MemorySegment entry, int flags, long entry_size) {
+        var mh$ = _ibv_query_gid_ex.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("_ibv_query_gid_ex", context, port_num, gid_index, entry, flags, entry_size);
+            }
+            return (int)mh$.invokeExact(context, port_num, gid_index, entry, flags, entry_size);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class _ibv_query_gid_table {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            RdmaH.C_LONG,
+            RdmaH.C_POINTER,
+            RdmaH.C_POINTER,
+            RdmaH.C_LONG,
+            RdmaH.C_INT,
+            RdmaH.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("_ibv_query_gid_table");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static FunctionDescriptor _ibv_query_gid_table$descriptor() {
+        return _ibv_query_gid_table.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static MethodHandle _ibv_query_gid_table$handle() {
+        return _ibv_query_gid_table.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static MemorySegment _ibv_query_gid_table$address() {
+        return _ibv_query_gid_table.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static long _ibv_query_gid_table(MemorySegment context, MemorySegment entries, long max_entries, int flags, long entry_size) {
+        var mh$ = _ibv_query_gid_table.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("_ibv_query_gid_table", context, entries, max_entries, flags, entry_size);
+            }
+            return (long)mh$.invokeExact(context, entries, max_entries, flags, entry_size);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class ibv_alloc_pd {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             RdmaH.C_POINTER,
