@@ -353,6 +353,8 @@ public final class RcExample implements Callable<Integer> {
         final SendRequests send = new SendRequests(1, 1);
         final ReceiveRequests recv = new ReceiveRequests(1, 1);
         final WorkCompletions wc = new WorkCompletions(8);
+        /** Ids whose completion was polled but not yet awaited; one request per id is in flight at a time. */
+        private long completed;
         final Duration wait;
         final int size;
 
@@ -395,23 +397,28 @@ public final class RcExample implements Callable<Integer> {
             qp.postSend(send, 1);
         }
 
-        /** Busy-polls until a successful completion of every work request id in {@code mask} arrived. */
+        /**
+         * Busy-polls until a successful completion of every work request id in {@code mask} arrived.
+         * Completions of other ids polled meanwhile are kept for a later call: the server waiting for
+         * its echo's SEND completion can already see the client's next RECV (the ACK of the echo may
+         * come after the client's next message), and forgetting it would wait for it forever.
+         */
         void await(long mask) {
-            long seen = 0;
             long deadline = System.nanoTime() + wait.toNanos();
-            while ((seen & mask) != mask) {
+            while ((completed & mask) != mask) {
                 int n = cq.poll(wc);
                 for (int i = 0; i < n; i++) {
                     if (!wc.isSuccess(i)) {
                         throw new IllegalStateException("work request failed: " + wc.describe(i));
                     }
-                    seen |= wc.wrId(i);
+                    completed |= wc.wrId(i);
                 }
                 if (n == 0 && System.nanoTime() > deadline) {
                     throw new IllegalStateException("no completion for work requests " + Long.toBinaryString(mask)
                             + " within " + wait);
                 }
             }
+            completed &= ~mask;
         }
     }
 }
