@@ -8,7 +8,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 
 import rdmaflux.verbs.ffi.RdmaH;
-import rdmaflux.verbs.ffi.ibv_qp_init_attr;
 import rdmaflux.verbs.ffi.rdma_addr;
 import rdmaflux.verbs.ffi.rdma_cm_id;
 import rdmaflux.verbs.ffi.rdma_cm_join_mc_attr_ex;
@@ -56,8 +55,10 @@ public final class CmId extends NativeResource {
      */
     public void bind(InetSocketAddress local) {
         MemorySegment id = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            Calls.RDMA_BIND_ADDR.callInt(id, SockAddr.of(local, arena));
+        try {
+            CmCalls.Scratch s = CmCalls.scratch();
+            SockAddr.write(local, s.source);
+            CmCalls.bindAddr(s, id);
         } finally {
             release();
         }
@@ -71,10 +72,12 @@ public final class CmId extends NativeResource {
      * @param timeout how long librdmacm may take
      */
     public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
+        int ms = millis(timeout);
         MemorySegment id = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            Calls.RDMA_RESOLVE_ADDR.callInt(id, source == null ? MemorySegment.NULL : SockAddr.of(source, arena),
-                    SockAddr.of(destination, arena), millis(timeout));
+        try {
+            CmCalls.Scratch s = CmCalls.scratch();
+            SockAddr.write(destination, s.destination);
+            CmCalls.resolveAddr(s, id, source == null ? MemorySegment.NULL : SockAddr.write(source, s.source), ms);
         } finally {
             release();
         }
@@ -86,9 +89,10 @@ public final class CmId extends NativeResource {
      * @param timeout how long librdmacm may take
      */
     public void resolveRoute(Duration timeout) {
+        int ms = millis(timeout);
         MemorySegment id = acquire();
         try {
-            Calls.RDMA_RESOLVE_ROUTE.callInt(id, millis(timeout));
+            CmCalls.resolveRoute(id, ms);
         } finally {
             release();
         }
@@ -102,7 +106,7 @@ public final class CmId extends NativeResource {
     public void listen(int backlog) {
         MemorySegment id = acquire();
         try {
-            Calls.RDMA_LISTEN.callInt(id, backlog);
+            CmCalls.listen(id, backlog);
         } finally {
             release();
         }
@@ -155,11 +159,13 @@ public final class CmId extends NativeResource {
             throw new IllegalStateException(this + " already has " + qp);
         }
         MemorySegment id = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+        try {
+            CmCalls.Scratch s = CmCalls.scratch();
+            // rdma_create_qp writes the granted capacities back into init; QueuePair reads them below.
+            MemorySegment init = s.qpInit();
             MemorySegment pdHandle = pd.acquire();
             try (var leases = attributes.writeTo(init)) {
-                Calls.RDMA_CREATE_QP.callInt(id, pdHandle, init);
+                CmCalls.createQp(s, id, pdHandle);
             } finally {
                 pd.release();
             }
@@ -183,8 +189,10 @@ public final class CmId extends NativeResource {
      */
     public void connect(ConnectionParameters parameters) {
         MemorySegment id = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            Calls.RDMA_CONNECT.callInt(id, parameters.toNative(arena));
+        try {
+            CmCalls.Scratch s = CmCalls.scratch();
+            parameters.writeTo(s.param, s.data);
+            CmCalls.connect(s, id);
         } finally {
             release();
         }
@@ -197,8 +205,10 @@ public final class CmId extends NativeResource {
      */
     public void accept(ConnectionParameters parameters) {
         MemorySegment id = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            Calls.RDMA_ACCEPT.callInt(id, parameters.toNative(arena));
+        try {
+            CmCalls.Scratch s = CmCalls.scratch();
+            parameters.writeTo(s.param, s.data);
+            CmCalls.accept(s, id);
         } finally {
             release();
         }
@@ -230,7 +240,7 @@ public final class CmId extends NativeResource {
     public void disconnect() {
         MemorySegment id = acquire();
         try {
-            Calls.RDMA_DISCONNECT.callInt(id);
+            CmCalls.disconnect(id);
         } finally {
             release();
         }
@@ -364,7 +374,7 @@ public final class CmId extends NativeResource {
     @Override
     void destroy() {
         channel.forget(this);
-        Calls.RDMA_DESTROY_ID.callInt(handle);
+        CmCalls.destroyId(handle);
     }
 
     @Override

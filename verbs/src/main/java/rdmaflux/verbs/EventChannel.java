@@ -1,6 +1,5 @@
 package rdmaflux.verbs;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
@@ -55,10 +54,8 @@ public final class EventChannel extends NativeResource {
      */
     public CmId createId(PortSpace portSpace) {
         MemorySegment ch = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            Calls.RDMA_CREATE_ID.callInt(ch, out, MemorySegment.NULL, portSpace.value());
-            return register(new CmId(this, out.get(ValueLayout.ADDRESS, 0), portSpace));
+        try {
+            return register(new CmId(this, CmCalls.createId(ch, portSpace.value()), portSpace));
         } finally {
             release();
         }
@@ -80,21 +77,17 @@ public final class EventChannel extends NativeResource {
      */
     public CmEvent tryGetEvent() {
         MemorySegment ch = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            int rc = (int) Calls.RDMA_GET_CM_EVENT.invoke(ch, out);
-            if (rc != 0) {
-                int errno = Native.lastErrno();
-                if (errno == Errno.EAGAIN) {
-                    return null;
-                }
-                throw RdmaException.of("rdma_get_cm_event", errno, null);
+        try {
+            CmCalls.Scratch s = CmCalls.scratch();
+            long ev = CmCalls.getEvent(s, ch);
+            if (ev == 0) {
+                return null;
             }
-            MemorySegment ev = out.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_event.sizeof());
+            MemorySegment event = MemorySegment.ofAddress(ev).reinterpret(Layout.EVENT_SIZE);
             try {
-                return copy(ev);
+                return copy(event);
             } finally {
-                Calls.RDMA_ACK_CM_EVENT.callInt(ev);
+                CmCalls.ackEvent(s, event);
             }
         } finally {
             release();
@@ -109,8 +102,6 @@ public final class EventChannel extends NativeResource {
      */
     public CmEvent awaitEvent(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        boolean[] ready = new boolean[1];
-        int[] fds = {fd};
         for (;;) {
             CmEvent e = tryGetEvent();
             if (e != null) {
@@ -120,37 +111,55 @@ public final class EventChannel extends NativeResource {
             if (left <= 0) {
                 return null;
             }
-            Posix.pollIn(fds, ready, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+            Posix.pollIn(fd, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
         }
     }
 
     private CmEvent copy(MemorySegment ev) {
-        CmEventType type = CmEventType.of(rdma_cm_event.event(ev));
-        int status = rdma_cm_event.status(ev);
-        MemorySegment listen = rdma_cm_event.listen_id(ev);
-        MemorySegment idPtr = rdma_cm_event.id(ev);
-        CmId listenId = listen.equals(MemorySegment.NULL) ? null : ids.get(listen.address());
+        // The fixed part and, for connected port spaces, the connection parameters in one bulk copy.
+        long[] image = new long[Layout.IMAGE_LONGS];
+        MemorySegment.copy(ev, ValueLayout.JAVA_LONG, 0, image, 0, Layout.IMAGE_LONGS);
+        CmEventType type = CmEventType.of((int) NativeImage.get(image, Layout.EVENT, 4));
+        int status = (int) NativeImage.get(image, Layout.STATUS, 4);
+        long listen = NativeImage.get(image, Layout.LISTEN_ID, 8);
+        long idPtr = NativeImage.get(image, Layout.ID, 8);
+        CmId listenId = listen == 0 ? null : ids.get(listen);
         CmId id;
         if (type == CmEventType.CONNECT_REQUEST && listenId != null) {
             // librdmacm created a new id for the request, on the listener's channel.
-            id = register(new CmId(this, idPtr, listenId.portSpace()));
+            id = register(new CmId(this, MemorySegment.ofAddress(idPtr), listenId.portSpace()));
         } else {
-            id = ids.get(idPtr.address());
+            id = ids.get(idPtr);
         }
         PortSpace ps = id != null ? id.portSpace() : listenId != null ? listenId.portSpace() : PortSpace.TCP;
-        MemorySegment param = rdma_cm_event.param(ev);
         ConnectionParameters conn = null;
         UdParameters ud = null;
         if (ps == PortSpace.UDP || ps == PortSpace.IPOIB) {
-            MemorySegment u = rdma_cm_event.param.ud(param);
+            MemorySegment u = rdma_cm_event.param.ud(rdma_cm_event.param(ev));
             ud = new UdParameters(ConnectionParameters.copyPrivateData(
                     rdmaflux.verbs.ffi.rdma_ud_param.private_data(u), rdmaflux.verbs.ffi.rdma_ud_param.private_data_len(u)),
                     addressHandleOf(u), rdmaflux.verbs.ffi.rdma_ud_param.qp_num(u),
                     rdmaflux.verbs.ffi.rdma_ud_param.qkey(u));
         } else {
-            conn = ConnectionParameters.fromNative(rdma_cm_event.param.conn(param));
+            conn = ConnectionParameters.fromImage(image, Layout.CONN);
         }
         return new CmEvent(type, status, id, listenId, conn, ud);
+    }
+
+    /** Offsets in {@code struct rdma_cm_event}; a holder, so loading this class loads no native bindings. */
+    private static final class Layout {
+        static final long EVENT_SIZE = rdma_cm_event.sizeof();
+        static final long ID = rdma_cm_event.id$offset();
+        static final long LISTEN_ID = rdma_cm_event.listen_id$offset();
+        static final long EVENT = rdma_cm_event.event$offset();
+        static final long STATUS = rdma_cm_event.status$offset();
+        /** Where {@code param.conn} starts. */
+        static final long CONN = rdma_cm_event.param$offset() + rdma_cm_event.param.conn$offset();
+        /** The longs {@link #copy} reads: through the end of {@code param.conn}. */
+        static final int IMAGE_LONGS = (int) (CONN / 8) + ConnectionParameters.Layout.IMAGE_LONGS;
+
+        private Layout() {
+        }
     }
 
     private static AddressHandleAttributes addressHandleOf(MemorySegment ud) {

@@ -38,8 +38,10 @@ final class Native {
      *
      * @param name the C function name, used as the exception's operation
      * @param handle downcall handle whose first parameter is the capture segment
+     * @param spreader the same handle taking its arguments as one {@code Object[]}: the generic
+     *                 {@link #invoke} path, without {@code invokeWithArguments}' per-call type lookups
      */
-    record Fn(String name, MethodHandle handle) {
+    record Fn(String name, MethodHandle handle, MethodHandle spreader) {
 
         /** Calls a function following the "-1 (or any negative) and errno" convention; returns rc. */
         int callInt(Object... args) {
@@ -77,7 +79,7 @@ final class Native {
             full[0] = capture;
             System.arraycopy(args, 0, full, 1, args.length);
             try {
-                return handle.invokeWithArguments(full);
+                return spreader.invokeExact(full);
             } catch (RuntimeException | Error e) {
                 throw e;
             } catch (Throwable t) {
@@ -90,7 +92,10 @@ final class Native {
     static Fn fn(String name, MemorySegment address, FunctionDescriptor descriptor, Linker.Option... extra) {
         Linker.Option[] options = java.util.Arrays.copyOf(extra, extra.length + 1);
         options[extra.length] = CAPTURE_ERRNO;
-        return new Fn(name, LINKER.downcallHandle(address, descriptor, options));
+        MethodHandle handle = LINKER.downcallHandle(address, descriptor, options);
+        MethodHandle spreader = handle.asType(handle.type().generic())
+                .asSpreader(Object[].class, handle.type().parameterCount());
+        return new Fn(name, handle, spreader);
     }
 
     /** Reads a NUL-terminated C string that rdma-core returned, or {@code null} for NULL. */
@@ -102,6 +107,19 @@ final class Native {
     static Fn libc(String name, FunctionDescriptor descriptor) {
         MemorySegment address = LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
         return fn(name, address, descriptor);
+    }
+
+    /**
+     * This thread's errno capture segment, for callers that invoke a {@link Fn#handle()} exactly
+     * (typed, without {@link Fn#invoke}'s argument array) on hot control paths.
+     */
+    static MemorySegment capture() {
+        return CAPTURE.get();
+    }
+
+    /** The errno a call made with {@code capture} (from {@link #capture()}) left there. */
+    static int errno(MemorySegment capture) {
+        return (int) ERRNO.get(capture, 0L);
     }
 
     /** The errno captured by this thread's most recent {@link Fn} call. */

@@ -76,6 +76,43 @@ final class Posix {
         }
     }
 
+    // One pollfd per thread for the single-descriptor wait, so a wait allocates nothing.
+    private static final ThreadLocal<MemorySegment> POLLFD =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(8, 8));
+    private static final java.lang.invoke.MethodHandle POLL_EXACT = POLL.handle();
+
+    /**
+     * Waits until {@code fd} is readable (or has an error or hang-up, after which a read won't block).
+     *
+     * @param fd the descriptor
+     * @param timeoutMillis -1 to wait forever
+     * @return whether it is readable; {@code false} on timeout
+     */
+    static boolean pollIn(int fd, int timeoutMillis) {
+        MemorySegment pfd = POLLFD.get();
+        pfd.set(ValueLayout.JAVA_INT, 0, fd);
+        pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+        pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        MemorySegment capture = Native.capture();
+        for (;;) {
+            int n;
+            try {
+                n = (int) POLL_EXACT.invokeExact(capture, pfd, 1L, timeoutMillis);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("poll threw " + t, t);
+            }
+            if (n >= 0) {
+                return n > 0;
+            }
+            int errno = Native.errno(capture);
+            if (errno != Errno.EINTR) {
+                throw RdmaException.of("poll", errno, null);
+            }
+        }
+    }
+
     static int eventFd() {
         return EVENTFD.callInt(0, EFD_NONBLOCK | EFD_CLOEXEC);
     }

@@ -22,10 +22,21 @@ final class SockAddr {
     }
 
     static MemorySegment of(InetSocketAddress a, Arena arena) {
+        return write(a, sockaddr_storage.allocate(arena));
+    }
+
+    /**
+     * Writes {@code a} as a C socket address into {@code s}, zeroing the rest of it.
+     *
+     * @param a a resolved address
+     * @param s at least {@code sizeof(struct sockaddr_storage)} bytes
+     * @return {@code s}
+     */
+    static MemorySegment write(InetSocketAddress a, MemorySegment s) {
         if (a.isUnresolved()) {
             throw new IllegalArgumentException("unresolved address " + a + ": resolve the host name first");
         }
-        MemorySegment s = sockaddr_storage.allocate(arena);
+        s.fill((byte) 0);
         InetAddress ip = a.getAddress();
         short port = Short.reverseBytes((short) a.getPort());
         if (ip instanceof Inet4Address) {

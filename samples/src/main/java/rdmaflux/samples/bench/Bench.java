@@ -463,9 +463,9 @@ public final class Bench implements Callable<Integer> {
         List<ConnectionRate.Result> ours = new ArrayList<>();
         List<ConnectionRate.Result> theirs = new ArrayList<>();
         List<String> errors = new ArrayList<>();
+        int warmRounds = 0;
         try {
-            // An untimed round first, so class loading and the JIT's first compilations stay out of the numbers.
-            ConnectionRate.run(new InetSocketAddress(ip, basePort + 1), conns, timeout);
+            warmRounds = warmUpSetup(ip, conns, timeout);
         } catch (RuntimeException e) {
             ourFailure = true;
             errors.add("ours failed: " + e.getMessage());
@@ -487,7 +487,7 @@ public final class Bench implements Callable<Integer> {
         }
         ConnectionRate.Result o = medianRun(ours);
         ConnectionRate.Result t = medianRun(theirs);
-        String note = conns + " connections; create id..connect";
+        String note = conns + " connections; create id..connect; ours after " + warmRounds + " untimed rounds";
         if (repeat > 1 && !ours.isEmpty() && !theirs.isEmpty()) {
             note += "; median of " + repeat + ": ours " + range(ours.stream().map(ConnectionRate.Result::setupRate)
                     .toList()) + ", C " + range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
@@ -506,6 +506,33 @@ public final class Bench implements Callable<Integer> {
                     Double.NaN, "from the median run"));
         }
         return rows;
+    }
+
+    /**
+     * Untimed setup rounds until one leaves the JIT nearly idle (compilation under 5% of the round's time),
+     * at most 8, then {@link #awaitJitQuiet()}. Connection setup makes each CM call a few times per
+     * connection, so a single round leaves most of that path interpreted or queued for the compiler, and
+     * the timed rounds would measure the compiler threads, which share the CPUs, more than the steady state
+     * that cmtime (native code) is compared with; the latency rows wait for the JIT the same way.
+     *
+     * @return how many rounds ran
+     */
+    private int warmUpSetup(InetAddress ip, int conns, Duration timeout) throws InterruptedException {
+        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        int rounds = 0;
+        while (rounds < 8) {
+            long compiled = monitored ? jit.getTotalCompilationTime() : 0;
+            long t0 = System.nanoTime();
+            ConnectionRate.run(new InetSocketAddress(ip, basePort + 50 + rounds), conns, timeout);
+            rounds++;
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            if (!monitored || jit.getTotalCompilationTime() - compiled < 0.05 * wallMs) {
+                break;
+            }
+        }
+        awaitJitQuiet();
+        return rounds;
     }
 
     /** @return the run with the median setup rate (its step times are shown), or null */

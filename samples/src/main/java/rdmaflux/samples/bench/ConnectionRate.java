@@ -137,8 +137,10 @@ final class ConnectionRate {
 
             t0 = System.nanoTime();
             for (int i = 0; i < connections; i++) {
+                // cmtime's rdma_destroy_qp frees the QP's CQs here too, so its destroy step is the ids alone.
                 ids[i].disconnect();
                 ids[i].queuePair().close();
+                cqs[i].close();
             }
             awaitAll(ch, CmEventType.DISCONNECTED, connections, timeout);
             totals.put(Step.DISCONNECT, ms(t0));
@@ -146,7 +148,6 @@ final class ConnectionRate {
             t0 = System.nanoTime();
             for (int i = 0; i < connections; i++) {
                 ids[i].close();
-                cqs[i].close();
             }
             totals.put(Step.DESTROY, ms(t0));
         }
@@ -192,11 +193,13 @@ final class ConnectionRate {
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             listening.countDown();
             Map<CmId, CompletionQueue> open = new HashMap<>();
+            // Computed once: Duration.multipliedBy goes through BigDecimal, work cmtime's server loop does not do.
+            Duration wait = timeout.multipliedBy(4);
             int disconnected = 0;
             while (disconnected < connections) {
-                CmEvent e = ch.awaitEvent(timeout.multipliedBy(4));
+                CmEvent e = ch.awaitEvent(wait);
                 if (e == null) {
-                    throw new IllegalStateException("server: no event within " + timeout.multipliedBy(4) + " ("
+                    throw new IllegalStateException("server: no event within " + wait + " ("
                             + disconnected + " of " + connections + " disconnected)");
                 }
                 switch (e.type()) {
