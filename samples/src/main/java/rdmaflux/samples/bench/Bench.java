@@ -35,6 +35,9 @@ import rdmaflux.verbs.RdmaDevice;
  *   <li>Bandwidth: SEND vs {@code ib_send_bw}, RDMA WRITE vs {@code ib_write_bw}, message sizes 2 B to
  *       1 MiB; target ours ≥ 0.95 × C.</li>
  *   <li>Connection setup rate with per-step times vs {@code cmtime}; target ours ≥ 0.8 × C.</li>
+ *   <li>Multicast datagram rate vs {@code mckey} (a receiver and a send-only sender, N datagrams of 100 B and
+ *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
+ *       {@code RdmaMulticast} API for the record.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
@@ -51,10 +54,9 @@ import rdmaflux.verbs.RdmaDevice;
  * }</pre>
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Latency, bandwidth, connection setup and allocation of rdmaflux vs rdma-core's C tools.")
+        description = "Latency, bandwidth, connection setup, multicast and allocation of rdmaflux vs rdma-core's "
+                + "C tools.")
 public final class Bench implements Callable<Integer> {
-    private static final String MULTICAST_NOTE = "owned by the multicast work; not part of this benchmark yet";
-
     @Spec
     CommandSpec spec;
 
@@ -87,6 +89,14 @@ public final class Bench implements Callable<Integer> {
             + "quick 5).")
     Integer connections;
 
+    @Option(names = "--mc-count", description = "Datagrams per multicast run (default: 4000, quick 1000; at most "
+            + "32768).")
+    Integer mcCount;
+
+    @Option(names = "--mc-group", description = "First multicast group; each run takes the next address "
+            + "(default: ${DEFAULT-VALUE}).")
+    String mcGroup = "239.192.77.1";
+
     @Option(names = {"-r", "--repeat"}, description = "Runs of each comparison, ours and C alternating; the table "
             + "shows each side's median (default: 3, quick 1).")
     Integer repeatOption;
@@ -96,8 +106,8 @@ public final class Bench implements Callable<Integer> {
     int timeoutSeconds = 60;
 
     @Option(names = "--only", split = ",", paramLabel = "GROUP",
-            description = "Run only these groups: latency, bandwidth, reactive, setup (default: all).")
-    java.util.Set<String> only = java.util.Set.of("latency", "bandwidth", "reactive", "setup");
+            description = "Run only these groups: latency, bandwidth, reactive, setup, multicast (default: all).")
+    java.util.Set<String> only = java.util.Set.of("latency", "bandwidth", "reactive", "setup", "multicast");
 
     @Option(names = "--no-pin", description = "Do not pin the client side to CPU 0 and the server side to CPU 1 "
             + "(ours with sched_setaffinity, the C tools with taskset).")
@@ -112,6 +122,7 @@ public final class Bench implements Callable<Integer> {
     private PrintWriter pw;
     private boolean ourFailure;
     private int repeat;
+    private int groupsUsed;
 
     /**
      * Runs the benchmark.
@@ -156,6 +167,16 @@ public final class Bench implements Callable<Integer> {
         int[] latSizes = quick ? new int[] {2} : new int[] {2, 4096};
         int[] bwSizes = quick ? new int[] {2, 65536}
                 : new int[] {2, 8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288, 1 << 20};
+        int mcN = mcCount != null ? mcCount : quick ? 1000 : 4000;
+        if (mcN < 1 || mcN > 32768) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--mc-count must be in [1, 32768]");
+        }
+        int[] mcSizes = quick ? new int[] {100} : new int[] {100, 1024};
+        for (String g : only) {
+            if (!java.util.Set.of("latency", "bandwidth", "reactive", "setup", "multicast").contains(g)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--only: no group " + g);
+            }
+        }
         if (lat < 5) {
             throw new CommandLine.ParameterException(spec.commandLine(), "perftest needs --lat-iters >= 5");
         }
@@ -173,6 +194,45 @@ public final class Bench implements Callable<Integer> {
 
         List<Row> rows = new ArrayList<>();
         int maxSize = Math.max(65536, Math.max(bwSizes[bwSizes.length - 1], latSizes[latSizes.length - 1]));
+        double sendLat2 = Double.NaN;
+        if (only.contains("latency") || only.contains("bandwidth")) {
+            sendLat2 = verbsRows(rows, ip, maxSize, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, timeout,
+                    pin, c);
+        }
+        if (only.contains("reactive")) {
+            rows.add(reactiveRow(ip, lat, latWarm, sendLat2, timeout));
+        }
+        if (only.contains("setup")) {
+            rows.addAll(setupRows(ip, conns, timeout, c));
+        }
+        if (only.contains("multicast")) {
+            rows.addAll(multicastRows(ip, mcN, mcSizes, timeout, pin, c));
+        }
+
+        String table = Table.text(rows);
+        pw.println();
+        pw.print(table);
+        List<Row> missed = rows.stream().filter(Row::missed).toList();
+        pw.println();
+        pw.println(missed.isEmpty() ? "bench: all targets met" : "bench: targets MISSED: " + missed.size() + " ("
+                + String.join("; ", missed.stream().map(r -> r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size())
+                : "")).toList()) + ")");
+        pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);
+        pw.flush();
+        if (out != null) {
+            write(rows, started);
+        }
+        return ourFailure ? 1 : 0;
+    }
+
+    /**
+     * The latency, bandwidth and allocation rows on one connected verbs pair.
+     *
+     * @return the C tool's 2-byte send/recv latency (for the reactive row), NaN if not measured
+     */
+    private double verbsRows(List<Row> rows, InetAddress ip, int maxSize, int lat, int latWarm, int readWarm,
+                             long budget, int bwMax, int[] latSizes, int[] bwSizes, Duration timeout, boolean pin,
+                             CTools c) {
         double sendLat2 = Double.NaN;
         try (VerbsLink link = VerbsLink.open(new InetSocketAddress(ip, basePort), maxSize, timeout)) {
             VerbsTests t = new VerbsTests(link, timeout, pin);
@@ -207,35 +267,11 @@ public final class Bench implements Callable<Integer> {
                 rows.add(latencyRow("RDMA read latency p50", size, "ib_read_lat", lat,
                         () -> t.readLatency(size, readWarm, lat), 1, c));
             }
-            if (only.contains("latency") || only.contains("bandwidth")) {
-                rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
-            }
+            rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
         } finally {
             Affinity.unpin();
         }
-        if (only.contains("reactive")) {
-            rows.add(reactiveRow(ip, lat, latWarm, sendLat2, timeout));
-        }
-        if (only.contains("setup")) {
-            rows.addAll(setupRows(ip, conns, timeout, c));
-        }
-        rows.add(new Row("multicast datagram rate", 0, "msg/s", Double.NaN, Double.NaN, "", Row.Target.NONE,
-                Double.NaN, MULTICAST_NOTE));
-
-        String table = Table.text(rows);
-        pw.println();
-        pw.print(table);
-        List<Row> missed = rows.stream().filter(Row::missed).toList();
-        pw.println();
-        pw.println(missed.isEmpty() ? "bench: all targets met" : "bench: targets MISSED: " + missed.size() + " ("
-                + String.join("; ", missed.stream().map(r -> r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size())
-                : "")).toList()) + ")");
-        pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);
-        pw.flush();
-        if (out != null) {
-            write(rows, started);
-        }
-        return ourFailure ? 1 : 0;
+        return sendLat2;
     }
 
     /**
@@ -533,6 +569,160 @@ public final class Bench implements Callable<Integer> {
         }
         awaitJitQuiet();
         return rounds;
+    }
+
+    /**
+     * Multicast datagram rate, per size: ours on the verbs layer vs mckey (alternating, medians, target as
+     * bandwidth); then the reactive API's rate against the same mckey medians (no target). The reactive runs
+     * come after all verbs runs, so the JIT compiling Reactor code does not compete with the verbs loops.
+     * Every run joins a fresh group, so nothing of an earlier run can arrive in it. The notes give the
+     * datagrams lost (sent but not received) per side over the timed runs, and what the port's counters saw.
+     */
+    private List<Row> multicastRows(InetAddress ip, int count, int[] sizes, Duration timeout, boolean pin, CTools c) {
+        List<Row> rows = new ArrayList<>();
+        // At least 4000 datagrams a round, so a quick run's short loops get compiled before they are timed.
+        int warmCount = Math.max(count, 4000);
+        String warmError = warmUntilSettled("multicast verbs loop", warmCount, quick ? 3 : 6, () -> pinned(pin,
+                () -> MulticastRate.verbs(ip, nextGroup(), warmCount, sizes[0], timeout, pin, this::awaitJitQuiet)));
+        for (int size : sizes) {
+            // [0] ours, [1] C: datagrams lost; the port's sent_pkts and rcvd_pkts over the runs
+            long[] lost = new long[2];
+            long[] sentPkts = new long[2];
+            long[] rcvdPkts = new long[2];
+            boolean[] lossUnknown = new boolean[1];
+            Row verbs = compare("multicast datagram rate", size, "msg/s", "mckey", Row.Target.RATIO_AT_LEAST, () -> {
+                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
+                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
+                MulticastRate.Run r = pinned(pin, () -> MulticastRate.verbs(ip, nextGroup(), count, size, timeout,
+                        pin, this::awaitJitQuiet));
+                sentPkts[0] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
+                rcvdPkts[0] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
+                lost[0] += r.lost();
+                if (verbose) {
+                    say("bench:   multicast %s ours (verbs): %.0f datagrams/s, %d of %d received", Row.sizeText(size),
+                            r.datagramsPerSecond(), r.received(), count);
+                }
+                return new Measured(r.datagramsPerSecond(), r.allocPerDatagram());
+            }, () -> {
+                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
+                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
+                CTools.Mckey m = c.mckey(nextGroup().getHostAddress(), count, size);
+                sentPkts[1] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
+                rcvdPkts[1] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
+                if (verbose) {
+                    say("bench:   multicast %s mckey: %s", Row.sizeText(size), m.ok()
+                            ? String.format("%.0f datagrams/s", m.datagramsPerSecond()) : m.error());
+                }
+                if (m.received() < 0) {
+                    lossUnknown[0] = true;
+                } else {
+                    lost[1] += count - m.received();
+                }
+                return m.ok() ? new CTools.Outcome(m.datagramsPerSecond(), null) : CTools.Outcome.failed(m.error());
+            }, count + " datagrams; verbs layer");
+            String note = verbs.note() + "; lost ours " + lost[0] + ", C " + (lossUnknown[0] ? "?" : lost[1]);
+            if (PortCounters.read(device, PortCounters.SENT_PKTS) >= 0) {
+                note += "; port sent/rcvd pkts ours " + sentPkts[0] + "/" + rcvdPkts[0] + ", C " + sentPkts[1] + "/"
+                        + rcvdPkts[1];
+            }
+            if (warmError != null) {
+                note += "; " + warmError;
+            }
+            rows.add(new Row(verbs.metric(), verbs.size(), verbs.unit(), verbs.ours(), verbs.c(), verbs.cTool(),
+                    verbs.target(), verbs.allocPerMessage(), note));
+        }
+
+        String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : 4, () -> pinned(pin,
+                () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout, this::awaitJitQuiet)));
+        for (int i = 0; i < sizes.length; i++) {
+            int size = sizes[i];
+            List<Double> mine = new ArrayList<>();
+            double alloc = Double.NaN;
+            long lost = 0;
+            String note = count + " datagrams; rdmaflux.cm RdmaMulticast, " + count + " receive and send buffers; "
+                    + "alloc = all threads";
+            for (int r = 0; r < repeat; r++) {
+                try {
+                    MulticastRate.Run run = pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, size,
+                            timeout, this::awaitJitQuiet));
+                    mine.add(run.datagramsPerSecond());
+                    lost += run.lost();
+                    alloc = Double.isNaN(alloc) ? run.allocPerDatagram() : Math.max(alloc, run.allocPerDatagram());
+                    if (verbose) {
+                        say("bench:   multicast %s ours (reactive): %.0f datagrams/s, %d of %d received",
+                                Row.sizeText(size), run.datagramsPerSecond(), run.received(), count);
+                    }
+                } catch (RuntimeException e) {
+                    ourFailure = true;
+                    note += "; ours failed: " + e.getMessage();
+                }
+            }
+            if (repeat > 1 && !mine.isEmpty()) {
+                note += "; median of " + repeat + ": " + range(mine);
+            }
+            note += "; lost " + lost + (reactiveWarmError != null ? "; " + reactiveWarmError : "");
+            Row reactive = new Row("multicast datagram rate, reactive API", size, "msg/s", median(mine),
+                    rows.get(i).c(), "mckey", Row.Target.NONE, alloc, note);
+            progress(reactive);
+            rows.add(reactive);
+        }
+        return rows;
+    }
+
+    /**
+     * Untimed multicast rounds until two in a row agree within 5 % (at most {@code rounds}), so the JIT has
+     * compiled what the timed runs execute.
+     *
+     * @return why ours failed, or {@code null}
+     */
+    private String warmUntilSettled(String what, int count, int rounds, Supplier<MulticastRate.Run> run) {
+        try {
+            double previous = 0;
+            for (int round = 1; round <= rounds; round++) {
+                double rate = run.get().datagramsPerSecond();
+                boolean settled = round >= 2 && Math.abs(rate - previous) < 0.05 * previous;
+                if (settled || round == rounds) {
+                    say("bench: %s after %d x %d datagrams (%.0f datagrams/s)%s", what, round, count, rate,
+                            settled || rounds == 1 ? "" : ", rate still changing");
+                    return null;
+                }
+                previous = rate;
+            }
+            return null;
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            return "ours failed: " + e.getMessage();
+        }
+    }
+
+    /** Runs {@code work} with the calling thread on CPU 0 (the C sender's CPU) when pinning. */
+    private static <T> T pinned(boolean pin, Supplier<T> work) {
+        if (pin) {
+            Affinity.pin(0);
+        }
+        try {
+            return work.get();
+        } finally {
+            if (pin) {
+                Affinity.unpin();
+            }
+        }
+    }
+
+    /** @return the next multicast group: {@code --mc-group} plus the number of groups used so far */
+    private InetAddress nextGroup() {
+        try {
+            byte[] a = InetAddress.getByName(mcGroup).getAddress();
+            int n = groupsUsed++ % 200;
+            a[a.length - 1] = (byte) ((a[a.length - 1] & 0xff) + n);
+            InetAddress g = InetAddress.getByAddress(a);
+            if (!g.isMulticastAddress()) {
+                throw new IllegalArgumentException("--mc-group " + mcGroup + " is not a multicast address");
+            }
+            return g;
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("--mc-group " + mcGroup + ": " + e.getMessage(), e);
+        }
     }
 
     /** @return the run with the median setup rate (its step times are shown), or null */

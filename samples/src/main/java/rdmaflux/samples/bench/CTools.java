@@ -1,6 +1,10 @@
 package rdmaflux.samples.bench;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,8 +17,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs rdma-core's C tools for the comparison: the perftest programs ({@code ib_send_lat},
  * {@code ib_write_lat}, {@code ib_read_lat}, {@code ib_send_bw}, {@code ib_write_bw}) as a server and a
- * client on the same address with {@code -R} (connection manager), and {@code cmtime}; then parses
- * their result tables. Flags are those of the perftest 4.5 / rdma-core 44 generation.
+ * client on the same address with {@code -R} (connection manager), {@code cmtime}, and {@code mckey}
+ * (a receiver and a sender); then parses their result tables, or for mckey, which prints no numbers,
+ * times its output lines. Flags are those of the perftest 4.5 / rdma-core 44 generation.
  */
 final class CTools {
     /** What one run produced: a value, or why there is none. */
@@ -220,6 +225,169 @@ final class CTools {
         }
         error.append(last);
         return Map.of();
+    }
+
+    /**
+     * One mckey run: the rate at which the receiver got the datagrams, or why there is none.
+     *
+     * @param datagramsPerSecond datagrams received / (sender's first post .. receiver's last completion), NaN
+     *                           without a measurement
+     * @param received datagrams the receiver got (all of them when it finished; otherwise the device's
+     *                 {@code rdma_recvs} count over the run, -1 when the device has no such counter)
+     * @param error why there is no rate, or {@code null}
+     */
+    record Mckey(double datagramsPerSecond, long received, String error) {
+        boolean ok() {
+            return error == null;
+        }
+    }
+
+    /**
+     * Runs mckey as a receiver ({@code mckey -m GROUP -b ADDR -C N -S S}, on CPU 1) and, once it has joined,
+     * as a send-only sender ({@code ... -s -o}, on CPU 0), and times the transfer from their output: mckey
+     * prints {@code initiating data transfers} just before the sender's first post and {@code data transfers
+     * complete} just after the receiver's last completion. Both run line-buffered ({@code stdbuf -oL}) into
+     * pipes read by one thread each, which timestamps every line as it arrives.
+     *
+     * <p>mckey's receiver posts exactly {@code count} receives and exits only when all arrived; when some are
+     * lost it would wait forever, so it is stopped a few seconds after the sender finished, and the run has no
+     * rate (the device counters say how many arrived).
+     *
+     * @param group the multicast group
+     * @param count datagrams ({@code -C})
+     * @param size bytes per datagram ({@code -S}), at most the port's active MTU
+     */
+    Mckey mckey(String group, int count, int size) {
+        if (!installed("mckey")) {
+            return new Mckey(Double.NaN, 0, "mckey is not installed (Debian package rdmacm-utils)");
+        }
+        if (!installed("stdbuf")) {
+            return new Mckey(Double.NaN, 0, "stdbuf (coreutils) is needed to time mckey from its output");
+        }
+        List<String> args = List.of("mckey", "-m", group, "-b", address, "-C", Integer.toString(count), "-S",
+                Integer.toString(size));
+        List<String> senderArgs = new ArrayList<>(args);
+        senderArgs.addAll(List.of("-s", "-o"));
+        int run = nextPort++; // only to name the output files
+        long recvs0 = PortCounters.read(device, PortCounters.RDMA_RECVS);
+        try (Watched receiver = Watched.start(onCpu(1, lineBuffered(args)), work.resolve("mckey-" + run
+                + "-receiver.txt"))) {
+            // It posts its receives before it joins: once it says so, nothing sent can find it unready.
+            if (receiver.await("mckey: joined", System.nanoTime() + Duration.ofSeconds(20).toNanos()) < 0) {
+                return new Mckey(Double.NaN, 0, "mckey receiver did not join: " + tail(receiver.file));
+            }
+            try (Watched sender = Watched.start(onCpu(0, lineBuffered(senderArgs)), work.resolve("mckey-" + run
+                    + "-sender.txt"))) {
+                long deadline = System.nanoTime() + timeout.toNanos();
+                long t0 = sender.await("initiating data transfers", deadline);
+                if (t0 < 0) {
+                    return new Mckey(Double.NaN, 0, "mckey sender did not start sending: " + tail(sender.file));
+                }
+                long sent = sender.await("data transfers complete", deadline);
+                // After the sender's last post only what is already on its way can still arrive.
+                long grace = Math.max(System.nanoTime(), sent) + Duration.ofSeconds(5).toNanos();
+                long t1 = receiver.await("data transfers complete", Math.min(deadline + Duration.ofSeconds(5)
+                        .toNanos(), grace));
+                if (verbose) {
+                    System.out.print(Files.readString(receiver.file) + Files.readString(sender.file));
+                }
+                if (t1 < 0) {
+                    long got = recvs0 < 0 ? -1 : PortCounters.read(device, PortCounters.RDMA_RECVS) - recvs0;
+                    return new Mckey(Double.NaN, got, "mckey receiver got " + (got < 0 ? "fewer than " + count
+                            : got + " of " + count) + " datagrams (" + (sent < 0 ? "sender did not finish: "
+                            + tail(sender.file) : "UD loss") + "); no end time");
+                }
+                return new Mckey(count * 1e9 / (t1 - t0), count, null);
+            }
+        } catch (IOException e) {
+            return new Mckey(Double.NaN, 0, "cannot run mckey: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Mckey(Double.NaN, 0, "interrupted");
+        }
+    }
+
+    /**
+     * A child process whose output lines are timestamped ({@link System#nanoTime()}) as they arrive, by a
+     * thread blocked on the pipe, and copied to a file.
+     */
+    static final class Watched implements AutoCloseable {
+        private final Process process;
+        final Path file;
+        private final List<String> lines = new ArrayList<>();
+        private final List<Long> stamps = new ArrayList<>();
+        private boolean ended;
+        private Thread reader;
+
+        private Watched(Process process, Path file) {
+            this.process = process;
+            this.file = file;
+        }
+
+        static Watched start(List<String> command, Path file) throws IOException {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            Watched w = new Watched(p, file);
+            w.reader = Thread.ofPlatform().daemon().name("bench-watch-" + file.getFileName()).start(w::read);
+            return w;
+        }
+
+        private void read() {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                    StandardCharsets.UTF_8)); Writer out = Files.newBufferedWriter(file)) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    long now = System.nanoTime();
+                    synchronized (this) {
+                        lines.add(line);
+                        stamps.add(now);
+                        notifyAll();
+                    }
+                    out.write(line);
+                    out.write('\n');
+                    out.flush();
+                }
+            } catch (IOException e) {
+                // the process went away; what was read stays
+            } finally {
+                synchronized (this) {
+                    ended = true;
+                    notifyAll();
+                }
+            }
+        }
+
+        /**
+         * @param marker text a line must contain
+         * @param deadline {@link System#nanoTime()} to give up at
+         * @return when the first such line arrived, or -1 if none did before the deadline or the output ended
+         */
+        synchronized long await(String marker, long deadline) throws InterruptedException {
+            for (int seen = 0;;) {
+                for (; seen < lines.size(); seen++) {
+                    if (lines.get(seen).contains(marker)) {
+                        return stamps.get(seen);
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (ended || left <= 0) {
+                    return -1;
+                }
+                wait(Math.max(1, left / 1_000_000));
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            // Let it leave the group and exit by itself; stop it only when it hangs (a receiver short of datagrams).
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroy();
+                if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                }
+            }
+            // Its last lines reach the file once the reader has seen the end of the output.
+            reader.join(5000);
+        }
     }
 
     /** Parses cmtime's {@code step: total_ms max_ms min_us us_per_conn} lines. */

@@ -8,6 +8,12 @@ import java.nio.file.Path;
 final class PortCounters {
     /** RNR NAKs this port's responders sent: receives were not posted in time. */
     static final String RNR_NAKS_SENT = "send_rnr_err";
+    /** Packets the port transmitted (rxe: once per UD datagram). */
+    static final String SENT_PKTS = "sent_pkts";
+    /** Packets the port accepted for a QP or multicast group, once per packet, posted receive or not. */
+    static final String RCVD_PKTS = "rcvd_pkts";
+    /** Receives completed: datagrams delivered to a QP. */
+    static final String RDMA_RECVS = "rdma_recvs";
 
     private PortCounters() {
     }

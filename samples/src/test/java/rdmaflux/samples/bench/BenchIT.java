@@ -46,8 +46,20 @@ class BenchIT {
         }
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("heap allocation, steady state: send stream 2 B")),
                 text);
-        assertTrue(lines.stream().anyMatch(l -> l.startsWith("multicast datagram rate") && l.contains("not measured yet")),
-                text);
+        // Multicast: ours (verbs layer) and mckey both measured, nothing lost; the reactive API's rate as well.
+        String mc = lines.stream().filter(l -> l.startsWith("multicast datagram rate ")).findFirst().orElse(null);
+        assertNotNull(mc, "multicast row in\n" + text);
+        assertFalse(mc.contains("no C value") || mc.contains("not measured") || mc.contains("failed"),
+                "both sides measured: " + mc);
+        assertTrue(mc.contains("mckey") && mc.contains("lost ours 0, C 0"), mc);
+        String[] cells = mc.substring("multicast datagram rate".length()).trim().split("\\s+");
+        // size (2 cells: "100 B"), unit, ours, C: both numbers
+        assertEquals("msg/s", cells[2], mc);
+        assertTrue(Double.parseDouble(cells[3]) > 0 && Double.parseDouble(cells[4]) > 0, mc);
+        String reactive = lines.stream().filter(l -> l.startsWith("multicast datagram rate, reactive API "))
+                .findFirst().orElse(null);
+        assertNotNull(reactive, text);
+        assertFalse(reactive.contains("not measured") || reactive.contains("failed"), reactive);
         assertTrue(text.contains("bench: all targets met") || text.contains("bench: targets MISSED:"), text);
 
         String md = Files.readString(out.resolve("results.md"));

@@ -3,9 +3,14 @@ package rdmaflux.samples.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The parsers and statistics against output captured from the real tools (perftest 4.5, rdma-core 44). */
 class BenchParsingTest {
@@ -75,5 +80,31 @@ class BenchParsingTest {
         assertEquals("MISSED", alloc.verdict());
         Row none = new Row("c missing", 2, "us", 4, Double.NaN, "x", Row.Target.RATIO_AT_MOST, 0, "");
         assertEquals("no C value", none.verdict());
+        // The multicast datagram rate has the bandwidth target.
+        Row mc = new Row("multicast datagram rate", 100, "msg/s", 949, 1000, "mckey", Row.Target.RATIO_AT_LEAST, 0, "");
+        assertEquals("MISSED", mc.verdict());
+        Row mc2 = new Row("multicast datagram rate", 100, "msg/s", 950, 1000, "mckey", Row.Target.RATIO_AT_LEAST, 0,
+                "");
+        assertEquals("met", mc2.verdict());
+        assertEquals("ratio >= 0.950", mc2.targetText());
+    }
+
+    /** mckey prints no numbers; its lines are timestamped as they arrive, which this checks with a shell. */
+    @Test
+    void watchedProcessStampsEachLineWhenItArrives(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("out.txt");
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        try (CTools.Watched w = CTools.Watched.start(List.of("sh", "-c", "echo 'mckey: joined'; sleep 0.5; "
+                + "echo 'data transfers complete'"), file)) {
+            long joined = w.await("joined", deadline);
+            long complete = w.await("data transfers complete", deadline);
+            assertTrue(joined > 0 && complete > joined, "both lines stamped, in order");
+            assertTrue(complete - joined >= Duration.ofMillis(400).toNanos(),
+                    "the second stamp is taken when the line arrives, not when the output ends: "
+                    + (complete - joined) / 1e6 + " ms");
+            assertEquals(joined, w.await("joined", deadline), "the first matching line counts");
+            assertEquals(-1, w.await("never printed", deadline), "the output ended without it");
+        }
+        assertEquals(List.of("mckey: joined", "data transfers complete"), Files.readAllLines(file));
     }
 }
