@@ -64,6 +64,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     private static final int SLOT_POSTED = 0;
     private static final int SLOT_DELIVERED = 1;
     private static final int SLOT_DEAD = 2;
+    private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
 
     private enum Kind {
         SEND, CONTROL, CLOSE, READ, WRITE, WRITE_IMM, CAS, FAA
@@ -83,7 +84,10 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         }
     }
 
-    /** A request waiting for a send buffer, a send-queue entry or a credit. */
+    /**
+     * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
+     * posted at once are queued, so the common case allocates none.
+     */
     private record Pending(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                            MonoSink<Object> sink) {
     }
@@ -140,6 +144,11 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     private int held;
     private boolean controlInFlight;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /**
+     * Per send buffer slot, a ByteBuffer view of its memory, made on the slot's first use: copying a
+     * message in through it allocates nothing (MemorySegment.ofBuffer would wrap each message).
+     */
+    private ByteBuffer[] sendViews;
     private SendRequests sendBatch;
     private ReceiveRequests recvBatch;
     private long lastActivity;
@@ -749,7 +758,7 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
         int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | creditsToReturn;
         op.kind = kind;
         op.started = System.nanoTime();
-        sendBatch.set(0, op.index, SendOpcode.SEND_WITH_IMM, SendFlag.mask(SendFlag.SIGNALED)).immediate(0, imm);
+        sendBatch.set(0, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(0, imm);
         try {
             qp.postSend(sendBatch, 1);
         } catch (RuntimeException e) {
@@ -774,14 +783,13 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
                             : "closed") + "; cannot " + kind.name().toLowerCase(java.util.Locale.ROOT)));
                     return;
                 }
-                Pending p = new Pending(kind, data, local, remote, a, b, sink);
-                if (pending.isEmpty() && tryPost(p)) {
+                if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink)) {
                     return;
                 }
                 if (needsCredit(kind) && creditsAvailable == 0) {
                     recorder.creditWait();
                 }
-                pending.add(p);
+                pending.add(new Pending(kind, data, local, remote, a, b, sink));
             }
         });
     }
@@ -793,33 +801,37 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
     /** Guarded by this. */
     private void drainPending() {
         Pending p;
-        while ((p = pending.peek()) != null && tryPost(p)) {
+        while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink)) {
             pending.poll();
         }
     }
 
-    /** Guarded by this. Posts {@code p} if a send-queue entry, buffer and credit are free. */
-    private boolean tryPost(Pending p) {
+    /**
+     * Guarded by this. Posts the request (the fields of a {@link Pending}) if a send-queue entry, buffer and
+     * credit are free; returns whether it was taken (posted, or failed to post and its sink told so).
+     */
+    private boolean tryPost(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                            MonoSink<Object> sink) {
         if (closedForSends) {
             return false;
         }
-        if (freeOps.isEmpty() || (needsCredit(p.kind) && creditsAvailable == 0)
-                || (p.kind == Kind.SEND && freeSendTop == 0)) {
+        if (freeOps.isEmpty() || (needsCredit(kind) && creditsAvailable == 0)
+                || (kind == Kind.SEND && freeSendTop == 0)) {
             return false;
         }
         Op op = freeOps.poll();
-        op.kind = p.kind;
-        op.sink = p.sink;
+        op.kind = kind;
+        op.sink = sink;
         op.started = System.nanoTime();
-        int flags = SendFlag.mask(SendFlag.SIGNALED);
-        switch (p.kind) {
+        int flags = SIGNALED;
+        switch (kind) {
             case SEND -> {
                 int slot = freeSendSlots[--freeSendTop];
                 op.sendSlot = slot;
-                int len = p.data.remaining();
+                int len = data.remaining();
                 op.bytes = len;
                 long off = (long) options.bufferSize() * slot;
-                MemorySegment.copy(MemorySegment.ofBuffer(p.data), 0, sendBuffers, off, len);
+                sendView(slot, off).put(0, data, data.position(), len);
                 if (len <= qp.maxInlineData()) {
                     flags |= SendFlag.INLINE.value();
                 }
@@ -829,24 +841,24 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
                 }
             }
             case READ -> sendBatch.set(0, op.index, SendOpcode.RDMA_READ, flags)
-                    .sge(0, 0, p.local.segment().address(), (int) p.remote.length(), lkeyOf(p.local))
-                    .rdma(0, p.remote.address(), p.remote.rkey());
+                    .sge(0, 0, local.segment().address(), (int) remote.length(), lkeyOf(local))
+                    .rdma(0, remote.address(), remote.rkey());
             case WRITE, WRITE_IMM -> {
-                sendBatch.set(0, op.index, p.kind == Kind.WRITE ? SendOpcode.RDMA_WRITE
+                sendBatch.set(0, op.index, kind == Kind.WRITE ? SendOpcode.RDMA_WRITE
                                 : SendOpcode.RDMA_WRITE_WITH_IMM, flags)
-                        .sge(0, 0, p.local.segment().address(), (int) p.local.length(), lkeyOf(p.local))
-                        .rdma(0, p.remote.address(), p.remote.rkey());
-                if (p.kind == Kind.WRITE_IMM) {
-                    sendBatch.immediate(0, (int) p.a);
+                        .sge(0, 0, local.segment().address(), (int) local.length(), lkeyOf(local))
+                        .rdma(0, remote.address(), remote.rkey());
+                if (kind == Kind.WRITE_IMM) {
+                    sendBatch.immediate(0, (int) a);
                 }
             }
-            case CAS, FAA -> sendBatch.set(0, op.index, p.kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
+            case CAS, FAA -> sendBatch.set(0, op.index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
                             : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
                     .sge(0, 0, atomicMr, 8L * op.index, 8)
-                    .atomic(0, p.remote.address(), p.remote.rkey(), p.a, p.b);
-            default -> throw new IllegalStateException(p.kind.toString());
+                    .atomic(0, remote.address(), remote.rkey(), a, b);
+            default -> throw new IllegalStateException(kind.toString());
         }
-        if (credits && p.kind == Kind.SEND) {
+        if (credits && kind == Kind.SEND) {
             sendBatch.immediate(0, creditsToReturn);
         }
         try {
@@ -856,13 +868,26 @@ final class Connection implements RdmaConnection, CompletionLoop.Handler {
             return true;
         }
         outstanding(1);
-        if (needsCredit(p.kind)) {
+        if (needsCredit(kind)) {
             creditsAvailable--;
         }
-        if (credits && p.kind == Kind.SEND) {
+        if (credits && kind == Kind.SEND) {
             creditsToReturn = 0;
         }
         return true;
+    }
+
+    /** Guarded by this. The view of send buffer {@code slot} (at {@code offset}); see {@link #sendViews}. */
+    private ByteBuffer sendView(int slot, long offset) {
+        if (sendViews == null) {
+            sendViews = new ByteBuffer[freeSendSlots.length];
+        }
+        ByteBuffer v = sendViews[slot];
+        if (v == null) {
+            v = sendBuffers.asSlice(offset, options.bufferSize()).asByteBuffer();
+            sendViews[slot] = v;
+        }
+        return v;
     }
 
     private static int lkeyOf(RegisteredBuffer b) {

@@ -1,6 +1,11 @@
 package rdmaflux.verbs;
 
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.ref.Reference;
 
 import rdmaflux.verbs.ffi.ibv_context;
 import rdmaflux.verbs.ffi.ibv_context_ops;
@@ -14,6 +19,17 @@ import rdmaflux.verbs.ffi.ibv_cq;
  * pointers exactly as the header does; they allocate nothing.
  */
 public final class CompletionQueue extends NativeResource {
+    /**
+     * {@code int (*poll_cq)(struct ibv_cq *, int, struct ibv_wc *)} with the pointers as plain 64-bit
+     * integers, as the C calling convention passes them: the CQ is kept alive by the lease, the array by
+     * the caller's reference, and a long skips the linker's per-argument segment checks (see
+     * {@link WorkRequestBatch}'s post handle).
+     */
+    private static final class Poll {
+        static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(FunctionDescriptor.of(
+                ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+    }
+
     private final RdmaContext context;
     private final CompletionChannel channel;
     private final int capacity;
@@ -54,14 +70,21 @@ public final class CompletionQueue extends NativeResource {
     public int poll(WorkCompletions completions) {
         MemorySegment cq = acquire();
         try {
-            int n = ibv_context_ops.poll_cq.invoke(pollFn, cq, completions.capacity(), completions.segment());
+            int n = (int) Poll.HANDLE.invokeExact(pollFn, cq.address(), completions.capacity(),
+                    completions.segment().address());
             if (n < 0) {
                 throw new RdmaException("ibv_poll_cq", 0, "returned " + n + " (CQ overrun or device error)");
             }
             completions.setCount(n);
             return n;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("a downcall threw " + t, t);
         } finally {
             release();
+            // The call got the array's raw address: keep its auto arena alive until the call returned.
+            Reference.reachabilityFence(completions);
         }
     }
 

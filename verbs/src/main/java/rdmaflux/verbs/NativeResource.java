@@ -65,15 +65,14 @@ public abstract sealed class NativeResource implements AutoCloseable
      * @throws IllegalStateException when closed
      */
     final MemorySegment acquire() {
-        for (;;) {
-            int s = state.get();
-            if (s < 0) {
-                throw closedException();
-            }
-            if (state.compareAndSet(s, s + 1)) {
-                return handle;
-            }
+        // One atomic add, no compare-and-set loop. Once closed the state stays negative whatever is added,
+        // so a late caller sees that, takes its increment back and fails; close() waits for it as for a
+        // lease, which is as short.
+        if (state.getAndIncrement() < 0) {
+            state.decrementAndGet();
+            throw closedException();
         }
+        return handle;
     }
 
     /** Ends a lease taken with {@link #acquire()}. */

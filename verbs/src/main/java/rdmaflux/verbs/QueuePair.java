@@ -326,10 +326,10 @@ public final class QueuePair extends NativeResource {
      *                       EINVAL for an inline payload beyond {@link #maxInlineData()})
      */
     public void postSend(SendRequests requests, int count) {
-        MemorySegment head = requests.chain(count, maxSendSge);
+        requests.link(count, maxSendSge);
         MemorySegment qp = acquire();
         try {
-            int rc = ibv_context_ops.post_send.invoke(postSendFn, qp, head, requests.badWr());
+            int rc = requests.post(postSendFn, qp.address());
             if (rc != 0) {
                 throw requests.postFailure("ibv_post_send", rc);
             }
@@ -348,10 +348,10 @@ public final class QueuePair extends NativeResource {
         if (srq != null) {
             throw new IllegalStateException(this + " receives through " + srq + "; post receives there");
         }
-        MemorySegment head = requests.chain(count, maxReceiveSge);
+        requests.link(count, maxReceiveSge);
         MemorySegment qp = acquire();
         try {
-            int rc = ibv_context_ops.post_recv.invoke(postRecvFn, qp, head, requests.badWr());
+            int rc = requests.post(postRecvFn, qp.address());
             if (rc != 0) {
                 throw requests.postFailure("ibv_post_recv", rc);
             }

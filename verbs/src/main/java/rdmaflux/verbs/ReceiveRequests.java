@@ -1,7 +1,5 @@
 package rdmaflux.verbs;
 
-import java.lang.foreign.ValueLayout;
-
 import rdmaflux.verbs.ffi.ibv_recv_wr;
 
 /**
@@ -30,10 +28,14 @@ public final class ReceiveRequests extends WorkRequestBatch<ReceiveRequests> {
      * @return this
      */
     public ReceiveRequests set(int i, long wrId) {
-        long wr = offset(i);
-        wrs.set(ValueLayout.JAVA_LONG, wr + WR_ID, wrId);
-        resetSges(wr);
+        putLong(offset(i) + WR_ID, wrId);
+        resetSges(i);
         return this;
+    }
+
+    @Override
+    void linkExtra(long wrOffset, int i) {
+        // Receive requests keep nothing else on the Java side.
     }
 
     RdmaException postFailure(String operation, int errno) {

@@ -11,6 +11,9 @@ import rdmaflux.verbs.ffi.ibv_send_wr;
  * {@code count} as one chain.
  */
 public final class SendRequests extends WorkRequestBatch<SendRequests> {
+    /** Per request, the immediate in network order: {@code set} clears it, so it is written when posting. */
+    private final int[] immediates;
+
     private static final long WR_ID = ibv_send_wr.wr_id$offset();
     private static final long OPCODE = ibv_send_wr.opcode$offset();
     private static final long FLAGS = ibv_send_wr.send_flags$offset();
@@ -37,6 +40,7 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
     public SendRequests(int capacity, int maxSge) {
         super(capacity, maxSge, ibv_send_wr.sizeof(), ibv_send_wr.layout().byteAlignment(), WR_ID,
                 ibv_send_wr.next$offset(), ibv_send_wr.sg_list$offset(), ibv_send_wr.num_sge$offset());
+        this.immediates = new int[capacity];
     }
 
     /**
@@ -50,11 +54,11 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
      */
     public SendRequests set(int i, long wrId, SendOpcode opcode, int sendFlags) {
         long wr = offset(i);
-        wrs.set(ValueLayout.JAVA_LONG, wr + WR_ID, wrId);
-        wrs.set(ValueLayout.JAVA_INT, wr + OPCODE, opcode.value());
-        wrs.set(ValueLayout.JAVA_INT, wr + FLAGS, sendFlags);
-        wrs.set(ValueLayout.JAVA_INT, wr + IMM, 0);
-        resetSges(wr);
+        putLong(wr + WR_ID, wrId);
+        putInt(wr + OPCODE, opcode.value());
+        putInt(wr + FLAGS, sendFlags);
+        immediates[i] = 0;
+        resetSges(i);
         return this;
     }
 
@@ -67,7 +71,8 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
      * @return this
      */
     public SendRequests immediate(int i, int imm) {
-        wrs.set(ValueLayout.JAVA_INT, offset(i) + IMM, Integer.reverseBytes(imm));
+        offset(i);
+        immediates[i] = Integer.reverseBytes(imm);
         return this;
     }
 
@@ -81,8 +86,8 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
      */
     public SendRequests rdma(int i, long remoteAddress, int rkey) {
         long wr = offset(i);
-        wrs.set(ValueLayout.JAVA_LONG, wr + RDMA_ADDR, remoteAddress);
-        wrs.set(ValueLayout.JAVA_INT, wr + RDMA_RKEY, rkey);
+        putLong(wr + RDMA_ADDR, remoteAddress);
+        putInt(wr + RDMA_RKEY, rkey);
         return this;
     }
 
@@ -102,10 +107,10 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
                     + Long.toHexString(remoteAddress));
         }
         long wr = offset(i);
-        wrs.set(ValueLayout.JAVA_LONG, wr + ATOMIC_ADDR, remoteAddress);
-        wrs.set(ValueLayout.JAVA_INT, wr + ATOMIC_RKEY, rkey);
-        wrs.set(ValueLayout.JAVA_LONG, wr + ATOMIC_CMP, compareOrAdd);
-        wrs.set(ValueLayout.JAVA_LONG, wr + ATOMIC_SWAP, swap);
+        putLong(wr + ATOMIC_ADDR, remoteAddress);
+        putInt(wr + ATOMIC_RKEY, rkey);
+        putLong(wr + ATOMIC_CMP, compareOrAdd);
+        putLong(wr + ATOMIC_SWAP, swap);
         return this;
     }
 
@@ -121,15 +126,20 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
     public SendRequests ud(int i, AddressHandle ah, int remoteQpn, int remoteQkey) {
         ah.checkOpen();
         long wr = offset(i);
-        wrs.set(ValueLayout.JAVA_LONG, wr + UD_AH, ah.handle.address());
-        wrs.set(ValueLayout.JAVA_INT, wr + UD_QPN, remoteQpn);
-        wrs.set(ValueLayout.JAVA_INT, wr + UD_QKEY, remoteQkey);
+        putLong(wr + UD_AH, ah.handle.address());
+        putInt(wr + UD_QPN, remoteQpn);
+        putInt(wr + UD_QKEY, remoteQkey);
         return this;
     }
 
     /** @param i request index @return the work request id set for it */
     public long wrId(int i) {
         return wrs.get(ValueLayout.JAVA_LONG, offset(i) + WR_ID);
+    }
+
+    @Override
+    void linkExtra(long wrOffset, int i) {
+        putInt(wrOffset + IMM, immediates[i]);
     }
 
     RdmaException postFailure(String operation, int errno) {

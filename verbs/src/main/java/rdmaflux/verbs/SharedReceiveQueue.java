@@ -47,9 +47,10 @@ public final class SharedReceiveQueue extends NativeResource {
      * @param count how many, from index 0
      */
     public void postReceive(ReceiveRequests requests, int count) {
+        requests.link(count, maxSge);
         MemorySegment srq = acquire();
         try {
-            int rc = ibv_context_ops.post_srq_recv.invoke(postFn, srq, requests.chain(count, maxSge), requests.badWr());
+            int rc = requests.post(postFn, srq.address());
             if (rc != 0) {
                 throw requests.postFailure("ibv_post_srq_recv", rc);
             }

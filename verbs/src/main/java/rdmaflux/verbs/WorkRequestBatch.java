@@ -1,15 +1,21 @@
 package rdmaflux.verbs;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.ref.Reference;
+import java.nio.ByteOrder;
 
 import rdmaflux.verbs.ffi.ibv_sge;
 
 /**
  * Common part of {@link SendRequests} and {@link ReceiveRequests}: a pre-allocated native array of work
  * requests, each with its own scatter/gather slots. Filling and posting writes native memory in place
- * and allocates nothing on the Java heap, so the same batch is reused for every message.
+ * and allocates nothing on the Java heap, so the same batch is reused for every message; a field is only
+ * written when its value changed since the last time.
  *
  * <p>Not thread-safe: one batch per posting thread (or guarded by the caller).
  *
@@ -20,15 +26,43 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     private static final long SGE_ADDR = ibv_sge.addr$offset();
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
+    private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
+    /**
+     * The provider's post functions ({@code post_send}, {@code post_recv}, {@code post_srq_recv}) all are
+     * {@code int (*)(queue *, wr *, wr **)}. The pointers go as plain 64-bit integers, which the C calling
+     * convention passes exactly like pointers: the memory behind them is kept alive by the caller's lease
+     * (the queue) and by this object (the requests), and a long skips the linker's per-argument segment
+     * checks, which C1-compiled code pays in full on every post.
+     */
+    private static final class Post {
+        // In a holder of its own so that filling a batch never needs the linker (or native access).
+        static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(FunctionDescriptor.of(
+                ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+    }
 
     private final int capacity;
     private final int maxSge;
     private final long wrSize;
     private final long nextOffset;
     private final long numSgeOffset;
+    /** The requests, then their scatter/gather entries, in one native block. */
     final MemorySegment wrs;
-    private final MemorySegment sges;
+    private final long sgeBase;
     private final MemorySegment badWr;
+    /**
+     * What this batch last wrote to each 4-byte word of {@link #wrs} (index: byte offset / 4). Only this
+     * batch writes the block, and providers only read posted requests, so a value equal to its shadow is
+     * already in native memory and is not written again: from one message to the next usually only the
+     * id changes, and a native write costs several times a Java array read (most under C1).
+     */
+    private final int[] shadow;
+    /**
+     * Per request, the scatter/gather entries in use. {@code set} resets the count and {@code sge} raises
+     * it again, so it is kept here and reaches native memory when the request is posted, only if it
+     * differs from last time (in native memory every message would cost two writes).
+     */
+    private final int[] sgeCounts;
 
     WorkRequestBatch(int capacity, int maxSge, long wrSize, long wrAlign, long wrIdOffset, long nextOffset,
                      long sgListOffset, long numSgeOffset) {
@@ -40,13 +74,20 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         this.wrSize = wrSize;
         this.nextOffset = nextOffset;
         this.numSgeOffset = numSgeOffset;
+        // Every field of both structs is 4-byte aligned and 4 or 8 bytes wide, which the shadow relies on.
+        this.sgeBase = wrSize * capacity;
+        long bytes = sgeBase + SGE_SIZE * capacity * maxSge;
+        if (bytes / 4 > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("batch too large: " + capacity + " requests x " + maxSge + " entries");
+        }
         Arena arena = Arena.ofAuto();
-        this.wrs = arena.allocate(wrSize * capacity, wrAlign);
-        this.sges = arena.allocate(SGE_SIZE * capacity * maxSge, 8);
+        this.wrs = arena.allocate(bytes, Math.max(wrAlign, 8));
         this.badWr = arena.allocate(ValueLayout.ADDRESS);
+        this.shadow = new int[(int) (bytes / 4)];
+        this.sgeCounts = new int[capacity];
         for (int i = 0; i < capacity; i++) {
             // Each request owns a fixed slice of the SGE array, so sg_list never changes after this.
-            wrs.set(ValueLayout.JAVA_LONG, wrSize * i + sgListOffset, sges.address() + SGE_SIZE * maxSge * i);
+            putLong(wrSize * i + sgListOffset, wrs.address() + sgeBase + SGE_SIZE * maxSge * i);
         }
     }
 
@@ -72,9 +113,30 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         return wrSize * i;
     }
 
+    /** Writes an int field of the block unless it already holds that value. */
+    final void putInt(long offset, int value) {
+        int k = (int) (offset >>> 2);
+        if (shadow[k] != value) {
+            shadow[k] = value;
+            wrs.set(ValueLayout.JAVA_INT, offset, value);
+        }
+    }
+
+    /** Writes a long field of the block unless it already holds that value (compared as its two halves). */
+    final void putLong(long offset, long value) {
+        int k = (int) (offset >>> 2);
+        int first = (int) (LITTLE_ENDIAN ? value : value >>> 32);
+        int second = (int) (LITTLE_ENDIAN ? value >>> 32 : value);
+        if (shadow[k] != first || shadow[k + 1] != second) {
+            shadow[k] = first;
+            shadow[k + 1] = second;
+            wrs.set(ValueLayout.JAVA_LONG, offset, value);
+        }
+    }
+
     /** Clears the request's scatter/gather list; called by the subclasses' {@code set}. */
-    final void resetSges(long wrOffset) {
-        wrs.set(ValueLayout.JAVA_INT, wrOffset + numSgeOffset, 0);
+    final void resetSges(int i) {
+        sgeCounts[i] = 0;
     }
 
     /**
@@ -89,7 +151,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
      * @return this
      */
     public final T sge(int i, int j, long address, int length, int lkey) {
-        long wr = offset(i);
+        offset(i);
         if (j < 0 || j >= maxSge) {
             throw new IllegalArgumentException("scatter/gather entry " + j + " exceeds this batch's " + maxSge
                     + " entries per request");
@@ -97,13 +159,12 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         if (length < 0) {
             throw new IllegalArgumentException("negative length " + length);
         }
-        long sge = SGE_SIZE * ((long) maxSge * i + j);
-        sges.set(ValueLayout.JAVA_LONG, sge + SGE_ADDR, address);
-        sges.set(ValueLayout.JAVA_INT, sge + SGE_LENGTH, length);
-        sges.set(ValueLayout.JAVA_INT, sge + SGE_LKEY, lkey);
-        int n = wrs.get(ValueLayout.JAVA_INT, wr + numSgeOffset);
-        if (j >= n) {
-            wrs.set(ValueLayout.JAVA_INT, wr + numSgeOffset, j + 1);
+        long sge = sgeBase + SGE_SIZE * ((long) maxSge * i + j);
+        putLong(sge + SGE_ADDR, address);
+        putInt(sge + SGE_LENGTH, length);
+        putInt(sge + SGE_LKEY, lkey);
+        if (j >= sgeCounts[i]) {
+            sgeCounts[i] = j + 1;
         }
         return self();
     }
@@ -125,29 +186,58 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
 
     /** @return the scatter/gather entries request {@code i} uses */
     final int sgeCount(int i) {
-        return wrs.get(ValueLayout.JAVA_INT, offset(i) + numSgeOffset);
+        offset(i);
+        return sgeCounts[i];
     }
 
-    /** Links the first {@code count} requests into a NULL-terminated chain and returns its head. */
-    final MemorySegment chain(int count, int qpMaxSge) {
+    /**
+     * Checks the first {@code count} requests against the queue's limits and writes what posting them
+     * needs: entry counts, immediates (send requests) and the {@code next} links of a NULL-terminated chain.
+     */
+    final void link(int count, int queueMaxSge) {
         if (count < 1 || count > capacity) {
             throw new IllegalArgumentException("can post 1.." + capacity + " requests from this batch, not " + count);
         }
-        long base = wrs.address();
         for (int k = 0; k < count; k++) {
-            long wr = wrSize * k;
-            int n = wrs.get(ValueLayout.JAVA_INT, wr + numSgeOffset);
-            if (n > qpMaxSge) {
+            int n = sgeCounts[k];
+            if (n > queueMaxSge) {
                 throw new IllegalArgumentException("work request " + k + " has " + n
-                        + " scatter/gather entries; the queue accepts at most " + qpMaxSge);
+                        + " scatter/gather entries; the queue accepts at most " + queueMaxSge);
             }
-            wrs.set(ValueLayout.JAVA_LONG, wr + nextOffset, k == count - 1 ? 0L : base + wrSize * (k + 1));
+            long wr = wrSize * k;
+            putInt(wr + numSgeOffset, n);
+            linkExtra(wr, k);
+            putLong(wr + nextOffset, k == count - 1 ? 0L : wrs.address() + wrSize * (k + 1));
         }
+    }
+
+    /** Writes the fields of request {@code i} that the subclass keeps on the Java side until posting. */
+    abstract void linkExtra(long wrOffset, int i);
+
+    /** Links the first {@code count} requests (see {@link #link}) and returns the chain's head. */
+    final MemorySegment chain(int count, int queueMaxSge) {
+        link(count, queueMaxSge);
         return wrs;
     }
 
-    final MemorySegment badWr() {
-        return badWr;
+    /**
+     * Calls a provider's post function on the requests {@link #link} prepared.
+     *
+     * @param fn the provider's {@code post_send}, {@code post_recv} or {@code post_srq_recv}
+     * @param queue the address of the leased QP or SRQ
+     * @return the function's result: 0, or an errno
+     */
+    final int post(MemorySegment fn, long queue) {
+        try {
+            return (int) Post.HANDLE.invokeExact(fn, queue, wrs.address(), badWr.address());
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("a downcall threw " + t, t);
+        } finally {
+            // The call got raw addresses: keep the auto arena behind them alive until it returns.
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** Turns a post's errno into an exception naming the request the provider rejected. */

@@ -14,6 +14,7 @@ import rdmaflux.verbs.ffi.ibv_send_wr;
 
 /** The pre-allocated work-request batches and value types, without a device. */
 class WorkRequestBatchTest {
+    private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
 
     @Test
     void sendRequestsWriteTheNativeStructsInPlaceAndChainThem() {
@@ -36,6 +37,83 @@ class WorkRequestBatchTest {
         // set() clears the SGE count so a reused slot never carries stale entries.
         s.set(0, 13, SendOpcode.SEND, 0);
         assertEquals(0, s.sgeCount(0));
+    }
+
+    @Test
+    void reusedSlotsHoldExactlyTheLastValuesSetEvenWhereUnionMembersOverlap() {
+        // The batch skips writes of values native memory already holds; overlapping union members of
+        // different widths (rdma.rkey is an int where atomic.compare_add is a long) must not fool it.
+        SendRequests s = new SendRequests(2, 2);
+        s.set(0, 1, SendOpcode.ATOMIC_FETCH_AND_ADD, 0).sge(0, 0, 0x1000, 8, 7)
+                .atomic(0, 0x8000, 5, 0x0000_0009_0000_0005L, 0);
+        s.chain(1, 2);
+        s.set(0, 2, SendOpcode.RDMA_WRITE, 0).sge(0, 0, 0x1000, 8, 7).rdma(0, 0x8000, 5);
+        var wr = s.chain(1, 2);
+        var rdma = ibv_send_wr.wr.rdma(ibv_send_wr.wr(wr));
+        var atomic = ibv_send_wr.wr.atomic(ibv_send_wr.wr(wr));
+        assertEquals(5, ibv_send_wr.wr.rdma.rkey(rdma));
+        assertEquals(0x0000_0009_0000_0005L, ibv_send_wr.wr.atomic.compare_add(atomic),
+                "rdma() wrote only the 4 bytes of rkey; the rest of the union is what atomic() left");
+        s.atomic(0, 0x8000, 5, 5, 0);
+        assertEquals(5L, ibv_send_wr.wr.atomic.compare_add(atomic), "equal low half, different high half");
+
+        // Entry count and immediate are reset by set() and reach native memory when the request is linked.
+        s.set(0, 3, SendOpcode.SEND_WITH_IMM, 0).immediate(0, 42).sge(0, 0, 0x1000, 8, 7).sge(0, 1, 0x2000, 8, 7);
+        s.chain(1, 2);
+        assertEquals(2, ibv_send_wr.num_sge(wr));
+        assertEquals(Integer.reverseBytes(42), ibv_send_wr.imm_data(wr));
+        s.set(0, 4, SendOpcode.SEND, 0).sge(0, 0, 0x3000, 16, 9);
+        assertEquals(1, s.sgeCount(0));
+        s.chain(1, 2);
+        assertEquals(1, ibv_send_wr.num_sge(wr));
+        assertEquals(0, ibv_send_wr.imm_data(wr), "set() cleared the immediate");
+        assertEquals(4, ibv_send_wr.wr_id(wr));
+        assertEquals(SendOpcode.SEND.value(), ibv_send_wr.opcode(wr));
+        assertEquals(0x3000L, ibv_send_wr.sg_list(wr).reinterpret(16).get(ValueLayout.JAVA_LONG, 0));
+
+        // A chain of two, then one: the first request's link is cut again.
+        s.set(1, 5, SendOpcode.SEND, 0).sge(1, 0, 0x4000, 16, 9);
+        s.chain(2, 2);
+        assertEquals(wr.address() + ibv_send_wr.sizeof(), ibv_send_wr.next(wr).address());
+        s.chain(1, 2);
+        assertEquals(0L, ibv_send_wr.next(wr).address());
+    }
+
+    @Test
+    void receiveRequestsKeepTheirEntriesAcrossPosts() {
+        ReceiveRequests r = new ReceiveRequests(1, 2);
+        r.set(0, 9).sge(0, 0, 0x1000, 64, 3).sge(0, 1, 0x2000, 64, 3);
+        var wr = r.chain(1, 2);
+        assertEquals(2, rdmaflux.verbs.ffi.ibv_recv_wr.num_sge(wr));
+        assertThrows(IllegalArgumentException.class, () -> r.chain(1, 1), "the queue takes one entry only");
+        r.set(0, 10).sge(0, 0, 0x1000, 64, 3);
+        r.chain(1, 2);
+        assertEquals(1, rdmaflux.verbs.ffi.ibv_recv_wr.num_sge(wr));
+        assertEquals(10, rdmaflux.verbs.ffi.ibv_recv_wr.wr_id(wr));
+    }
+
+    @Test
+    void fillingAndLinkingAllocatesNothing() {
+        SendRequests s = new SendRequests(4, 2);
+        ReceiveRequests r = new ReceiveRequests(1, 1);
+        WorkCompletions wc = new WorkCompletions(4);
+        long[] sum = new long[1];
+        AllocationProbe.assertNoSteadyAllocation("10000 fill-and-link rounds",
+                () -> sum[0] += fillAndLink(s, r, wc, 10_000));
+        assertTrue(sum[0] > 0);
+    }
+
+    private static long fillAndLink(SendRequests s, ReceiveRequests r, WorkCompletions wc, int rounds) {
+        long sum = 0;
+        for (int n = 0; n < rounds; n++) {
+            s.set(0, n, SendOpcode.RDMA_WRITE, n % 100 == 0 ? SIGNALED : 0).sge(0, 0, 0x1000, 2, 7).rdma(0, 0x8000, 5);
+            s.set(1, n, SendOpcode.SEND_WITH_IMM, 0).immediate(1, n).sge(1, 0, 0x1000, 16, 7).sge(1, 1, 0x2000, 64, 7);
+            s.link(n % 2 + 1, 2);
+            r.set(0, -1).sge(0, 0, 0x3000, 4096, 7);
+            r.link(1, 1);
+            sum += s.wrId(n % 2) + s.sgeCount(1) + wc.capacity();
+        }
+        return sum;
     }
 
     @Test
