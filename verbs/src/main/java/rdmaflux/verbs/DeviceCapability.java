@@ -57,7 +57,7 @@ public enum DeviceCapability implements NativeConstant {
     /** Flow steering rules. */
     MANAGED_FLOW_STEERING(1 << 29);
 
-    private static final int KNOWN = mask(EnumSet.allOf(DeviceCapability.class));
+    private static final int KNOWN = NativeConstant.mask(EnumSet.allOf(DeviceCapability.class));
 
     private final int value;
 
@@ -82,13 +82,7 @@ public enum DeviceCapability implements NativeConstant {
      * @return the capabilities among them that this version knows, in bit order (a new modifiable set)
      */
     public static Set<DeviceCapability> decode(int flags) {
-        EnumSet<DeviceCapability> out = EnumSet.noneOf(DeviceCapability.class);
-        for (DeviceCapability c : values()) {
-            if ((flags & c.value) != 0) {
-                out.add(c);
-            }
-        }
-        return out;
+        return NativeConstant.decode(DeviceCapability.class, flags);
     }
 
     /**
@@ -99,11 +93,4 @@ public enum DeviceCapability implements NativeConstant {
         return flags & ~KNOWN;
     }
 
-    private static int mask(Set<DeviceCapability> set) {
-        int m = 0;
-        for (DeviceCapability c : set) {
-            m |= c.value;
-        }
-        return m;
-    }
 }

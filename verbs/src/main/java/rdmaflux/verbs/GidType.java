@@ -38,11 +38,10 @@ public enum GidType implements NativeConstant {
      * @throws IllegalArgumentException for a value this version does not know
      */
     public static GidType of(int value) {
-        for (GidType t : values()) {
-            if (t.value == value) {
-                return t;
-            }
+        GidType t = NativeConstant.find(values(), value);
+        if (t == null) {
+            throw new IllegalArgumentException("unknown IBV_GID_TYPE_* value " + value);
         }
-        throw new IllegalArgumentException("unknown IBV_GID_TYPE_* value " + value);
+        return t;
     }
 }

@@ -22,4 +22,49 @@ public interface NativeConstant {
         }
         return table;
     }
+
+    /**
+     * Linear lookup for small enums decoded off the hot path.
+     *
+     * @param constants the enum's values
+     * @param value the C value
+     * @return the constant with that value, or {@code null} when this version knows none
+     */
+    static <E extends NativeConstant> E find(E[] constants, int value) {
+        for (E c : constants) {
+            if (c.value() == value) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Decodes a C bit mask into the flag constants it contains.
+     *
+     * @param type the flag enum
+     * @param flags the native mask
+     * @return the known flags set in {@code flags}, in declaration order (a new modifiable set)
+     */
+    static <E extends Enum<E> & NativeConstant> java.util.EnumSet<E> decode(Class<E> type, int flags) {
+        java.util.EnumSet<E> out = java.util.EnumSet.noneOf(type);
+        for (E c : type.getEnumConstants()) {
+            if ((flags & c.value()) != 0) {
+                out.add(c);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @param flags flag constants
+     * @return their C values or-ed together
+     */
+    static int mask(Iterable<? extends NativeConstant> flags) {
+        int m = 0;
+        for (NativeConstant c : flags) {
+            m |= c.value();
+        }
+        return m;
+    }
 }

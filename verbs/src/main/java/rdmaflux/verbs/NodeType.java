@@ -43,11 +43,7 @@ public enum NodeType implements NativeConstant {
      *         a newer kind is still listable)
      */
     public static NodeType of(int value) {
-        for (NodeType t : values()) {
-            if (t.value == value) {
-                return t;
-            }
-        }
-        return UNKNOWN;
+        NodeType t = NativeConstant.find(values(), value);
+        return t != null ? t : UNKNOWN;
     }
 }

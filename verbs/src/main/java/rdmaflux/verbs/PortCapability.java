@@ -1,6 +1,5 @@
 package rdmaflux.verbs;
 
-import java.util.EnumSet;
 import java.util.Set;
 
 /**
@@ -80,12 +79,6 @@ public enum PortCapability implements NativeConstant {
      * @return the capabilities among them that this version knows, in bit order (a new modifiable set)
      */
     public static Set<PortCapability> decode(int flags) {
-        EnumSet<PortCapability> out = EnumSet.noneOf(PortCapability.class);
-        for (PortCapability c : values()) {
-            if ((flags & c.value) != 0) {
-                out.add(c);
-            }
-        }
-        return out;
+        return NativeConstant.decode(PortCapability.class, flags);
     }
 }

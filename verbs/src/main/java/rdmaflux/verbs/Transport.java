@@ -44,11 +44,7 @@ public enum Transport implements NativeConstant {
      * @return the constant, {@link #UNKNOWN} for a value this version does not know
      */
     public static Transport of(int value) {
-        for (Transport t : values()) {
-            if (t.value == value) {
-                return t;
-            }
-        }
-        return UNKNOWN;
+        Transport t = NativeConstant.find(values(), value);
+        return t != null ? t : UNKNOWN;
     }
 }
