@@ -48,8 +48,8 @@ public final class Mcast implements Callable<Integer> {
     @Option(names = "-m", required = true, description = "Multicast group, e.g. 239.1.1.1.")
     String group;
 
-    @Option(names = "-b", description = "Local RDMA interface address. Default: $RDMAFLUX_SANDBOX_ADDR.")
-    String bind = System.getenv().getOrDefault("RDMAFLUX_SANDBOX_ADDR", "");
+    @Option(names = "-b", description = "Local RDMA interface address. Default: $RDMAFLUX_SANDBOX_ADDR, else the address of the first active RDMA port.")
+    String bind = "";
 
     @Option(names = "-s", description = "Send (default: receive).")
     boolean send;
@@ -80,7 +80,8 @@ public final class Mcast implements Callable<Integer> {
         if (count < 0 || size < 1 || timeoutSeconds < 1) {
             throw new ParameterException(spec.commandLine(), "-C must be at least 0, -S and --timeout at least 1");
         }
-        if (!Samples.ready(bind)) {
+        bind = Samples.address("mcast", bind);
+        if (bind == null) {
             return Samples.CANNOT_RUN;
         }
         out = spec.commandLine().getOut();

@@ -57,8 +57,8 @@ public final class MetricsDemo implements Callable<Integer> {
     private static final int ONE_SIDED_BYTES = 4096;
 
     @Option(names = {"-a", "--address"}, description = "IP address of the RDMA interface; client and server use it. "
-            + "Default: $RDMAFLUX_SANDBOX_ADDR.")
-    String address = System.getenv().getOrDefault("RDMAFLUX_SANDBOX_ADDR", "");
+            + "Default: $RDMAFLUX_SANDBOX_ADDR, else the address of the first active RDMA port.")
+    String address = "";
 
     @Option(names = {"-p", "--port"}, description = "RDMA CM port of the server; 0 picks a free one (default: ${DEFAULT-VALUE}).")
     int port;
@@ -98,7 +98,8 @@ public final class MetricsDemo implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!Samples.ready(address)) {
+        address = Samples.address("metrics", address);
+        if (address == null) {
             return Samples.CANNOT_RUN;
         }
         try (Running running = start()) {
