@@ -34,6 +34,10 @@ import rdmaflux.verbs.RemoteBuffer;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Connect, ping-pong, RDMA write/read and metrics with the reactive API.")
 public final class Demo implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public Demo() {
+    }
+
     private static final Duration T = Duration.ofSeconds(60);
 
     @Option(names = {"-a", "--address"}, description = "IP address of the RDMA interface. "

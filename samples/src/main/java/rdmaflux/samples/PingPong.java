@@ -40,6 +40,10 @@ import rdmaflux.verbs.WorkCompletions;
 @Command(name = "ping-pong", mixinStandardHelpOptions = true,
         description = "RC send/receive ping-pong over RDMA (verbs layer + synchronous connection manager).")
 public final class PingPong implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public PingPong() {
+    }
+
     private static final Duration STEP = Duration.ofSeconds(15);
 
     @Option(names = {"-a", "--address"}, description = "IP address of the RDMA interface (server side). "

@@ -36,12 +36,12 @@ public final class CmId extends NativeResource {
         this.portSpace = portSpace;
     }
 
-    /** @return the channel this id's events arrive on */
+    /** {@return the channel this id's events arrive on} */
     public EventChannel channel() {
         return channel;
     }
 
-    /** @return the port space the id was created in */
+    /** {@return the port space the id was created in} */
     public PortSpace portSpace() {
         return portSpace;
     }
@@ -177,7 +177,7 @@ public final class CmId extends NativeResource {
         }
     }
 
-    /** @return the QP made by {@link #createQueuePair}, or {@code null} */
+    /** {@return the QP made by {@link #createQueuePair}, or {@code null}} */
     public QueuePair queuePair() {
         return qp;
     }
@@ -333,7 +333,7 @@ public final class CmId extends NativeResource {
         }
     }
 
-    /** @return the local address, or {@code null} before bind/resolve */
+    /** {@return the local address, or {@code null} before bind/resolve} */
     public InetSocketAddress localAddress() {
         MemorySegment id = acquire();
         try {
@@ -343,7 +343,7 @@ public final class CmId extends NativeResource {
         }
     }
 
-    /** @return the peer's address, or {@code null} before resolve/connect request */
+    /** {@return the peer's address, or {@code null} before resolve/connect request} */
     public InetSocketAddress peerAddress() {
         MemorySegment id = acquire();
         try {
@@ -353,7 +353,7 @@ public final class CmId extends NativeResource {
         }
     }
 
-    /** @return the device port the id is bound to, 0 before that */
+    /** {@return the device port the id is bound to, 0 before that} */
     public int portNumber() {
         MemorySegment id = acquire();
         try {

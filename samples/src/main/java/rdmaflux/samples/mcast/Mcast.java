@@ -32,6 +32,10 @@ import rdmaflux.samples.Samples;
 @Command(name = "mcast", mixinStandardHelpOptions = true,
         description = "Multicast sender/receiver over RDMA, compatible with rdma-core's mckey.")
 public final class Mcast implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public Mcast() {
+    }
+
     /** The receives a group keeps posted unless {@code -C} asks for more. */
     private static final int MIN_RECEIVE_BUFFERS = MulticastOptions.defaults().receiveBuffers();
     /** Bounds the memory and the CQ (rxe allows 32767 entries) that a large {@code -C} asks for. */

@@ -51,6 +51,10 @@ import rdmaflux.verbs.RemoteBuffer;
                 + "meters for Prometheus at http://<http-host>:<http-port>/metrics.",
                 "Stop it with Ctrl-C, or with --linger."})
 public final class MetricsDemo implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public MetricsDemo() {
+    }
+
     private static final Duration T = Duration.ofSeconds(60);
     /** The server's first message: its buffer's address, length and rkey. */
     private static final int DESCRIPTOR = 20;
@@ -270,27 +274,27 @@ public final class MetricsDemo implements Callable<Integer> {
             }
         }
 
-        /** @return the port the metrics endpoint listens on */
+        /** {@return the port the metrics endpoint listens on} */
         public int httpPort() {
             return http.getAddress().getPort();
         }
 
-        /** @return the server's RDMA address */
+        /** {@return the server's RDMA address} */
         public InetSocketAddress rdmaAddress() {
             return server.address();
         }
 
-        /** @return the registry the endpoint serves */
+        /** {@return the registry the endpoint serves} */
         public PrometheusMeterRegistry registry() {
             return registry;
         }
 
-        /** @return completes when every message has been echoed (never with {@code --messages 0}) */
+        /** {@return completes when every message has been echoed (never with {@code --messages 0})} */
         public Mono<Void> workload() {
             return workload;
         }
 
-        /** @return echoes received so far */
+        /** {@return echoes received so far} */
         public long echoes() {
             return echoes.get();
         }
