@@ -327,7 +327,13 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendRequests requests, int count) {
         requests.link(count, maxSendSge);
-        MemorySegment qp = acquire();
+        MemorySegment qp;
+        try {
+            qp = acquire();
+        } catch (RuntimeException e) {
+            requests.unlink();
+            throw e;
+        }
         try {
             int rc = requests.post(postSendFn, qp.address());
             if (rc != 0) {
@@ -335,6 +341,7 @@ public final class QueuePair extends NativeResource {
             }
         } finally {
             release();
+            requests.unlink();
         }
     }
 
@@ -349,7 +356,13 @@ public final class QueuePair extends NativeResource {
             throw new IllegalStateException(this + " receives through " + srq + "; post receives there");
         }
         requests.link(count, maxReceiveSge);
-        MemorySegment qp = acquire();
+        MemorySegment qp;
+        try {
+            qp = acquire();
+        } catch (RuntimeException e) {
+            requests.unlink();
+            throw e;
+        }
         try {
             int rc = requests.post(postRecvFn, qp.address());
             if (rc != 0) {
@@ -357,6 +370,7 @@ public final class QueuePair extends NativeResource {
             }
         } finally {
             release();
+            requests.unlink();
         }
     }
 
