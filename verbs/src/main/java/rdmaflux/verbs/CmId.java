@@ -29,6 +29,7 @@ public final class CmId extends NativeResource {
     private final PortSpace portSpace;
     private volatile RdmaContext context;
     private volatile QueuePair qp;
+    private volatile Object attachment;
 
     CmId(EventChannel channel, MemorySegment id, PortSpace portSpace) {
         super(Rank.CM_ID, id.reinterpret(rdma_cm_id.sizeof()), channel);
@@ -331,6 +332,22 @@ public final class CmId extends NativeResource {
         } finally {
             release();
         }
+    }
+
+    /**
+     * Attaches an object to this id, the Java side of {@code cm_id->context}: an event loop keeps the
+     * handler of the id's events here and finds it from {@link CmEvent#id()} (or
+     * {@link CmEvent#listenId()}) without a map of its own.
+     *
+     * @param value the object, or {@code null} to detach
+     */
+    public void attach(Object value) {
+        attachment = value;
+    }
+
+    /** @return the object given to {@link #attach}, or {@code null} */
+    public Object attachment() {
+        return attachment;
     }
 
     /** @return the local address, or {@code null} before bind/resolve */
