@@ -57,6 +57,10 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
     private volatile byte[] peerData = new byte[0];
     private volatile int peerBufferSize;
     private int peerCredits;
+    /** Server: the connect request's transport parameters (from this side's point of view). */
+    private ConnectionParameters request;
+    /** {initiator depth, responder resources} of the QP, queried on first use. */
+    private volatile int[] readDepths;
     /** The data path, from CONNECTING/ACCEPTING on; read by application threads. */
     private volatile RcQueue queue;
     /** Set by {@link #dispose()} on any thread, so sends after it fail at once. */
@@ -108,6 +112,9 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
                 try {
                     c.id = cm.channel().createId(PortSpace.TCP);
                     cm.register(c.id, c::onCmEvent);
+                    if (options.typeOfService() != ConnectionOptions.DEVICE_DEFAULT) {
+                        c.id.setTypeOfService(options.typeOfService()); // before the route is resolved
+                    }
                 } catch (RuntimeException e) {
                     c.run(c.machine.fail(e));
                     return;
@@ -125,6 +132,7 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
         c.connectSink = established;
         c.remote = request.id().peerAddress();
         c.recorder = options.recorder().forPeer(c.remote);
+        c.request = request.connection();
         c.applyHello(hello, request.privateData());
         cm.register(c.id, c::onCmEvent);
         c.run(c.machine.start());
@@ -228,12 +236,18 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
                 }
             }
             case CONNECT -> {
+                ConnectionParameters p = TransportParameters.forConnect(options,
+                        TransportParameters.limits(id.context()), handshakeData());
                 queue = new RcQueue(id, options, recorder, completions, this);
-                id.connect(parameters());
+                setAckTimeout();
+                id.connect(p);
             }
             case ACCEPT -> {
+                ConnectionParameters p = TransportParameters.forAccept(options,
+                        TransportParameters.limits(id.context()), request, handshakeData());
                 queue = new RcQueue(id, options, recorder, completions, this);
-                id.accept(parameters());
+                setAckTimeout();
+                id.accept(p);
             }
             case ESTABLISHED -> established();
             case DISCONNECT -> {
@@ -270,10 +284,16 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
         return e;
     }
 
-    private ConnectionParameters parameters() {
-        byte[] data = credits ? Wire.hello(options.receiveBuffers(), options.bufferSize(), options.privateData())
+    private byte[] handshakeData() {
+        return credits ? Wire.hello(options.receiveBuffers(), options.bufferSize(), options.privateData())
                 : options.privateData();
-        return new ConnectionParameters(data, 1, 1, false, options.retryCount(), options.rnrRetryCount(), false, 0);
+    }
+
+    /** Before connect/accept, which move the QP to RTS with it. */
+    private void setAckTimeout() {
+        if (options.ackTimeout() != ConnectionOptions.DEVICE_DEFAULT) {
+            id.setAckTimeout(options.ackTimeout());
+        }
     }
 
     private void established() {
@@ -506,6 +526,34 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
     @Override
     public int maxMessageSize() {
         return Math.min(options.bufferSize(), peerBufferSize);
+    }
+
+    @Override
+    public int initiatorDepth() {
+        return readDepths()[0];
+    }
+
+    @Override
+    public int responderResources() {
+        return readDepths()[1];
+    }
+
+    private int[] readDepths() {
+        int[] d = readDepths;
+        if (d == null) {
+            RcQueue q = queue;
+            if (q == null || q.closedForSends()) {
+                throw new IllegalStateException("the connection is not established or closed");
+            }
+            d = q.queuePair().readAtomicDepths();
+            readDepths = d;
+        }
+        return d;
+    }
+
+    /** @return the QP's attributes (tests check what the options set natively) */
+    rdmaflux.verbs.QpAttributes queuePairAttributes() {
+        return queue.queuePair().query();
     }
 
     @Override

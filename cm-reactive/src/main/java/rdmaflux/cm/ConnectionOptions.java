@@ -15,7 +15,8 @@ import reactor.core.scheduler.Schedulers;
  * <p>Defaults: 32 receive buffers and 32 send buffers of 8 KiB, send queue depth 128, 64 bytes of
  * inline data, per-step timeouts of 2 s (address, route), 10 s (connect, accept) and 3 s
  * (disconnect), retry count 7, RNR retry 7 (forever), event-driven completions, the credit protocol,
- * user code on {@link Schedulers#parallel()}.
+ * user code on {@link Schedulers#parallel()}; RDMA reads and atomics in flight (initiator depth and
+ * responder resources) up to the device's maximum, the device's ACK timeout and type of service.
  */
 public final class ConnectionOptions {
 
@@ -47,6 +48,15 @@ public final class ConnectionOptions {
      */
     public static final int CONTROL_RECEIVE_BUFFERS = 3;
 
+    /**
+     * For {@link Builder#initiatorDepth} and {@link Builder#responderResources}: as many as the device
+     * allows (and, when accepting, as the peer asked for). The default.
+     */
+    public static final int DEVICE_MAXIMUM = -1;
+
+    /** For {@link Builder#ackTimeout} and {@link Builder#typeOfService}: leave the device's default. */
+    public static final int DEVICE_DEFAULT = -1;
+
     private static final ConnectionOptions DEFAULTS = new Builder().build();
 
     private final Map<Step, Duration> timeouts;
@@ -57,6 +67,10 @@ public final class ConnectionOptions {
     private final int maxInlineData;
     private final int retryCount;
     private final int rnrRetryCount;
+    private final int initiatorDepth;
+    private final int responderResources;
+    private final int ackTimeout;
+    private final int typeOfService;
     private final byte[] privateData;
     private final Protocol protocol;
     private final CompletionMode completionMode;
@@ -76,6 +90,17 @@ public final class ConnectionOptions {
         this.maxInlineData = b.maxInlineData;
         this.retryCount = b.retryCount;
         this.rnrRetryCount = b.rnrRetryCount;
+        this.initiatorDepth = readDepth("initiatorDepth", b.initiatorDepth);
+        this.responderResources = readDepth("responderResources", b.responderResources);
+        if (b.ackTimeout != DEVICE_DEFAULT && (b.ackTimeout < 0 || b.ackTimeout > 31)) {
+            throw new IllegalArgumentException("ackTimeout is an exponent 0..31 (4.096 us x 2^n; 0 = infinite), got "
+                    + b.ackTimeout);
+        }
+        this.ackTimeout = b.ackTimeout;
+        if (b.typeOfService != DEVICE_DEFAULT && (b.typeOfService < 0 || b.typeOfService > 255)) {
+            throw new IllegalArgumentException("typeOfService is a byte 0..255, got " + b.typeOfService);
+        }
+        this.typeOfService = b.typeOfService;
         this.privateData = b.privateData.clone();
         this.protocol = Objects.requireNonNull(b.protocol);
         this.completionMode = Objects.requireNonNull(b.completionMode);
@@ -90,6 +115,14 @@ public final class ConnectionOptions {
         if (receiveBuffers > 0x7FFF) {
             throw new IllegalArgumentException("at most 32767 receive buffers");
         }
+    }
+
+    private static int readDepth(String name, int v) {
+        // 255 is rdma_cm's own "device maximum" marker (RDMA_MAX_INIT_DEPTH, RDMA_MAX_RESP_RES).
+        if (v != DEVICE_MAXIMUM && (v < 0 || v > 254)) {
+            throw new IllegalArgumentException(name + " must be 0..254 or DEVICE_MAXIMUM, got " + v);
+        }
+        return v;
     }
 
     private static int positive(String name, int v) {
@@ -153,6 +186,32 @@ public final class ConnectionOptions {
         return rnrRetryCount;
     }
 
+    /**
+     * @return RDMA reads and atomics this side keeps in flight, or {@link #DEVICE_MAXIMUM}; checked
+     *         against the device's {@code max_qp_init_rd_atom} when connecting
+     */
+    public int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    /**
+     * @return RDMA reads and atomics from the peer this side accepts in flight, or {@link #DEVICE_MAXIMUM};
+     *         checked against the device's {@code max_qp_rd_atom} when connecting
+     */
+    public int responderResources() {
+        return responderResources;
+    }
+
+    /** @return the local ACK timeout exponent (4.096 us x 2^n), or {@link #DEVICE_DEFAULT} */
+    public int ackTimeout() {
+        return ackTimeout;
+    }
+
+    /** @return the type of service of the client's traffic, or {@link #DEVICE_DEFAULT} */
+    public int typeOfService() {
+        return typeOfService;
+    }
+
     /** @return a copy of the application's private data sent with connect/accept */
     public byte[] privateData() {
         return privateData.clone();
@@ -208,6 +267,10 @@ public final class ConnectionOptions {
         private int maxInlineData = 64;
         private int retryCount = 7;
         private int rnrRetryCount = 7;
+        private int initiatorDepth = DEVICE_MAXIMUM;
+        private int responderResources = DEVICE_MAXIMUM;
+        private int ackTimeout = DEVICE_DEFAULT;
+        private int typeOfService = DEVICE_DEFAULT;
         private byte[] privateData = new byte[0];
         private Protocol protocol = Protocol.CREDITS;
         private CompletionMode completionMode = CompletionMode.EVENT_DRIVEN;
@@ -232,6 +295,10 @@ public final class ConnectionOptions {
             maxInlineData = o.maxInlineData;
             retryCount = o.retryCount;
             rnrRetryCount = o.rnrRetryCount;
+            initiatorDepth = o.initiatorDepth;
+            responderResources = o.responderResources;
+            ackTimeout = o.ackTimeout;
+            typeOfService = o.typeOfService;
             privateData = o.privateData;
             protocol = o.protocol;
             completionMode = o.completionMode;
@@ -291,6 +358,47 @@ public final class ConnectionOptions {
         /** @param n RNR retries 0..7 (7 = forever) @return this */
         public Builder rnrRetryCount(int n) {
             rnrRetryCount = n;
+            return this;
+        }
+
+        /**
+         * @param n RDMA reads and atomics this side keeps in flight: 0..254 (at most the device's
+         *          {@code max_qp_init_rd_atom}, else connecting fails), or {@link #DEVICE_MAXIMUM}
+         * @return this
+         */
+        public Builder initiatorDepth(int n) {
+            initiatorDepth = n;
+            return this;
+        }
+
+        /**
+         * @param n RDMA reads and atomics from the peer this side accepts in flight: 0..254 (at most the
+         *          device's {@code max_qp_rd_atom}, else connecting fails), or {@link #DEVICE_MAXIMUM}
+         * @return this
+         */
+        public Builder responderResources(int n) {
+            responderResources = n;
+            return this;
+        }
+
+        /**
+         * @param exponent the local ACK timeout, 4.096 us x 2<sup>exponent</sup> (0..31, 0 = infinite),
+         *                 or {@link #DEVICE_DEFAULT}
+         * @return this
+         */
+        public Builder ackTimeout(int exponent) {
+            ackTimeout = exponent;
+            return this;
+        }
+
+        /**
+         * @param tos the type of service byte of the connection's traffic (set by the client before
+         *            route resolution; a server's connections follow the client's request), or
+         *            {@link #DEVICE_DEFAULT}
+         * @return this
+         */
+        public Builder typeOfService(int tos) {
+            typeOfService = tos;
             return this;
         }
 

@@ -187,6 +187,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         outstanding(recvCount);
     }
 
+    /** @return the queue pair (queries only: posting belongs to this class) */
+    QueuePair queuePair() {
+        return qp;
+    }
+
     /** @return the largest payload the QP sends inline */
     int maxInlineData() {
         return qp.maxInlineData();

@@ -64,6 +64,25 @@ public interface RdmaConnection extends RdmaDisposable {
     /** @return the largest message the peer accepts */
     int maxMessageSize();
 
+    /**
+     * RDMA reads and atomics this side keeps in flight, as the connection was established
+     * ({@link ConnectionOptions.Builder#initiatorDepth}, at most what the peer accepts); more are queued by
+     * the device.
+     *
+     * @return the QP's {@code max_rd_atomic}
+     * @throws IllegalStateException once the connection is closed
+     */
+    int initiatorDepth();
+
+    /**
+     * RDMA reads and atomics from the peer this side accepts in flight
+     * ({@link ConnectionOptions.Builder#responderResources}).
+     *
+     * @return the QP's {@code max_dest_rd_atomic}
+     * @throws IllegalStateException once the connection is closed
+     */
+    int responderResources();
+
     /** @return the current state, then every change */
     Flux<ConnectionState> states();
 

@@ -24,6 +24,7 @@ public final class CmId extends NativeResource {
     private static final int RDMA_OPTION_ID = 0;
     private static final int RDMA_OPTION_ID_TOS = 0;
     private static final int RDMA_OPTION_ID_REUSEADDR = 1;
+    private static final int RDMA_OPTION_ID_ACK_TIMEOUT = 3;
 
     private final EventChannel channel;
     private final PortSpace portSpace;
@@ -317,6 +318,20 @@ public final class CmId extends NativeResource {
      */
     public void setTypeOfService(int tos) {
         setIntOption(RDMA_OPTION_ID_TOS, tos, 1);
+    }
+
+    /**
+     * Sets the local ACK timeout of the id's RC QP ({@code RDMA_OPTION_ID_ACK_TIMEOUT}): a sent packet
+     * is retransmitted after 4.096 µs × 2<sup>exponent</sup> without an ACK. Call it before
+     * {@link #connect} (active side) or {@link #accept} (passive side).
+     *
+     * @param exponent 0..31 (0 = wait forever)
+     */
+    public void setAckTimeout(int exponent) {
+        if (exponent < 0 || exponent > 31) {
+            throw new IllegalArgumentException("the ACK timeout is a 5-bit exponent, 0..31: " + exponent);
+        }
+        setIntOption(RDMA_OPTION_ID_ACK_TIMEOUT, exponent, 1);
     }
 
     private void setIntOption(int name, int value, int size) {

@@ -312,6 +312,26 @@ public final class QueuePair extends NativeResource {
         }
     }
 
+    /**
+     * Queries how many RDMA reads and atomics the QP keeps in flight ({@code max_rd_atomic}, as
+     * initiator) and accepts in flight from the peer ({@code max_dest_rd_atomic}, as responder): what
+     * the connection was established with.
+     *
+     * @return {@code {initiator depth, responder resources}}
+     */
+    public int[] readAtomicDepths() {
+        MemorySegment qp = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = ibv_qp_attr.allocate(arena);
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            Calls.IBV_QUERY_QP.callStatus(qp, a, MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC, init);
+            return new int[] {Byte.toUnsignedInt(ibv_qp_attr.max_rd_atomic(a)),
+                Byte.toUnsignedInt(ibv_qp_attr.max_dest_rd_atomic(a))};
+        } finally {
+            release();
+        }
+    }
+
     /** @return the current state, as queried from the device */
     public QpState state() {
         return query().state();
