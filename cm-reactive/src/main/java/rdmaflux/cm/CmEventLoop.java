@@ -17,31 +17,21 @@ import rdmaflux.verbs.EventChannel;
  * hand work to the completion loop or the user's scheduler.
  */
 final class CmEventLoop extends EventLoop {
-    private static volatile CmEventLoop shared;
-
     private final EventChannel channel;
     private final int[] fds;
 
-    private CmEventLoop() {
-        super("rdmaflux-cm");
+    /** @param name the thread's name; the thread starts now */
+    CmEventLoop(String name) {
+        super(name);
         this.channel = EventChannel.create();
         this.fds = new int[] {channel.fd()};
         start();
     }
 
-    /** @return the process-wide loop, created on first use */
-    static CmEventLoop shared() {
-        CmEventLoop l = shared;
-        if (l == null) {
-            synchronized (CmEventLoop.class) {
-                l = shared;
-                if (l == null) {
-                    l = new CmEventLoop();
-                    shared = l;
-                }
-            }
-        }
-        return l;
+    /** The channel goes with the thread; closing it destroys ids still on it. */
+    @Override
+    void onExit() {
+        channel.close();
     }
 
     EventChannel channel() {

@@ -7,12 +7,11 @@ import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
 
 /**
- * The completion loop: one thread that waits on the completion channels of many connections and
- * lets each drain its CQ. Connections in busy-poll mode are polled on every turn without sleeping.
+ * A completion loop: one thread that waits on the completion channels of the connections assigned to
+ * it and lets each drain its CQ. While one of its connections is busy polling, this loop polls on every
+ * turn without sleeping; other loops are unaffected.
  */
 final class CompletionLoop extends EventLoop {
-    private static volatile CompletionLoop shared;
-
     /** A connection's side of the loop. */
     interface Handler {
         /** Drain the CQ, re-arm it and drain once more; called on the loop thread. */
@@ -28,24 +27,25 @@ final class CompletionLoop extends EventLoop {
     private final List<Registration> registrations = new ArrayList<>();
     private int[] fds = new int[0];
 
-    private CompletionLoop() {
-        super("rdmaflux-completion");
+    private final int index;
+
+    /**
+     * @param name the thread's name; the thread starts now
+     * @param index this loop's number among its siblings: CQs on it use completion vector
+     *              {@code index % vectors}
+     */
+    CompletionLoop(String name, int index) {
+        super(name);
+        this.index = index;
         start();
     }
 
-    /** @return the process-wide loop, created on first use */
-    static CompletionLoop shared() {
-        CompletionLoop l = shared;
-        if (l == null) {
-            synchronized (CompletionLoop.class) {
-                l = shared;
-                if (l == null) {
-                    l = new CompletionLoop();
-                    shared = l;
-                }
-            }
-        }
-        return l;
+    /**
+     * @param vectors the device's completion vectors
+     * @return the vector for CQs drained by this loop
+     */
+    int completionVector(int vectors) {
+        return vectors <= 0 ? 0 : index % vectors;
     }
 
     /** Loop thread only. */

@@ -13,7 +13,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Schedulers;
 import rdmaflux.cm.ConnectionState.Disconnecting;
 import rdmaflux.cm.ConnectionStateMachine.Role;
 import rdmaflux.cm.ConnectionStateMachine.Transition;
@@ -41,6 +40,7 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
     private final ConnectionOptions options;
     /** Set once before the connection is published, on the thread that creates it. */
     private RdmaRecorder recorder;
+    private final Loops loops;
     private final CmEventLoop cm;
     private final CompletionLoop completions;
     private final ConnectionStateMachine machine;
@@ -69,34 +69,35 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
     /** Why the connection ended; written on the CM and completion loops, read by the completion loop. */
     private volatile Throwable failure;
 
-    private Connection(Role role, ConnectionOptions options, CmEventLoop cm, CompletionLoop completions) {
+    private Connection(Role role, ConnectionOptions options, Loops loops) {
         this.role = role;
         this.options = options;
         this.recorder = options.recorder();
-        this.cm = cm;
-        this.completions = completions;
+        this.loops = loops;
+        this.cm = loops.cm();
+        this.completions = loops.nextCompletionLoop();
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
-        this.machine = new ConnectionStateMachine(role, options.timeouts(), Schedulers.parallel(),
-                this::onTimer);
+        this.machine = new ConnectionStateMachine(role, options.timeouts(), cm::schedule, this::onTimer);
     }
 
-    /** A step timer fired (on the timer's thread): the machine hears of it on the CM loop. */
+    /** A step timer fired on the CM loop. */
     private void onTimer(Step step) {
-        cm.execute(() -> run(machine.onTimeout(step)));
+        run(machine.onTimeout(step));
     }
 
     // ---------------------------------------------------------------- setup
 
     static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
         return Mono.<RdmaConnection>create(sink -> {
-            CmEventLoop cm;
+            Connection c;
             try {
-                cm = CmEventLoop.shared();
+                c = new Connection(Role.CLIENT, options, (Loops) options.loops());
+                c.loops.track(c);
             } catch (RuntimeException e) {
                 sink.error(e);
                 return;
             }
-            Connection c = new Connection(Role.CLIENT, options, cm, CompletionLoop.shared());
+            CmEventLoop cm = c.cm;
             c.connectSink = sink;
             c.remote = remote;
             c.recorder = options.recorder().forPeer(remote);
@@ -109,6 +110,9 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
                 }
             });
             cm.execute(() -> {
+                if (c.machine.state().isTerminal()) {
+                    return; // cancelled before it started: nothing was made
+                }
                 try {
                     c.id = cm.channel().createId(PortSpace.TCP);
                     cm.register(c.id, c::onCmEvent);
@@ -124,17 +128,22 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
         }).doOnDiscard(RdmaConnection.class, RdmaConnection::dispose); // delivered to nobody: close it
     }
 
-    /** Server side: called on the CM loop with the id of a connect request that was accepted. */
-    static Connection accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, CmEventLoop cm,
+    /**
+     * Server side: called on the CM loop with the id of a connect request that was accepted.
+     *
+     * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
+     */
+    static Connection accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
                              MonoSink<RdmaConnection> established) {
-        Connection c = new Connection(Role.SERVER, options, cm, CompletionLoop.shared());
+        Connection c = new Connection(Role.SERVER, options, loops);
         c.id = request.id();
         c.connectSink = established;
         c.remote = request.id().peerAddress();
         c.recorder = options.recorder().forPeer(c.remote);
         c.request = request.connection();
         c.applyHello(hello, request.privateData());
-        cm.register(c.id, c::onCmEvent);
+        loops.track(c);
+        c.cm.register(c.id, c::onCmEvent);
         c.run(c.machine.start());
         return c;
     }
@@ -345,20 +354,23 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
 
     /** Destroys the id, which destroys the QP and everything made through its context. */
     private void release(Throwable end) {
-        cm.unregister(id);
         RcQueue q = queue;
         if (q != null) {
             q.forgetOutstanding();
         }
-        try {
-            id.close();
-        } catch (RuntimeException e) {
-            EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + id + " failed", e);
+        if (id != null) {
+            cm.unregister(id);
+            try {
+                id.close();
+            } catch (RuntimeException e) {
+                EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + id + " failed", e);
+            }
         }
         if (machine.state() instanceof Disconnecting) {
             run(end != null ? machine.fail(end) : machine.teardownComplete());
         }
         disposed.tryEmitEmpty();
+        loops.untrack(this);
     }
 
     // ---------------------------------------------------------------- RcQueue.Owner (completion loop)

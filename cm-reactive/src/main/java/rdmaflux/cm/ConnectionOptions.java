@@ -77,6 +77,7 @@ public final class ConnectionOptions {
     private final Duration busyPoll;
     private final Scheduler scheduler;
     private final RdmaRecorder recorder;
+    private final RdmaLoops loops;
 
     private ConnectionOptions(Builder b) {
         this.timeouts = Map.copyOf(b.timeouts);
@@ -107,6 +108,7 @@ public final class ConnectionOptions {
         this.busyPoll = Objects.requireNonNull(b.busyPoll);
         this.scheduler = Objects.requireNonNull(b.scheduler);
         this.recorder = Objects.requireNonNull(b.recorder);
+        this.loops = b.loops;
         int room = Wire.MAX_CONNECT_PRIVATE_DATA - (protocol == Protocol.CREDITS ? Wire.HEADER : 0);
         if (privateData.length > room) {
             throw new IllegalArgumentException("private data is limited to " + room + " bytes with " + protocol
@@ -242,6 +244,14 @@ public final class ConnectionOptions {
         return recorder;
     }
 
+    /**
+     * @return the loops connections and servers made with these options run on: the configured ones, or
+     *         {@link RdmaLoops#shared()} (created on first use)
+     */
+    public RdmaLoops loops() {
+        return loops != null ? loops : RdmaLoops.shared();
+    }
+
     /** @param step a step @param timeout its timeout @return new options */
     public ConnectionOptions withTimeout(Step step, Duration timeout) {
         return toBuilder().timeout(step, timeout).build();
@@ -277,6 +287,7 @@ public final class ConnectionOptions {
         private Duration busyPoll = Duration.ofMillis(1);
         private Scheduler scheduler = Schedulers.parallel();
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
+        private RdmaLoops loops;
 
         Builder() {
             timeouts.put(Step.ADDRESS, Duration.ofSeconds(2));
@@ -305,6 +316,7 @@ public final class ConnectionOptions {
             busyPoll = o.busyPoll;
             scheduler = o.scheduler;
             recorder = o.recorder;
+            loops = o.loops;
         }
 
         /** @param step the step @param timeout its timeout (positive) @return this */
@@ -436,6 +448,15 @@ public final class ConnectionOptions {
         /** @param r the metrics recorder @return this */
         public Builder recorder(RdmaRecorder r) {
             recorder = r;
+            return this;
+        }
+
+        /**
+         * @param l the loops to run on, or {@code null} for {@link RdmaLoops#shared()}
+         * @return this
+         */
+        public Builder loops(RdmaLoops l) {
+            loops = l;
             return this;
         }
 

@@ -7,7 +7,6 @@ import java.util.function.Consumer;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Scheduler;
 import rdmaflux.cm.ConnectionState.Closed;
 import rdmaflux.cm.ConnectionState.Disconnecting;
 import rdmaflux.cm.ConnectionState.Failed;
@@ -23,9 +22,9 @@ import rdmaflux.verbs.CmEventType;
  * the effect and, if that fails, feeds the failure back as a new input ({@link #fail}). So the machine
  * is never re-entered and needs no queue of deferred inputs.
  *
- * <p>Single-threaded: every method is called on the CM event loop. Each step state arms a timer whose
- * expiry is handed to the {@code timeouts} callback (on the timer's thread; the owner hops to the loop
- * and calls {@link #onTimeout}); a timer that fires after its step ended is ignored, so a late timer can
+ * <p>Single-threaded: every method is called on the CM event loop. Each step state arms a timer (on the
+ * loop's own timers) whose expiry is handed to the {@code expired} callback, which calls
+ * {@link #onTimeout}; a timer that fires after its step ended is ignored, so a late timer can
  * never fail a connection that moved on. Events that are illegal in the current state fail the
  * connection with {@link RdmaCmException.IllegalEvent}: continuing would leave native state and ours out
  * of step. {@link #states()} subscribers are told each new state as the input that caused it returns;
@@ -36,6 +35,17 @@ final class ConnectionStateMachine {
     /** Which side of the handshake. */
     enum Role {
         CLIENT, SERVER
+    }
+
+    /** Where step timers run: the CM loop's own timers, or virtual time in tests. */
+    @FunctionalInterface
+    interface Timers {
+        /**
+         * @param task what to run when the delay has passed
+         * @param delayNanos the delay
+         * @return cancels the timer
+         */
+        Disposable schedule(Runnable task, long delayNanos);
     }
 
     /** What the owner must do on entering a state. */
@@ -91,7 +101,7 @@ final class ConnectionStateMachine {
 
     private final Role role;
     private final Map<Step, Duration> timeouts;
-    private final Scheduler timers;
+    private final Timers timers;
     private final Consumer<Step> expired;
     private final Sinks.Many<ConnectionState> states = Sinks.many().replay().latest();
     private ConnectionState state = ConnectionState.IDLE;
@@ -101,10 +111,9 @@ final class ConnectionStateMachine {
      * @param role the side
      * @param timeouts per-step deadlines; a step without one never times out
      * @param timers where step timers run
-     * @param expired told (on the timer's thread) that a step's timer fired; the owner calls
-     *                {@link #onTimeout} on the loop
+     * @param expired told that a step's timer fired; the owner calls {@link #onTimeout} (on the loop)
      */
-    ConnectionStateMachine(Role role, Map<Step, Duration> timeouts, Scheduler timers, Consumer<Step> expired) {
+    ConnectionStateMachine(Role role, Map<Step, Duration> timeouts, Timers timers, Consumer<Step> expired) {
         this.role = role;
         this.timeouts = Map.copyOf(timeouts);
         this.timers = timers;
@@ -271,7 +280,7 @@ final class ConnectionStateMachine {
         // An established connection has no deadline, whatever the options say.
         Duration d = step == null || step == Step.TRANSFER ? null : timeouts.get(step);
         if (d != null && !next.isTerminal()) {
-            timer = timers.schedule(() -> expired.accept(step), d.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+            timer = timers.schedule(() -> expired.accept(step), d.toNanos());
         }
         states.tryEmitNext(next);
         if (next.isTerminal()) {

@@ -154,7 +154,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         channel = ctx.createCompletionChannel();
         int recvCount = options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
-        cq = ctx.createCompletionQueue(depth + recvCount, channel, 0);
+        cq = ctx.createCompletionQueue(depth + recvCount, channel,
+                loop.completionVector(ctx.completionVectorCount()));
         drain = new CqDrain(cq, this, options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL
                 ? Math.max(1, options.busyPoll().toNanos()) : 0);
         qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cq)

@@ -125,7 +125,8 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             this.maxPayload = ctx.queryPort(port).activeMtu().bytes();
             this.pd = ctx.allocateProtectionDomain();
             this.channel = ctx.createCompletionChannel();
-            CompletionQueue cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, channel, 0);
+            CompletionQueue cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, channel,
+                    loop.completionVector(ctx.completionVectorCount()));
             this.drain = new CqDrain(cq, this, 0);
             this.qp = factory.create(pd, QpInitAttributes.builder(QpType.UD).completionQueue(cq)
                     .depth(Math.max(1, sendBuffers), Math.max(1, receiveBuffers)).sge(1, 1).build());

@@ -109,7 +109,8 @@ class ConnectionStateMachineTest {
 
         Sm(Role role, Map<Step, Duration> timeouts, java.util.concurrent.Executor loop) {
             Sm self = this;
-            this.machine = new ConnectionStateMachine(role, timeouts, time,
+            this.machine = new ConnectionStateMachine(role, timeouts,
+                    (task, nanos) -> time.schedule(task, nanos, java.util.concurrent.TimeUnit.NANOSECONDS),
                     step -> loop.execute(() -> self.onTimeout(step)));
         }
 

@@ -1,0 +1,109 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Loops of one's own: connections are spread over their completion loops, and disposing them closes the
+ * connections still open and ends every thread; the shared loops can be disposed too.
+ */
+class LoopsIT {
+    private static final Duration T = Duration.ofSeconds(60);
+    private static final String PREFIX = "rdmaflux-it-loops";
+    private static final int CONNECTIONS = 4;
+    private static final int MESSAGES = 20;
+
+    private static Set<String> liveThreads(String prefix) {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith(prefix)).collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    @Test
+    void connectionsSpreadOverTheCompletionLoopsAndDisposeClosesThemAndEndsEveryThread() {
+        RdmaLoops loops = RdmaLoops.create(PREFIX, 2);
+        assertEquals(Set.of(PREFIX + "-cm", PREFIX + "-completion-0", PREFIX + "-completion-1"), liveThreads(PREFIX));
+        // The server stays on the shared loops, so the client connections alone take turns on these.
+        // Signals on Schedulers.immediate() arrive on the completion loop that drained them.
+        ConnectionOptions client = ConnectionOptions.defaults().toBuilder().loops(loops)
+                .scheduler(Schedulers.immediate()).receiveBuffers(8).sendBuffers(8).build();
+        Set<String> drainedBy = new ConcurrentSkipListSet<>();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            List<RdmaConnection> cs = Flux.range(0, CONNECTIONS)
+                    .concatMap(i -> RdmaConnection.connect(echo.address(), client)).collectList().block(T);
+            Flux.fromIterable(cs).flatMap(c -> {
+                Mono<List<byte[]>> echoes = c.receiveBytes().take(MESSAGES).collectList();
+                Mono<Void> sends = Flux.range(0, MESSAGES)
+                        .concatMap(n -> c.send(Payloads.message(n, 64 + n))
+                                .doOnSuccess(v -> drainedBy.add(Thread.currentThread().getName())))
+                        .then();
+                return Mono.zip(echoes, sends.thenReturn(true)).map(t -> t.getT1());
+            }).doOnNext(list -> {
+                assertEquals(MESSAGES, list.size());
+                for (int n = 0; n < MESSAGES; n++) {
+                    Payloads.verify(list.get(n), n, 64 + n);
+                }
+            }).then().block(T);
+            assertEquals(Set.of(PREFIX + "-completion-0", PREFIX + "-completion-1"), drainedBy,
+                    "round robin over both completion loops");
+
+            // Disposing the loops closes what still runs on them, then ends the threads.
+            loops.disposeNow(T);
+            for (RdmaConnection c : cs) {
+                assertTrue(c.isDisposed(), c + " still open after its loops were disposed");
+            }
+            Thread[] threads = ((Loops) loops).threads();
+            for (Thread t : threads) {
+                assertFalse(t.isAlive(), t.getName() + " still alive");
+            }
+            assertEquals(Set.of(), liveThreads(PREFIX));
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> RdmaConnection.connect(echo.address(), client).block(T));
+            assertInstanceOf(IllegalStateException.class, e instanceof IllegalStateException ? e : e.getCause());
+        }
+    }
+
+    @Test
+    void disposingTheSharedLoopsLeavesNoRdmafluxThreadAndTheNextUseStartsNewOnes() {
+        // Whatever ran before in this JVM has been closed by its test; its loops are the shared ones.
+        RdmaLoops first = RdmaLoops.shared();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            RdmaConnection c = RdmaConnection.connect(echo.address()).block(T);
+            c.send(ByteBuffer.wrap(new byte[] {1, 2, 3})).block(T);
+            assertEquals(3, c.receiveBytes().blockFirst(T).length);
+        }
+        first.disposeNow(T);
+        for (Thread t : ((Loops) first).threads()) {
+            try {
+                t.join(T.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+        assertEquals(Set.of(), liveThreads("rdmaflux-"));
+        RdmaLoops second = RdmaLoops.shared();
+        assertFalse(second == first, "a disposed shared instance must be replaced");
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            RdmaConnection c = RdmaConnection.connect(echo.address()).block(T);
+            c.send(ByteBuffer.wrap(new byte[] {4})).block(T);
+            assertEquals(1, c.receiveBytes().blockFirst(T).length);
+            c.disposeNow(T);
+        }
+    }
+}
