@@ -5,404 +5,45 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.reactivestreams.Publisher;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
-import reactor.core.publisher.Sinks;
-import rdmaflux.cm.ConnectionState.Disconnecting;
-import rdmaflux.cm.ConnectionStateMachine.Role;
-import rdmaflux.cm.ConnectionStateMachine.Transition;
 import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.AccessFlags;
-import rdmaflux.verbs.CmEvent;
-import rdmaflux.verbs.CmEventType;
-import rdmaflux.verbs.CmId;
-import rdmaflux.verbs.ConnectionParameters;
-import rdmaflux.verbs.PortSpace;
-import rdmaflux.verbs.RdmaException;
 import rdmaflux.verbs.RemoteBuffer;
 
 /**
- * The implementation of {@link RdmaConnection}: the lifecycle (the state machine's inputs and the CM
- * actions its effects require) and the public API, which hands data work to the {@link RcQueue}.
+ * The implementation of {@link RdmaConnection}: argument checks, then data work handed to the
+ * connection's {@link RcQueue} and lifecycle work to its {@link ConnectionLifecycle}.
  *
- * <p>Threads: the CM loop owns the state machine and every field not marked otherwise; all inputs to
- * the machine run there ({@link #run}), one at a time, never re-entered. The completion loop runs the
- * queue's completions and its shutdown; application threads call the API. Application-visible signals
- * hop to {@link ConnectionOptions#scheduler()}.
+ * <p>Threads: any; it holds no state of its own besides {@link #disposeRequested} and a cache of the
+ * QP's read depths. Signals are delivered on {@link ConnectionOptions#scheduler()}.
  */
-final class Connection implements RdmaConnection, RcQueue.Owner {
-    private final Role role;
+final class Connection implements RdmaConnection {
+    private final ConnectionLifecycle life;
     private final ConnectionOptions options;
-    /** Set once before the connection is published, on the thread that creates it. */
-    private RdmaRecorder recorder;
-    private final Loops loops;
-    private final CmEventLoop cm;
-    private final CompletionLoop completions;
-    private final ConnectionStateMachine machine;
-    private final boolean credits;
-    private final Sinks.Empty<Void> disposed = Sinks.empty();
-
-    private MonoSink<RdmaConnection> connectSink;
-    /** Client: set by whichever comes first, handing the connect result over or the subscriber's cancel. */
-    private final AtomicBoolean settled = new AtomicBoolean();
-    private CmId id;
-    private InetSocketAddress remote;
-    private long stepStarted;
-    /** Written on the CM loop before the connection is handed out; read by any thread after. */
-    private volatile byte[] peerData = new byte[0];
-    private volatile int peerBufferSize;
-    private int peerCredits;
-    /** Server: the connect request's transport parameters (from this side's point of view). */
-    private ConnectionParameters request;
-    /** {initiator depth, responder resources} of the QP, queried on first use. */
-    private volatile int[] readDepths;
-    /** The data path, from CONNECTING/ACCEPTING on; read by application threads. */
-    private volatile RcQueue queue;
     /** Set by {@link #dispose()} on any thread, so sends after it fail at once. */
     private volatile boolean disposeRequested;
-    private boolean tornDown;
-    /** Why the connection ended; written on the CM and completion loops, read by the completion loop. */
-    private volatile Throwable failure;
+    /** {initiator depth, responder resources} of the QP, queried on first use. */
+    private volatile int[] readDepths;
 
-    private Connection(Role role, ConnectionOptions options, Loops loops) {
-        this.role = role;
-        this.options = options;
-        this.recorder = options.recorder();
-        this.loops = loops;
-        this.cm = loops.cm();
-        this.completions = loops.nextCompletionLoop();
-        this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
-        this.machine = new ConnectionStateMachine(role, options.timeouts(), cm::schedule, this::onTimer);
+    Connection(ConnectionLifecycle life) {
+        this.life = life;
+        this.options = life.options;
     }
 
-    /** A step timer fired on the CM loop. */
-    private void onTimer(Step step) {
-        run(machine.onTimeout(step));
-    }
-
-    // ---------------------------------------------------------------- setup
-
+    /** Client: see {@link ConnectionLifecycle#connect}. */
     static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
-        return Mono.<RdmaConnection>create(sink -> {
-            Connection c;
-            try {
-                c = new Connection(Role.CLIENT, options, (Loops) options.loops());
-                c.loops.track(c);
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
-            CmEventLoop cm = c.cm;
-            c.connectSink = sink;
-            c.remote = remote;
-            c.recorder = options.recorder().forPeer(remote);
-            sink.onCancel(() -> {
-                // Either the subscriber gets the connection or the cancel closes it, never neither: a
-                // cancel that raced the handshake's success used to leave an established, unowned
-                // connection (found by FaultsIT's random cancel points).
-                if (c.settled.compareAndSet(false, true)) {
-                    cm.execute(() -> c.run(c.machine.close()));
-                }
-            });
-            cm.execute(() -> {
-                if (c.machine.state().isTerminal()) {
-                    return; // cancelled before it started: nothing was made
-                }
-                try {
-                    c.id = cm.channel().createId(PortSpace.TCP);
-                    cm.register(c.id, c::onCmEvent);
-                    if (options.typeOfService() != ConnectionOptions.DEVICE_DEFAULT) {
-                        c.id.setTypeOfService(options.typeOfService()); // before the route is resolved
-                    }
-                } catch (RuntimeException e) {
-                    c.run(c.machine.fail(e));
-                    return;
-                }
-                c.run(c.machine.start());
-            });
-        }).doOnDiscard(RdmaConnection.class, RdmaConnection::dispose); // delivered to nobody: close it
-    }
-
-    /**
-     * Server side: called on the CM loop with the id of a connect request that was accepted.
-     *
-     * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
-     */
-    static Connection accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
-                             MonoSink<RdmaConnection> established) {
-        Connection c = new Connection(Role.SERVER, options, loops);
-        c.id = request.id();
-        c.connectSink = established;
-        c.remote = request.id().peerAddress();
-        c.recorder = options.recorder().forPeer(c.remote);
-        c.request = request.connection();
-        c.applyHello(hello, request.privateData());
-        loops.track(c);
-        c.cm.register(c.id, c::onCmEvent);
-        c.run(c.machine.start());
-        return c;
-    }
-
-    private void applyHello(Wire.Hello hello, byte[] raw) {
-        if (credits) {
-            if (hello == null) {
-                throw new IllegalStateException("the peer is not an rdmaflux peer (no RFX1 header in its private "
-                        + "data): use ConnectionOptions.Protocol.RAW to talk to plain verbs applications");
-            }
-            peerData = hello.applicationData();
-            peerBufferSize = hello.bufferSize();
-            peerCredits = hello.credits();
-        } else {
-            peerData = raw;
-            peerBufferSize = options.bufferSize();
-        }
-    }
-
-    /**
-     * Ends the connect Mono (CM loop). The client's subscriber is told on the options' scheduler, and
-     * only if it did not cancel first ({@link #settled}); the server's sink is the server's own,
-     * non-blocking one.
-     */
-    private void settle(MonoSink<RdmaConnection> s, Throwable error) {
-        if (role == Role.SERVER) {
-            if (error == null) {
-                s.success(this);
-            } else {
-                s.error(error);
-            }
-            return;
-        }
-        options.scheduler().schedule(() -> {
-            if (!settled.compareAndSet(false, true)) {
-                return; // cancelled first; the cancel closes the connection
-            }
-            if (error == null) {
-                s.success(this);
-            } else {
-                s.error(error);
-            }
-        });
-    }
-
-    // ---------------------------------------------------------------- the lifecycle (CM loop)
-
-    /** Every event for this connection's id. */
-    private void onCmEvent(CmEvent e) {
-        recorder.cmEvent(e.type());
-        if (e.type() == CmEventType.ESTABLISHED && role == Role.CLIENT && machine.state() == ConnectionState.CONNECTING) {
-            try {
-                applyHello(credits ? Wire.parse(e.privateData()) : null, e.privateData());
-            } catch (RuntimeException ex) {
-                run(machine.fail(ex));
-                return;
-            }
-        }
-        run(machine.onEvent(e.type(), e.status(), e.privateData()));
-    }
-
-    /**
-     * Performs what a transition requires. An effect that fails becomes the machine's next input, whose
-     * transition is performed in turn: the machine is never called from inside an effect.
-     */
-    private void run(Transition t) {
-        while (t.changed()) {
-            long now = System.nanoTime();
-            Step step = t.from().step();
-            if (step != null && step != Step.TRANSFER && !t.to().isTerminal()) {
-                recorder.stepDuration(step, now - stepStarted);
-            }
-            stepStarted = now;
-            try {
-                perform(t);
-                return;
-            } catch (RuntimeException ex) {
-                t = machine.fail(ex);
-            }
-        }
-    }
-
-    private void perform(Transition t) {
-        switch (t.effect()) {
-            case RESOLVE_ADDRESS -> {
-                try {
-                    id.resolveAddress(null, remote, options.timeout(Step.ADDRESS));
-                } catch (RdmaException e) {
-                    // rdma_resolve_addr fails at once (ENETUNREACH, EADDRNOTAVAIL, ...) when the kernel
-                    // already knows there is no route: the same failure as a later ADDR_ERROR event.
-                    throw stepError(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
-                }
-            }
-            case RESOLVE_ROUTE -> {
-                try {
-                    id.resolveRoute(options.timeout(Step.ROUTE));
-                } catch (RdmaException e) {
-                    throw stepError(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
-                }
-            }
-            case CONNECT -> {
-                ConnectionParameters p = TransportParameters.forConnect(options,
-                        TransportParameters.limits(id.context()), handshakeData());
-                queue = new RcQueue(id, options, recorder, completions, this);
-                setAckTimeout();
-                id.connect(p);
-            }
-            case ACCEPT -> {
-                ConnectionParameters p = TransportParameters.forAccept(options,
-                        TransportParameters.limits(id.context()), request, handshakeData());
-                queue = new RcQueue(id, options, recorder, completions, this);
-                setAckTimeout();
-                id.accept(p);
-            }
-            case ESTABLISHED -> established();
-            case DISCONNECT -> {
-                if (!queue.sendClose()) {
-                    id.disconnect();
-                }
-                // else: the CLOSE message's completion calls disconnect, so the peer reads it before DREQ.
-            }
-            case ANSWER_DISCONNECT -> {
-                queue.closeForSends();
-                try {
-                    id.disconnect(); // answers the peer's DREQ
-                } catch (RuntimeException e) {
-                    // The id may already be gone with the peer; teardown follows regardless.
-                }
-                teardown(null, t.from(), true);
-            }
-            case TEARDOWN -> teardown(t.to() instanceof ConnectionState.Failed f ? f.cause() : null, t.from(), false);
-            case NONE -> {
-            }
-        }
-    }
-
-    /**
-     * A CM call that failed synchronously, as the typed exception its error event would have produced
-     * (status = -errno, like an event's), so callers branch on one type whichever way it failed.
-     */
-    private static RdmaCmException stepError(Step step, CmEventType type, RdmaException cause) {
-        if (cause instanceof RdmaCmException typed) {
-            return typed;
-        }
-        RdmaCmException e = RdmaCmException.of(step, type, -cause.errno(), null);
-        e.addSuppressed(cause);
-        return e;
-    }
-
-    private byte[] handshakeData() {
-        return credits ? Wire.hello(options.receiveBuffers(), options.bufferSize(), options.privateData())
-                : options.privateData();
-    }
-
-    /** Before connect/accept, which move the QP to RTS with it. */
-    private void setAckTimeout() {
-        if (options.ackTimeout() != ConnectionOptions.DEVICE_DEFAULT) {
-            id.setAckTimeout(options.ackTimeout());
-        }
-    }
-
-    private void established() {
-        recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
-        recorder.activeConnections(1);
-        queue.start(peerCredits);
-        MonoSink<RdmaConnection> s = connectSink;
-        connectSink = null;
-        if (s != null) {
-            settle(s, null);
-        }
-    }
-
-    /**
-     * Frees everything, once: the queue leaves its completion loop first (final drain, operations
-     * failed, {@code receive()} ended), then {@link #release} destroys the id with everything made
-     * through it.
-     */
-    private void teardown(Throwable cause, ConnectionState from, boolean remoteClose) {
-        if (tornDown) {
-            return;
-        }
-        tornDown = true;
-        failure = cause;
-        boolean wasEstablished = from instanceof ConnectionState.Established || from instanceof Disconnecting;
-        if (wasEstablished) {
-            recorder.activeConnections(-1);
-        } else {
-            recorder.connectOutcome(role == Role.SERVER, cause == null ? RdmaRecorder.Outcome.CANCELLED
-                    : RdmaRecorder.Outcome.FAILURE, cause == null ? null : cause.getClass().getSimpleName());
-        }
-        MonoSink<RdmaConnection> s = connectSink;
-        connectSink = null;
-        if (s != null && cause != null) {
-            settle(s, cause);
-        }
-        RcQueue q = queue;
-        if (q == null) {
-            cm.execute(() -> release(cause));
-            return;
-        }
-        q.shutdown(cause, remoteClose, end -> {
-            if (end != null) {
-                failure = end;
-            }
-            cm.execute(() -> release(end));
-        });
-    }
-
-    /** Destroys the id, which destroys the QP and everything made through its context. */
-    private void release(Throwable end) {
-        RcQueue q = queue;
-        if (q != null) {
-            q.forgetOutstanding();
-        }
-        if (id != null) {
-            cm.unregister(id);
-            try {
-                id.close();
-            } catch (RuntimeException e) {
-                EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + id + " failed", e);
-            }
-        }
-        if (machine.state() instanceof Disconnecting) {
-            run(end != null ? machine.fail(end) : machine.teardownComplete());
-        }
-        disposed.tryEmitEmpty();
-        loops.untrack(this);
-    }
-
-    // ---------------------------------------------------------------- RcQueue.Owner (completion loop)
-
-    @Override
-    public void closeSent() {
-        cm.execute(() -> {
-            if (machine.state() instanceof Disconnecting) {
-                try {
-                    id.disconnect();
-                } catch (RuntimeException e) {
-                    run(machine.fail(e));
-                }
-            }
-        });
-    }
-
-    @Override
-    public void transferFailed(Throwable error) {
-        cm.execute(() -> run(machine.fail(error)));
-    }
-
-    @Override
-    public Throwable failure() {
-        return failure;
+        return ConnectionLifecycle.connect(remote, options);
     }
 
     // ---------------------------------------------------------------- messaging
 
     private Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
                                 long b) {
-        RcQueue q = queue;
+        RcQueue q = life.queue;
         if (q == null || disposeRequested || q.closedForSends()) {
             return Mono.error(new IllegalStateException("the connection is " + (q == null ? "not established"
                     : "closed") + "; cannot " + kind.name().toLowerCase(Locale.ROOT)));
@@ -444,7 +85,7 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
     @Override
     public Flux<RdmaMessage> receive() {
         return Flux.defer(() -> {
-            RcQueue q = queue;
+            RcQueue q = life.queue;
             if (q == null) {
                 return Flux.error(new IllegalStateException("the connection is not established"));
             }
@@ -467,7 +108,7 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
 
     @Override
     public RegisteredBuffer register(MemorySegment memory, AccessFlags access) {
-        RcQueue q = queue;
+        RcQueue q = life.queue;
         if (q == null || q.closedForSends() || disposeRequested) {
             throw new IllegalStateException("the connection is not established or closed");
         }
@@ -522,22 +163,22 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
 
     @Override
     public InetSocketAddress localAddress() {
-        return id.localAddress();
+        return life.id.localAddress();
     }
 
     @Override
     public InetSocketAddress remoteAddress() {
-        return remote;
+        return life.remote;
     }
 
     @Override
     public byte[] peerPrivateData() {
-        return peerData.clone();
+        return life.peerData.clone();
     }
 
     @Override
     public int maxMessageSize() {
-        return Math.min(options.bufferSize(), peerBufferSize);
+        return Math.min(options.bufferSize(), life.peerBufferSize);
     }
 
     @Override
@@ -553,7 +194,7 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
     private int[] readDepths() {
         int[] d = readDepths;
         if (d == null) {
-            RcQueue q = queue;
+            RcQueue q = life.queue;
             if (q == null || q.closedForSends()) {
                 throw new IllegalStateException("the connection is not established or closed");
             }
@@ -565,12 +206,12 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
 
     /** @return the QP's attributes (tests check what the options set natively) */
     rdmaflux.verbs.QpAttributes queuePairAttributes() {
-        return queue.queuePair().query();
+        return life.queue.queuePair().query();
     }
 
     @Override
     public Flux<ConnectionState> states() {
-        return machine.states().publishOn(options.scheduler());
+        return life.machine.states().publishOn(options.scheduler());
     }
 
     @Override
@@ -578,16 +219,16 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
         // Refuse new operations now, not when the CM loop gets to the close: a send issued after
         // dispose() returned must fail, whatever the loop is busy with.
         disposeRequested = true;
-        RcQueue q = queue;
+        RcQueue q = life.queue;
         if (q != null) {
             q.closeForSends();
         }
-        cm.execute(() -> run(machine.close()));
+        life.close();
     }
 
     @Override
     public boolean isDisposed() {
-        return disposed.scan(Scannable.Attr.TERMINATED) == Boolean.TRUE;
+        return life.disposed.scan(Scannable.Attr.TERMINATED) == Boolean.TRUE;
     }
 
     @Override
@@ -598,11 +239,12 @@ final class Connection implements RdmaConnection, RcQueue.Owner {
 
     @Override
     public Mono<Void> onDispose() {
-        return disposed.asMono().publishOn(options.scheduler());
+        return life.disposed.asMono().publishOn(options.scheduler());
     }
 
     @Override
     public String toString() {
-        return "RdmaConnection[" + role.name().toLowerCase(Locale.ROOT) + " " + remote + ", " + machine.state() + "]";
+        return "RdmaConnection[" + life.role.name().toLowerCase(Locale.ROOT) + " " + life.remote + ", "
+                + life.machine.state() + "]";
     }
 }

@@ -93,7 +93,7 @@ final class Server implements RdmaServer {
             return;
         }
         try {
-            Connection.accept(request, hello, options, loops, new EstablishedSink());
+            ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink());
         } catch (RuntimeException ex) {
             EventLoop.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + ex.getMessage());
             reject(id, new byte[0]);
