@@ -21,7 +21,7 @@ final class GaugeState {
     private GaugeState() {
     }
 
-    /** @return the adder behind the gauge {@code name}/{@code tags} in {@code registry}, registering it once */
+    /** {@return the adder behind the gauge {@code name}/{@code tags} in {@code registry}, registering it once} */
     static LongAdder adder(MeterRegistry registry, String name, Tags tags, String description, String unit) {
         synchronized (STATE) {
             Map<List<Object>, LongAdder> perRegistry = STATE.computeIfAbsent(registry, r -> new HashMap<>());

@@ -248,6 +248,8 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
     }
 
     /**
+     * Starts a recorder with extra tags or the per-peer {@code remote} tag.
+     *
      * @param registry where the meters go
      * @return a builder for a recorder with tags or the {@code remote} tag
      */
@@ -297,12 +299,12 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
         return a != null ? a.getHostAddress() : peer.getHostString();
     }
 
-    /** @return the registry the meters live in */
+    /** {@return the registry the meters live in} */
     public MeterRegistry registry() {
         return registry;
     }
 
-    /** @return the tags every meter of this recorder carries (common tags, {@code remote} if enabled) */
+    /** {@return the tags every meter of this recorder carries (common tags, {@code remote} if enabled)} */
     public Tags tags() {
         return tags;
     }
@@ -502,6 +504,8 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
         }
 
         /**
+         * Adds tags to every meter.
+         *
          * @param extra tags every meter carries (e.g. {@code application}); keep their values bounded
          * @return this
          */
@@ -511,6 +515,8 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
         }
 
         /**
+         * Adds tags to every meter.
+         *
          * @param keyValues tag keys and values, alternating
          * @return this
          */
@@ -536,7 +542,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
             return this;
         }
 
-        /** @return the recorder; its meters are registered now */
+        /** {@return the recorder; its meters are registered now} */
         public MicrometerRdmaRecorder build() {
             Shared shared = new Shared(registry, tags, maxRemotes);
             MicrometerRdmaRecorder root = new MicrometerRdmaRecorder(registry, tags, shared,

@@ -65,7 +65,11 @@ public final class RdmaDeviceMetrics implements MeterBinder, AutoCloseable {
         this(Tags.empty());
     }
 
-    /** @param tags tags every meter carries */
+    /**
+     * Meters for every RDMA device in /sys/class/infiniband.
+     *
+     * @param tags tags every meter carries
+     */
     public RdmaDeviceMetrics(Iterable<io.micrometer.core.instrument.Tag> tags) {
         this(Path.of("/sys/class/infiniband"), Tags.of(tags), true);
     }

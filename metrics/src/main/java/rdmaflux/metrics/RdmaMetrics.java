@@ -16,7 +16,7 @@ public final class RdmaMetrics {
     private RdmaMetrics() {
     }
 
-    /** @return whether Micrometer (micrometer-core) can be loaded from this class's class loader */
+    /** {@return whether Micrometer (micrometer-core) can be loaded from this class's class loader} */
     public static boolean isMicrometerAvailable() {
         try {
             Class.forName(MICROMETER_CLASS, false, RdmaMetrics.class.getClassLoader());

@@ -82,7 +82,7 @@ final class ResourceCounts implements AutoCloseable {
     private boolean closed;
     private int seq;
 
-    /** @return the current count of {@code type} on {@code device}, NaN when the kernel does not say */
+    /** {@return the current count of {@code type} on {@code device}, NaN when the kernel does not say} */
     synchronized double count(String device, String type) {
         if (closed) {
             return Double.NaN;

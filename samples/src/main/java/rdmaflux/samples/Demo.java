@@ -34,11 +34,15 @@ import rdmaflux.verbs.RemoteBuffer;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Connect, ping-pong, RDMA write/read and metrics with the reactive API.")
 public final class Demo implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public Demo() {
+    }
+
     private static final Duration T = Duration.ofSeconds(60);
 
     @Option(names = {"-a", "--address"}, description = "IP address of the RDMA interface. "
-            + "Default: $RDMAFLUX_SANDBOX_ADDR.")
-    String address = System.getenv().getOrDefault("RDMAFLUX_SANDBOX_ADDR", "");
+            + "Default: $RDMAFLUX_SANDBOX_ADDR, else the address of the first active RDMA port.")
+    String address = "";
 
     @Option(names = {"-C", "--count"}, description = "Ping-pongs (default: ${DEFAULT-VALUE}).")
     int count = 5;
@@ -54,7 +58,8 @@ public final class Demo implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!Samples.ready(address)) {
+        address = Samples.address("demo", address);
+        if (address == null) {
             return Samples.CANNOT_RUN;
         }
         SimpleMeterRegistry registry = new SimpleMeterRegistry();

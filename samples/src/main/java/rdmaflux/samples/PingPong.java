@@ -40,11 +40,15 @@ import rdmaflux.verbs.WorkCompletions;
 @Command(name = "ping-pong", mixinStandardHelpOptions = true,
         description = "RC send/receive ping-pong over RDMA (verbs layer + synchronous connection manager).")
 public final class PingPong implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public PingPong() {
+    }
+
     private static final Duration STEP = Duration.ofSeconds(15);
 
     @Option(names = {"-a", "--address"}, description = "IP address of the RDMA interface (server side). "
-            + "Default: $RDMAFLUX_SANDBOX_ADDR.")
-    String address = System.getenv().getOrDefault("RDMAFLUX_SANDBOX_ADDR", "");
+            + "Default: $RDMAFLUX_SANDBOX_ADDR, else the address of the first active RDMA port.")
+    String address = "";
 
     @Option(names = {"-p", "--port"}, description = "RDMA CM port (default: ${DEFAULT-VALUE}).")
     int port = 7471;
@@ -72,7 +76,8 @@ public final class PingPong implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!Samples.ready(address)) {
+        address = Samples.address("ping-pong", address);
+        if (address == null) {
             return Samples.CANNOT_RUN;
         }
         InetSocketAddress addr = new InetSocketAddress(InetAddress.getByName(address), port);

@@ -50,12 +50,14 @@ public final class AccessFlags {
         return new AccessFlags(mask);
     }
 
-    /** @return the native bit mask */
+    /** {@return the native bit mask} */
     public int mask() {
         return mask;
     }
 
     /**
+     * Tells whether the set holds a flag.
+     *
      * @param flag a flag
      * @return whether it is in the set
      */
@@ -63,7 +65,7 @@ public final class AccessFlags {
         return (mask & flag.value()) != 0;
     }
 
-    /** @return the flags as an enum set (a copy) */
+    /** {@return the flags as an enum set (a copy)} */
     public Set<AccessFlag> toSet() {
         EnumSet<AccessFlag> s = EnumSet.noneOf(AccessFlag.class);
         for (AccessFlag f : AccessFlag.values()) {

@@ -13,7 +13,7 @@ public final class AddressHandle extends NativeResource {
         this.attributes = attributes;
     }
 
-    /** @return where this handle sends to */
+    /** {@return where this handle sends to} */
     public AddressHandleAttributes attributes() {
         return attributes;
     }

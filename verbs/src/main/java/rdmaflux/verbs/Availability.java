@@ -34,7 +34,7 @@ final class Availability {
                 Availability::verbsDeviceCount, Long.getLong("rdmaflux.memlock.min", DEFAULT_MIN_MEMLOCK));
     }
 
-    /** @return null when RDMA is usable, else the cause with a remedy in its message */
+    /** {@return null when RDMA is usable, else the cause with a remedy in its message} */
     static RdmaUnavailableException diagnose(Probe p) {
         for (String lib : List.of("libibverbs.so.1", "librdmacm.so.1")) {
             if (!p.libraryLoads().test(lib)) {
@@ -112,7 +112,7 @@ final class Availability {
         }
     }
 
-    /** @return the soft RLIMIT_MEMLOCK in bytes, or -1 for unlimited or unknown */
+    /** {@return the soft RLIMIT_MEMLOCK in bytes, or -1 for unlimited or unknown} */
     static long memlockSoftLimit(Path procSelf) {
         try {
             for (String line : Files.readAllLines(procSelf.resolve("limits"))) {

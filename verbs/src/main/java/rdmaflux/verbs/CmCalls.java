@@ -86,14 +86,14 @@ final class CmCalls {
             qpInit = all.asSlice(at, QP_INIT_SIZE);
         }
 
-        /** @return {@link #qpInit}, zeroed */
+        /** {@return {@link #qpInit}, zeroed} */
         MemorySegment qpInit() {
             qpInit.fill((byte) 0);
             return qpInit;
         }
     }
 
-    /** @return the calling thread's scratch memory */
+    /** {@return the calling thread's scratch memory} */
     static Scratch scratch() {
         return SCRATCH.get();
     }

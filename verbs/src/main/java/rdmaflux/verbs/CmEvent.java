@@ -14,7 +14,7 @@ package rdmaflux.verbs;
 public record CmEvent(CmEventType type, int status, CmId id, CmId listenId, ConnectionParameters connection,
                       UdParameters datagram) {
 
-    /** @return the private data the peer sent with this event (empty if none) */
+    /** {@return the private data the peer sent with this event (empty if none)} */
     public byte[] privateData() {
         if (connection != null) {
             return connection.privateData();

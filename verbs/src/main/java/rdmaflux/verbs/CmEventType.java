@@ -48,7 +48,7 @@ public enum CmEventType implements NativeConstant {
         return value;
     }
 
-    /** @return whether this event reports a failure of the step in progress */
+    /** {@return whether this event reports a failure of the step in progress} */
     public boolean isError() {
         return switch (this) {
             case ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL, MULTICAST_ERROR -> true;

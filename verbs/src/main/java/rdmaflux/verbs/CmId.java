@@ -38,12 +38,12 @@ public final class CmId extends NativeResource {
         this.portSpace = portSpace;
     }
 
-    /** @return the channel this id's events arrive on */
+    /** {@return the channel this id's events arrive on} */
     public EventChannel channel() {
         return channel;
     }
 
-    /** @return the port space the id was created in */
+    /** {@return the port space the id was created in} */
     public PortSpace portSpace() {
         return portSpace;
     }
@@ -179,7 +179,7 @@ public final class CmId extends NativeResource {
         }
     }
 
-    /** @return the QP made by {@link #createQueuePair}, or {@code null} */
+    /** {@return the QP made by {@link #createQueuePair}, or {@code null}} */
     public QueuePair queuePair() {
         return qp;
     }
@@ -360,12 +360,12 @@ public final class CmId extends NativeResource {
         attachment = value;
     }
 
-    /** @return the object given to {@link #attach}, or {@code null} */
+    /** {@return the object given to {@link #attach}, or {@code null}} */
     public Object attachment() {
         return attachment;
     }
 
-    /** @return the local address, or {@code null} before bind/resolve */
+    /** {@return the local address, or {@code null} before bind/resolve} */
     public InetSocketAddress localAddress() {
         MemorySegment id = acquire();
         try {
@@ -375,7 +375,7 @@ public final class CmId extends NativeResource {
         }
     }
 
-    /** @return the peer's address, or {@code null} before resolve/connect request */
+    /** {@return the peer's address, or {@code null} before resolve/connect request} */
     public InetSocketAddress peerAddress() {
         MemorySegment id = acquire();
         try {
@@ -385,7 +385,7 @@ public final class CmId extends NativeResource {
         }
     }
 
-    /** @return the device port the id is bound to, 0 before that */
+    /** {@return the device port the id is bound to, 0 before that} */
     public int portNumber() {
         MemorySegment id = acquire();
         try {

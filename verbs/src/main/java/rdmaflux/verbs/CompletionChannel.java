@@ -26,12 +26,12 @@ public final class CompletionChannel extends NativeResource {
         Posix.setNonBlocking(fd, true);
     }
 
-    /** @return the device context */
+    /** {@return the device context} */
     public RdmaContext context() {
         return context;
     }
 
-    /** @return the file descriptor to poll for readability */
+    /** {@return the file descriptor to poll for readability} */
     public int fd() {
         checkOpen();
         return fd;

@@ -46,17 +46,17 @@ public final class CompletionQueue extends NativeResource {
         this.notifyFn = ibv_context_ops.req_notify_cq(ops);
     }
 
-    /** @return the device context */
+    /** {@return the device context} */
     public RdmaContext context() {
         return context;
     }
 
-    /** @return the completion channel, or {@code null} for a polled-only CQ */
+    /** {@return the completion channel, or {@code null} for a polled-only CQ} */
     public CompletionChannel channel() {
         return channel;
     }
 
-    /** @return the number of entries the device gave this CQ (at least what was asked) */
+    /** {@return the number of entries the device gave this CQ (at least what was asked)} */
     public int capacity() {
         return capacity;
     }

@@ -40,13 +40,15 @@ public record ConnectionParameters(byte[] privateData, int responderResources, i
         }
     }
 
-    /** @return a copy of the private data */
+    /** {@return a copy of the private data} */
     @Override
     public byte[] privateData() {
         return privateData.length == 0 ? NO_DATA : privateData.clone();
     }
 
     /**
+     * Replaces the private data.
+     *
      * @param data new private data
      * @return a copy with that private data
      */

@@ -51,12 +51,14 @@ public record DeviceAttributes(String firmwareVersion, long nodeGuid, long sysIm
                                int maxMulticastGroups, int maxMulticastQpAttach, int maxTotalMulticastQpAttach,
                                int maxPkeys, int localCaAckDelay, int physicalPortCount) {
 
-    /** @return the known bits of {@link #deviceCapFlags()}, in bit order (a new modifiable set) */
+    /** {@return the known bits of {@link #deviceCapFlags()}, in bit order (a new modifiable set)} */
     public Set<DeviceCapability> capabilities() {
         return DeviceCapability.decode(deviceCapFlags);
     }
 
     /**
+     * Tells whether the device reports a capability.
+     *
      * @param capability a capability
      * @return whether the device reports it
      */

@@ -86,6 +86,8 @@ public enum DeviceCapability implements NativeConstant {
     }
 
     /**
+     * Finds the capability bits this version of rdmaflux has no name for.
+     *
      * @param flags {@code device_cap_flags}
      * @return the bits of {@code flags} that no constant of this version stands for
      */

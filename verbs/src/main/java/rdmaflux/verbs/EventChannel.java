@@ -39,7 +39,7 @@ public final class EventChannel extends NativeResource {
         return new EventChannel(Calls.RDMA_CREATE_EVENT_CHANNEL.callPointer());
     }
 
-    /** @return the file descriptor that becomes readable when an event is pending */
+    /** {@return the file descriptor that becomes readable when an event is pending} */
     public int fd() {
         checkOpen();
         return fd;

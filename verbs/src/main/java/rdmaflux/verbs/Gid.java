@@ -21,6 +21,8 @@ public final class Gid {
     }
 
     /**
+     * Makes a GID from its bytes.
+     *
      * @param raw 16 bytes in network order
      * @return the GID
      */
@@ -39,17 +41,17 @@ public final class Gid {
         MemorySegment.copy(raw, 0, seg, ValueLayout.JAVA_BYTE, offset, 16);
     }
 
-    /** @return a copy of the 16 bytes */
+    /** {@return a copy of the 16 bytes} */
     public byte[] toBytes() {
         return raw.clone();
     }
 
-    /** @return whether this is the zero GID */
+    /** {@return whether this is the zero GID} */
     public boolean isZero() {
         return Arrays.equals(raw, ZERO.raw);
     }
 
-    /** @return the GID as an IPv6 address (IPv4-mapped GIDs come back as {@link java.net.Inet4Address}) */
+    /** {@return the GID as an IPv6 address (IPv4-mapped GIDs come back as {@link java.net.Inet4Address})} */
     public InetAddress toInetAddress() {
         try {
             return InetAddress.getByAddress(raw);
@@ -68,7 +70,7 @@ public final class Gid {
         return Arrays.hashCode(raw);
     }
 
-    /** @return colon-separated hex groups, as ibv_devinfo prints GIDs */
+    /** {@return colon-separated hex groups, as ibv_devinfo prints GIDs} */
     @Override
     public String toString() {
         String hex = HexFormat.of().formatHex(raw);

@@ -8,7 +8,7 @@ import java.util.List;
 final class Leases implements AutoCloseable {
     private final List<NativeResource> held = new ArrayList<>(4);
 
-    /** @return the native handle, or NULL for a null resource */
+    /** {@return the native handle, or NULL for a null resource} */
     MemorySegment take(NativeResource r) {
         if (r == null) {
             return MemorySegment.NULL;

@@ -24,37 +24,37 @@ public final class MemoryRegion extends NativeResource {
         this.rkey = ibv_mr.rkey(handle);
     }
 
-    /** @return the registered memory */
+    /** {@return the registered memory} */
     public MemorySegment segment() {
         return segment;
     }
 
-    /** @return the start address of the registered memory */
+    /** {@return the start address of the registered memory} */
     public long address() {
         return segment.address();
     }
 
-    /** @return the registered length in bytes */
+    /** {@return the registered length in bytes} */
     public long length() {
         return segment.byteSize();
     }
 
-    /** @return the local key, for scatter/gather entries */
+    /** {@return the local key, for scatter/gather entries} */
     public int lkey() {
         return lkey;
     }
 
-    /** @return the remote key, for peers' one-sided operations (meaningless without remote access flags) */
+    /** {@return the remote key, for peers' one-sided operations (meaningless without remote access flags)} */
     public int rkey() {
         return rkey;
     }
 
-    /** @return the access the region was registered with */
+    /** {@return the access the region was registered with} */
     public AccessFlags access() {
         return access;
     }
 
-    /** @return the protection domain */
+    /** {@return the protection domain} */
     public ProtectionDomain protectionDomain() {
         return pd;
     }

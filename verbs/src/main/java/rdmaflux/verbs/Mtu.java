@@ -31,12 +31,14 @@ public enum Mtu implements NativeConstant {
         return "IBV_" + name();
     }
 
-    /** @return the MTU in bytes */
+    /** {@return the MTU in bytes} */
     public int bytes() {
         return bytes;
     }
 
     /**
+     * Decodes a C {@code enum ibv_mtu} value.
+     *
      * @param value the C value
      * @return the constant
      * @throws IllegalArgumentException for an unknown value

@@ -7,13 +7,20 @@ package rdmaflux.verbs;
  * cannot silently miscode a work request.
  */
 public interface NativeConstant {
-    /** @return the C value */
+    /** {@return the C value} */
     int value();
 
-    /** @return the C identifier, e.g. {@code IBV_WR_SEND} */
+    /** {@return the C identifier, e.g. {@code IBV_WR_SEND}} */
     String nativeName();
 
-    /** Builds a value-indexed lookup table, so decoding a completion allocates nothing. */
+    /**
+     * Builds a value-indexed lookup table, so decoding a completion allocates nothing.
+     *
+     * @param <E>       the constant type
+     * @param constants every constant of the type
+     * @param maxValue  the largest C value among them
+     * @return a table whose element {@code v} is the constant of value {@code v}, or null
+     */
     static <E extends NativeConstant> E[] index(E[] constants, int maxValue) {
         E[] table = java.util.Arrays.copyOf(constants, maxValue + 1);
         java.util.Arrays.fill(table, null);
@@ -26,6 +33,7 @@ public interface NativeConstant {
     /**
      * Linear lookup for small enums decoded off the hot path.
      *
+     * @param <E> the constant type
      * @param constants the enum's values
      * @param value the C value
      * @return the constant with that value, or {@code null} when this version knows none
@@ -42,6 +50,7 @@ public interface NativeConstant {
     /**
      * Decodes a C bit mask into the flag constants it contains.
      *
+     * @param <E> the flag type
      * @param type the flag enum
      * @param flags the native mask
      * @return the known flags set in {@code flags}, in declaration order (a new modifiable set)
@@ -57,6 +66,8 @@ public interface NativeConstant {
     }
 
     /**
+     * Combines flag constants into the C bit mask.
+     *
      * @param flags flag constants
      * @return their C values or-ed together
      */

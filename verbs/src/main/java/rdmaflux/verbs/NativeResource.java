@@ -49,11 +49,11 @@ public abstract sealed class NativeResource implements AutoCloseable
     /** Destroys the native object; called once, after all children are closed and no lease is held. */
     abstract void destroy();
 
-    /** @return a short description for messages, e.g. {@code QueuePair[qpn=17]} */
+    /** {@return a short description for messages, e.g. {@code QueuePair[qpn=17]}} */
     @Override
     public abstract String toString();
 
-    /** @return whether {@link #close()} has been called */
+    /** {@return whether {@link #close()} has been called} */
     public final boolean isClosed() {
         return state.get() < 0;
     }

@@ -41,25 +41,26 @@ public record PortAttributes(PortState state, Mtu maxMtu, Mtu activeMtu, int gid
     /** {@code IBV_QPF_GRH_REQUIRED}: the bit of {@link #flags()} that makes a GRH mandatory. */
     public static final int FLAG_GRH_REQUIRED = 1;
 
-    /** @return whether this is a RoCE (Ethernet) port, which needs GIDs rather than LIDs for addressing */
+    /** {@return whether this is a RoCE (Ethernet) port, which needs GIDs rather than LIDs for addressing} */
     public boolean isEthernet() {
         return linkLayer == LINK_LAYER_ETHERNET;
     }
 
     /**
-     * @return whether the port demands a GRH (global routing header) in every address handle and connected
-     *         QP; RoCE needs one anyway
+     * {@return whether the port demands a GRH (global routing header) in every address handle and connected QP; RoCE needs one anyway}
      */
     public boolean grhRequired() {
         return (flags & FLAG_GRH_REQUIRED) != 0;
     }
 
-    /** @return the known bits of {@link #capabilityFlags()}, in bit order (a new modifiable set) */
+    /** {@return the known bits of {@link #capabilityFlags()}, in bit order (a new modifiable set)} */
     public Set<PortCapability> capabilities() {
         return PortCapability.decode(capabilityFlags);
     }
 
     /**
+     * Tells whether the port reports a capability.
+     *
      * @param capability a capability
      * @return whether the port reports it
      */

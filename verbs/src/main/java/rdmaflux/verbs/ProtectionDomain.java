@@ -19,7 +19,7 @@ public final class ProtectionDomain extends NativeResource {
         this.context = context;
     }
 
-    /** @return the device context this PD belongs to */
+    /** {@return the device context this PD belongs to} */
     public RdmaContext context() {
         return context;
     }

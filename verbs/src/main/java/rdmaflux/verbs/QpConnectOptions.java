@@ -49,12 +49,12 @@ public record QpConnectOptions(int port, int gidIndex, int pkeyIndex, Mtu mtu, A
         }
     }
 
-    /** @return a builder with the defaults */
+    /** {@return a builder with the defaults} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** @return a builder starting from these options */
+    /** {@return a builder starting from these options} */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.port = port;
@@ -96,92 +96,163 @@ public record QpConnectOptions(int port, int gidIndex, int pkeyIndex, Mtu mtu, A
         private Builder() {
         }
 
-        /** @param v port number @return this */
+        /**
+         * Sets the port number.
+         *
+         * @param v port number
+         * @return this
+         */
         public Builder port(int v) {
             port = v;
             return this;
         }
 
-        /** @param v source GID index @return this */
+        /**
+         * Sets the source GID index.
+         *
+         * @param v source GID index
+         * @return this
+         */
         public Builder gidIndex(int v) {
             gidIndex = v;
             return this;
         }
 
-        /** @param v partition key index @return this */
+        /**
+         * Sets the partition key index.
+         *
+         * @param v partition key index
+         * @return this
+         */
         public Builder pkeyIndex(int v) {
             pkeyIndex = v;
             return this;
         }
 
-        /** @param v largest path MTU @return this */
+        /**
+         * Sets the largest path MTU.
+         *
+         * @param v largest path MTU
+         * @return this
+         */
         public Builder mtu(Mtu v) {
             mtu = v;
             return this;
         }
 
-        /** @param v remote access granted on the QP @return this */
+        /**
+         * Sets the remote access granted on the QP.
+         *
+         * @param v remote access granted on the QP
+         * @return this
+         */
         public Builder access(AccessFlags v) {
             access = v;
             return this;
         }
 
-        /** @param v encoded RNR NAK timer @return this */
+        /**
+         * Sets the encoded RNR NAK timer.
+         *
+         * @param v encoded RNR NAK timer
+         * @return this
+         */
         public Builder minRnrTimer(int v) {
             minRnrTimer = v;
             return this;
         }
 
-        /** @param v RNR retries (7 = forever) @return this */
+        /**
+         * Sets the RNR retries (7 = forever).
+         *
+         * @param v RNR retries (7 = forever)
+         * @return this
+         */
         public Builder rnrRetry(int v) {
             rnrRetry = v;
             return this;
         }
 
-        /** @param v transport retries @return this */
+        /**
+         * Sets the transport retries.
+         *
+         * @param v transport retries
+         * @return this
+         */
         public Builder retryCount(int v) {
             retryCount = v;
             return this;
         }
 
-        /** @param v encoded ACK timeout @return this */
+        /**
+         * Sets the encoded ACK timeout.
+         *
+         * @param v encoded ACK timeout
+         * @return this
+         */
         public Builder timeout(int v) {
             timeout = v;
             return this;
         }
 
-        /** @param initiate reads/atomics initiated @param accept reads/atomics accepted @return this */
+        /**
+         * Sets how many RDMA reads and atomics may be outstanding in each direction.
+         *
+         * @param initiate reads/atomics initiated
+         * @param accept reads/atomics accepted
+         * @return this
+         */
         public Builder readAtomicDepth(int initiate, int accept) {
             maxRdAtomic = initiate;
             maxDestRdAtomic = accept;
             return this;
         }
 
-        /** @param v service level @return this */
+        /**
+         * Sets the service level.
+         *
+         * @param v service level
+         * @return this
+         */
         public Builder serviceLevel(int v) {
             serviceLevel = v;
             return this;
         }
 
-        /** @param v hop limit @return this */
+        /**
+         * Sets the hop limit.
+         *
+         * @param v hop limit
+         * @return this
+         */
         public Builder hopLimit(int v) {
             hopLimit = v;
             return this;
         }
 
-        /** @param v traffic class @return this */
+        /**
+         * Sets the traffic class.
+         *
+         * @param v traffic class
+         * @return this
+         */
         public Builder trafficClass(int v) {
             trafficClass = v;
             return this;
         }
 
-        /** @param v UD queue key @return this */
+        /**
+         * Sets the UD queue key.
+         *
+         * @param v UD queue key
+         * @return this
+         */
         public Builder qkey(int v) {
             qkey = v;
             return this;
         }
 
-        /** @return the options */
+        /** {@return the options} */
         public QpConnectOptions build() {
             return new QpConnectOptions(port, gidIndex, pkeyIndex, mtu, access, minRnrTimer, rnrRetry, retryCount,
                     timeout, maxRdAtomic, maxDestRdAtomic, serviceLevel, hopLimit, trafficClass, qkey);

@@ -80,58 +80,100 @@ public record QpInitAttributes(QpType type, CompletionQueue sendCq, CompletionQu
             this.type = type;
         }
 
-        /** @param cq CQ for both directions @return this */
+        /**
+         * Sets the CQ for both directions.
+         *
+         * @param cq CQ for both directions
+         * @return this
+         */
         public Builder completionQueue(CompletionQueue cq) {
             this.sendCq = cq;
             this.receiveCq = cq;
             return this;
         }
 
-        /** @param cq CQ for send completions @return this */
+        /**
+         * Sets the CQ for send completions.
+         *
+         * @param cq CQ for send completions
+         * @return this
+         */
         public Builder sendCompletionQueue(CompletionQueue cq) {
             this.sendCq = cq;
             return this;
         }
 
-        /** @param cq CQ for receive completions @return this */
+        /**
+         * Sets the CQ for receive completions.
+         *
+         * @param cq CQ for receive completions
+         * @return this
+         */
         public Builder receiveCompletionQueue(CompletionQueue cq) {
             this.receiveCq = cq;
             return this;
         }
 
-        /** @param srq shared receive queue @return this */
+        /**
+         * Sets the shared receive queue.
+         *
+         * @param srq shared receive queue
+         * @return this
+         */
         public Builder sharedReceiveQueue(SharedReceiveQueue srq) {
             this.srq = srq;
             return this;
         }
 
-        /** @param sendWr send depth @param receiveWr receive depth @return this */
+        /**
+         * Sets the send and receive queue depths.
+         *
+         * @param sendWr send depth
+         * @param receiveWr receive depth
+         * @return this
+         */
         public Builder depth(int sendWr, int receiveWr) {
             this.maxSendWr = sendWr;
             this.maxReceiveWr = receiveWr;
             return this;
         }
 
-        /** @param sendSge SGEs per send @param receiveSge SGEs per receive @return this */
+        /**
+         * Sets how many scatter/gather elements one work request may carry.
+         *
+         * @param sendSge SGEs per send
+         * @param receiveSge SGEs per receive
+         * @return this
+         */
         public Builder sge(int sendSge, int receiveSge) {
             this.maxSendSge = sendSge;
             this.maxReceiveSge = receiveSge;
             return this;
         }
 
-        /** @param bytes largest inline payload @return this */
+        /**
+         * Sets the largest inline payload.
+         *
+         * @param bytes largest inline payload
+         * @return this
+         */
         public Builder maxInlineData(int bytes) {
             this.maxInlineData = bytes;
             return this;
         }
 
-        /** @param all signal every send @return this */
+        /**
+         * Sets the signal every send.
+         *
+         * @param all signal every send
+         * @return this
+         */
         public Builder signalAll(boolean all) {
             this.signalAll = all;
             return this;
         }
 
-        /** @return the attributes */
+        /** {@return the attributes} */
         public QpInitAttributes build() {
             return new QpInitAttributes(type, sendCq, receiveCq, srq, maxSendWr, maxReceiveWr, maxSendSge,
                     maxReceiveSge, maxInlineData, signalAll);

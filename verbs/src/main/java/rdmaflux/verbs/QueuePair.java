@@ -85,57 +85,57 @@ public final class QueuePair extends NativeResource {
                 : new NativeResource[] {pd, pd.context(), cmId};
     }
 
-    /** @return the QP number peers address */
+    /** {@return the QP number peers address} */
     public int number() {
         return number;
     }
 
-    /** @return the transport */
+    /** {@return the transport} */
     public QpType type() {
         return type;
     }
 
-    /** @return the protection domain */
+    /** {@return the protection domain} */
     public ProtectionDomain protectionDomain() {
         return pd;
     }
 
-    /** @return the CQ send completions go to */
+    /** {@return the CQ send completions go to} */
     public CompletionQueue sendCompletionQueue() {
         return sendCq;
     }
 
-    /** @return the CQ receive completions go to */
+    /** {@return the CQ receive completions go to} */
     public CompletionQueue receiveCompletionQueue() {
         return receiveCq;
     }
 
-    /** @return the shared receive queue, or {@code null} */
+    /** {@return the shared receive queue, or {@code null}} */
     public SharedReceiveQueue sharedReceiveQueue() {
         return srq;
     }
 
-    /** @return the send depth the device granted */
+    /** {@return the send depth the device granted} */
     public int maxSendWr() {
         return maxSendWr;
     }
 
-    /** @return the receive depth the device granted */
+    /** {@return the receive depth the device granted} */
     public int maxReceiveWr() {
         return maxReceiveWr;
     }
 
-    /** @return scatter/gather entries per send */
+    /** {@return scatter/gather entries per send} */
     public int maxSendSge() {
         return maxSendSge;
     }
 
-    /** @return scatter/gather entries per receive */
+    /** {@return scatter/gather entries per receive} */
     public int maxReceiveSge() {
         return maxReceiveSge;
     }
 
-    /** @return the largest inline payload the device granted */
+    /** {@return the largest inline payload the device granted} */
     public int maxInlineData() {
         return maxInlineData;
     }
@@ -332,7 +332,7 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    /** @return the current state, as queried from the device */
+    /** {@return the current state, as queried from the device} */
     public QpState state() {
         return query().state();
     }

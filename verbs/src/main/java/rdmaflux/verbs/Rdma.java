@@ -29,7 +29,7 @@ public final class Rdma {
         }
     }
 
-    /** @return whether rdma-core is installed and at least one usable RDMA device exists */
+    /** {@return whether rdma-core is installed and at least one usable RDMA device exists} */
     public static boolean isAvailable() {
         return Holder.CAUSE == null;
     }
@@ -45,7 +45,7 @@ public final class Rdma {
         }
     }
 
-    /** @return why RDMA is unavailable, or {@code null} when it is available */
+    /** {@return why RDMA is unavailable, or {@code null} when it is available} */
     public static RdmaUnavailableException unavailabilityCause() {
         return Holder.CAUSE;
     }

@@ -43,12 +43,12 @@ public final class RdmaContext extends NativeResource {
         this.deviceName = ibv_device.name(device).getString(0);
     }
 
-    /** @return the device name, e.g. {@code rxe0} */
+    /** {@return the device name, e.g. {@code rxe0}} */
     public String deviceName() {
         return deviceName;
     }
 
-    /** @return how many completion vectors (interrupt queues) the device has */
+    /** {@return how many completion vectors (interrupt queues) the device has} */
     public int completionVectorCount() {
         try {
             return ibv_context.num_comp_vectors(acquire());
@@ -57,7 +57,7 @@ public final class RdmaContext extends NativeResource {
         }
     }
 
-    /** @return the device's transport ({@code ibv_device.transport_type}); {@link Transport#IB} for RoCE too */
+    /** {@return the device's transport ({@code ibv_device.transport_type}); {@link Transport#IB} for RoCE too} */
     public Transport transport() {
         try {
             return Transport.of(ibv_device.transport_type(device(acquire())));
@@ -66,7 +66,7 @@ public final class RdmaContext extends NativeResource {
         }
     }
 
-    /** @return the device's node type ({@code ibv_device.node_type}) */
+    /** {@return the device's node type ({@code ibv_device.node_type})} */
     public NodeType nodeType() {
         try {
             return NodeType.of(ibv_device.node_type(device(acquire())));
@@ -144,7 +144,7 @@ public final class RdmaContext extends NativeResource {
         }
     }
 
-    /** @return whether {@link #queryPort} reaches all of {@code ibv_port_attr} through verbs_context.query_port */
+    /** {@return whether {@link #queryPort} reaches all of {@code ibv_port_attr} through verbs_context.query_port} */
     boolean queriesFullPortAttributes() {
         try {
             return extendedQueryPort(acquire()) != null;
@@ -450,7 +450,7 @@ public final class RdmaContext extends NativeResource {
         }
     }
 
-    /** @return the completion queue created through this context at that native address */
+    /** {@return the completion queue created through this context at that native address} */
     CompletionQueue cqAt(long address) {
         return cqs.get(address);
     }
@@ -459,7 +459,7 @@ public final class RdmaContext extends NativeResource {
         cqs.remove(address);
     }
 
-    /** @return the file descriptor that becomes readable when an asynchronous event is pending */
+    /** {@return the file descriptor that becomes readable when an asynchronous event is pending} */
     public int asyncFd() {
         try {
             return ibv_context.async_fd(acquire());

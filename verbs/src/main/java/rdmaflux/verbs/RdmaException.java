@@ -13,7 +13,9 @@ package rdmaflux.verbs;
 public class RdmaException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** The native function or logical step that failed. */
     private final String operation;
+    /** The positive errno, or 0. */
     private final int errno;
 
     /**
@@ -61,17 +63,17 @@ public class RdmaException extends RuntimeException {
         };
     }
 
-    /** @return the native function or step that failed, e.g. {@code rdma_resolve_addr} */
+    /** {@return the native function or step that failed, e.g. {@code rdma_resolve_addr}} */
     public String operation() {
         return operation;
     }
 
-    /** @return the positive errno value, or 0 when the failure did not come with one */
+    /** {@return the positive errno value, or 0 when the failure did not come with one} */
     public int errno() {
         return errno;
     }
 
-    /** @return the symbolic errno name such as {@code ENODEV}, or {@code null} when errno is 0 */
+    /** {@return the symbolic errno name such as {@code ENODEV}, or {@code null} when errno is 0} */
     public String errnoName() {
         return errno == 0 ? null : Errno.name(errno);
     }

@@ -22,6 +22,7 @@ public final class RdmaUnavailableException extends RdmaException {
         MEMLOCK_TOO_LOW
     }
 
+    /** Why RDMA cannot be used. */
     private final Reason reason;
 
     /**
@@ -35,7 +36,7 @@ public final class RdmaUnavailableException extends RdmaException {
         this.reason = reason;
     }
 
-    /** @return the diagnosed cause */
+    /** {@return the diagnosed cause} */
     public Reason reason() {
         return reason;
     }

@@ -132,7 +132,12 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
         return this;
     }
 
-    /** @param i request index @return the work request id set for it */
+    /**
+     * Sets the request index.
+     *
+     * @param i request index
+     * @return the work request id set for it
+     */
     public long wrId(int i) {
         return wrs.get(ValueLayout.JAVA_LONG, offset(i) + WR_ID);
     }

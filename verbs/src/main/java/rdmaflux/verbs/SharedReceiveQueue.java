@@ -25,17 +25,17 @@ public final class SharedReceiveQueue extends NativeResource {
         this.postFn = ibv_context_ops.post_srq_recv(ibv_context.ops(pd.context().handle));
     }
 
-    /** @return the protection domain */
+    /** {@return the protection domain} */
     public ProtectionDomain protectionDomain() {
         return pd;
     }
 
-    /** @return the depth the device granted */
+    /** {@return the depth the device granted} */
     public int maxWr() {
         return maxWr;
     }
 
-    /** @return scatter/gather entries per receive */
+    /** {@return scatter/gather entries per receive} */
     public int maxSge() {
         return maxSge;
     }
@@ -75,7 +75,7 @@ public final class SharedReceiveQueue extends NativeResource {
         }
     }
 
-    /** @return the current limit as the device reports it */
+    /** {@return the current limit as the device reports it} */
     public int queryLimit() {
         MemorySegment srq = acquire();
         try (Arena arena = Arena.ofConfined()) {

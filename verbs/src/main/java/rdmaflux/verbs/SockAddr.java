@@ -52,7 +52,7 @@ final class SockAddr {
         return s;
     }
 
-    /** @return the address, or {@code null} for AF_UNSPEC (not yet bound or resolved) */
+    /** {@return the address, or {@code null} for AF_UNSPEC (not yet bound or resolved)} */
     static InetSocketAddress read(MemorySegment s) {
         int family = Short.toUnsignedInt(sockaddr_in.sin_family(s));
         try {

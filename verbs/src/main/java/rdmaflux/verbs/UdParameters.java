@@ -15,7 +15,7 @@ public record UdParameters(byte[] privateData, AddressHandleAttributes addressHa
         privateData = privateData == null ? new byte[0] : privateData.clone();
     }
 
-    /** @return a copy of the private data */
+    /** {@return a copy of the private data} */
     @Override
     public byte[] privateData() {
         return privateData.clone();

@@ -43,12 +43,12 @@ public final class WorkCompletions {
         this.array = Arena.ofAuto().allocate(SIZE * capacity, ibv_wc.layout().byteAlignment());
     }
 
-    /** @return the most completions one poll returns */
+    /** {@return the most completions one poll returns} */
     public int capacity() {
         return capacity;
     }
 
-    /** @return how many completions the last poll returned */
+    /** {@return how many completions the last poll returned} */
     public int count() {
         return count;
     }
@@ -68,42 +68,79 @@ public final class WorkCompletions {
         return SIZE * i;
     }
 
-    /** @param i index below {@link #count()} @return the work request id given when posting */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the work request id given when posting
+     */
     public long wrId(int i) {
         return array.get(ibv_wc.wr_id$layout(), base(i) + WR_ID);
     }
 
-    /** @param i index below {@link #count()} @return the status */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the status
+     */
     public WcStatus status(int i) {
         return WcStatus.of(array.get(ibv_wc.status$layout(), base(i) + STATUS));
     }
 
-    /** @param i index below {@link #count()} @return whether the status is SUCCESS */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return whether the status is SUCCESS
+     */
     public boolean isSuccess(int i) {
         return array.get(ibv_wc.status$layout(), base(i) + STATUS) == 0;
     }
 
-    /** @param i index below {@link #count()} @return the operation; undefined by verbs for failed completions */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the operation; undefined by verbs for failed completions
+     */
     public WcOpcode opcode(int i) {
         return WcOpcode.of(array.get(ibv_wc.opcode$layout(), base(i) + OPCODE));
     }
 
-    /** @param i index below {@link #count()} @return the provider-specific error code of a failed completion */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the provider-specific error code of a failed completion
+     */
     public int vendorError(int i) {
         return array.get(ibv_wc.vendor_err$layout(), base(i) + VENDOR_ERR);
     }
 
-    /** @param i index below {@link #count()} @return bytes received (receives) or transferred (reads, atomics) */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return bytes received (receives) or transferred (reads, atomics)
+     */
     public int byteLength(int i) {
         return array.get(ibv_wc.byte_len$layout(), base(i) + BYTE_LEN);
     }
 
-    /** @param i index below {@link #count()} @return whether the message carried immediate data */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return whether the message carried immediate data
+     */
     public boolean hasImmediate(int i) {
         return (flags(i) & FLAG_WITH_IMM) != 0;
     }
 
     /**
+     * Reads a completion's immediate data.
+     *
      * @param i index below {@link #count()}
      * @return the immediate data in host order (it travels in network order; this undoes that)
      */
@@ -111,27 +148,52 @@ public final class WorkCompletions {
         return Integer.reverseBytes(array.get(ibv_wc.imm_data$layout(), base(i) + IMM));
     }
 
-    /** @param i index below {@link #count()} @return the local QP number the completion belongs to */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the local QP number the completion belongs to
+     */
     public int qpNumber(int i) {
         return array.get(ibv_wc.qp_num$layout(), base(i) + QP_NUM);
     }
 
-    /** @param i index below {@link #count()} @return the sender's QP number (UD receives) */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the sender's QP number (UD receives)
+     */
     public int sourceQp(int i) {
         return array.get(ibv_wc.src_qp$layout(), base(i) + SRC_QP);
     }
 
-    /** @param i index below {@link #count()} @return the raw {@code wc_flags} */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the raw {@code wc_flags}
+     */
     public int flags(int i) {
         return array.get(ibv_wc.wc_flags$layout(), base(i) + WC_FLAGS);
     }
 
-    /** @param i index below {@link #count()} @return whether a 40-byte GRH precedes the payload (UD receives) */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return whether a 40-byte GRH precedes the payload (UD receives)
+     */
     public boolean hasGrh(int i) {
         return (flags(i) & FLAG_GRH) != 0;
     }
 
-    /** @param i index below {@link #count()} @return the sender's LID (InfiniBand UD receives) */
+    /**
+     * Sets the index below {@link #count()}.
+     *
+     * @param i index below {@link #count()}
+     * @return the sender's LID (InfiniBand UD receives)
+     */
     public int sourceLid(int i) {
         return Short.toUnsignedInt(array.get(ibv_wc.slid$layout(), base(i) + SLID));
     }

@@ -91,12 +91,12 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         }
     }
 
-    /** @return how many requests one post can chain */
+    /** {@return how many requests one post can chain} */
     public final int capacity() {
         return capacity;
     }
 
-    /** @return scatter/gather slots per request */
+    /** {@return scatter/gather slots per request} */
     public final int maxSge() {
         return maxSge;
     }
@@ -184,7 +184,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         return sge(i, j, region.address() + offset, length, region.lkey());
     }
 
-    /** @return the scatter/gather entries request {@code i} uses */
+    /** {@return the scatter/gather entries request {@code i} uses} */
     final int sgeCount(int i) {
         offset(i);
         return sgeCounts[i];

@@ -27,7 +27,7 @@ final class Affinity {
     private Affinity() {
     }
 
-    /** @return whether there are two CPUs to spread client and server over, and a way to pin */
+    /** {@return whether there are two CPUs to spread client and server over, and a way to pin} */
     static boolean available() {
         return SET != null && Runtime.getRuntime().availableProcessors() >= 2;
     }

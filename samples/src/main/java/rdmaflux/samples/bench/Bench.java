@@ -57,6 +57,10 @@ import rdmaflux.verbs.RdmaDevice;
         description = "Latency, bandwidth, connection setup, multicast and allocation of rdmaflux vs rdma-core's "
                 + "C tools.")
 public final class Bench implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public Bench() {
+    }
+
     @Spec
     CommandSpec spec;
 
@@ -709,7 +713,7 @@ public final class Bench implements Callable<Integer> {
         }
     }
 
-    /** @return the next multicast group: {@code --mc-group} plus the number of groups used so far */
+    /** {@return the next multicast group: {@code --mc-group} plus the number of groups used so far} */
     private InetAddress nextGroup() {
         try {
             byte[] a = InetAddress.getByName(mcGroup).getAddress();
@@ -725,7 +729,7 @@ public final class Bench implements Callable<Integer> {
         }
     }
 
-    /** @return the run with the median setup rate (its step times are shown), or null */
+    /** {@return the run with the median setup rate (its step times are shown), or null} */
     private static ConnectionRate.Result medianRun(List<ConnectionRate.Result> runs) {
         if (runs.isEmpty()) {
             return null;

@@ -60,7 +60,7 @@ final class CTools {
         this.work = Files.createTempDirectory("rdmaflux-bench");
     }
 
-    /** @return whether {@code tool} is on the PATH */
+    /** {@return whether {@code tool} is on the PATH} */
     static boolean installed(String tool) {
         String path = System.getenv().getOrDefault("PATH", "");
         for (String dir : path.split(":")) {

@@ -193,7 +193,7 @@ final class Charts {
         ImageIO.write(img, "png", file.toFile());
     }
 
-    /** @return the smallest 1, 2 or 5 times a power of ten that is at least {@code v} */
+    /** {@return the smallest 1, 2 or 5 times a power of ten that is at least {@code v}} */
     static double niceCeiling(double v) {
         if (v <= 0 || Double.isNaN(v)) {
             return 1;

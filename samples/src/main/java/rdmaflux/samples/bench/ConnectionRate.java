@@ -39,7 +39,7 @@ final class ConnectionRate {
             this.label = label;
         }
 
-        /** @return whether the step is part of setting a connection up (what the setup rate divides by) */
+        /** {@return whether the step is part of setting a connection up (what the setup rate divides by)} */
         boolean isSetup() {
             return ordinal() <= CONNECT.ordinal();
         }
@@ -52,7 +52,7 @@ final class ConnectionRate {
      * @param totalMillis step → total time
      */
     record Result(int connections, Map<Step, Double> totalMillis) {
-        /** @return connections per second over the setup steps (create id through connect) */
+        /** {@return connections per second over the setup steps (create id through connect)} */
         double setupRate() {
             double ms = 0;
             for (Map.Entry<Step, Double> e : totalMillis.entrySet()) {

@@ -36,12 +36,12 @@ record Row(String metric, long size, String unit, double ours, double c, String 
     /** Connection setup target: at least 0.8 × cmtime's rate. */
     static final double SETUP_BOUND = 0.8;
 
-    /** @return ours / C, NaN when either is missing */
+    /** {@return ours / C, NaN when either is missing} */
     double ratio() {
         return Double.isNaN(ours) || Double.isNaN(c) || c == 0 ? Double.NaN : ours / c;
     }
 
-    /** @return the bound of the target as text, e.g. {@code <= 1.10} */
+    /** {@return the bound of the target as text, e.g. {@code <= 1.10}} */
     String targetText() {
         return switch (target) {
             case RATIO_AT_MOST -> "ratio <= " + fmt(bound());
@@ -59,7 +59,7 @@ record Row(String metric, long size, String unit, double ours, double c, String 
         };
     }
 
-    /** @return {@code met}, {@code MISSED}, or why it cannot be judged */
+    /** {@return {@code met}, {@code MISSED}, or why it cannot be judged} */
     String verdict() {
         return switch (target) {
             case NONE -> Double.isNaN(ours) ? "not measured yet" : "-";
@@ -75,7 +75,7 @@ record Row(String metric, long size, String unit, double ours, double c, String 
         };
     }
 
-    /** @return whether the row has a target that was missed */
+    /** {@return whether the row has a target that was missed} */
     boolean missed() {
         return verdict().equals("MISSED");
     }

@@ -31,7 +31,7 @@ final class Stats {
         return median / 1e3 / rttFactor;
     }
 
-    /** @return bytes per second as Gbit/s (10^9 bits), perftest's {@code --report_gbits} unit */
+    /** {@return bytes per second as Gbit/s (10^9 bits), perftest's {@code --report_gbits} unit} */
     static double gbits(double bytesPerSecond) {
         return bytesPerSecond * 8 / 1e9;
     }

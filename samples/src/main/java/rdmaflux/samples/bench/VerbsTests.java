@@ -262,7 +262,7 @@ final class VerbsTests {
         }
     }
 
-    /** @return bytes per second from the first post to the last completion */
+    /** {@return bytes per second from the first post to the last completion} */
     private double stream(VerbsLink.Side c, SendOpcode opcode, int size, int messages) {
         WorkCompletions wc = c.wc;
         long remote = c.peer.address() + c.half;

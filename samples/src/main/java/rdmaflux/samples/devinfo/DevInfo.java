@@ -37,6 +37,10 @@ import rdmaflux.verbs.Transport;
 @Command(name = "devinfo", mixinStandardHelpOptions = true,
         description = "Show RDMA devices, ports and GID tables (like ibv_devinfo).")
 public final class DevInfo implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public DevInfo() {
+    }
+
     private static final Path SYSFS = Path.of("/sys/class/infiniband");
 
     @Spec
@@ -199,7 +203,7 @@ public final class DevInfo implements Callable<Integer> {
         }
     }
 
-    /** @return e.g. {@code f086:ddff:fedb:e077}, as ibv_devinfo prints GUIDs */
+    /** {@return e.g. {@code f086:ddff:fedb:e077}, as ibv_devinfo prints GUIDs} */
     static String guid(long guid) {
         return String.format("%04x:%04x:%04x:%04x", (guid >>> 48) & 0xffff, (guid >>> 32) & 0xffff,
                 (guid >>> 16) & 0xffff, guid & 0xffff);

@@ -13,6 +13,8 @@ public final class GidText {
     }
 
     /**
+     * Formats a GID the way {@code ibv_devinfo -v} does.
+     *
      * @param gid the GID
      * @return e.g. {@code fe80::f086:ddff:fedb:e077} or {@code ::ffff:192.0.2.1}
      */
@@ -21,6 +23,8 @@ public final class GidText {
     }
 
     /**
+     * Formats 16 GID bytes the way {@code ibv_devinfo -v} does.
+     *
      * @param raw 16 bytes in network order
      * @return the text form
      */

@@ -44,6 +44,10 @@ import rdmaflux.verbs.Rdma;
 @Command(name = "echo", mixinStandardHelpOptions = true,
         description = "Reactive send/receive echo; --slow-consumer shows the credit-based backpressure.")
 public final class Echo implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public Echo() {
+    }
+
     private static final Duration STEP = Duration.ofSeconds(30);
 
     @Spec

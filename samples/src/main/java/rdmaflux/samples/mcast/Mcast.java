@@ -32,6 +32,10 @@ import rdmaflux.samples.Samples;
 @Command(name = "mcast", mixinStandardHelpOptions = true,
         description = "Multicast sender/receiver over RDMA, compatible with rdma-core's mckey.")
 public final class Mcast implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public Mcast() {
+    }
+
     /** The receives a group keeps posted unless {@code -C} asks for more. */
     private static final int MIN_RECEIVE_BUFFERS = MulticastOptions.defaults().receiveBuffers();
     /** Bounds the memory and the CQ (rxe allows 32767 entries) that a large {@code -C} asks for. */
@@ -48,8 +52,8 @@ public final class Mcast implements Callable<Integer> {
     @Option(names = "-m", required = true, description = "Multicast group, e.g. 239.1.1.1.")
     String group;
 
-    @Option(names = "-b", description = "Local RDMA interface address. Default: $RDMAFLUX_SANDBOX_ADDR.")
-    String bind = System.getenv().getOrDefault("RDMAFLUX_SANDBOX_ADDR", "");
+    @Option(names = "-b", description = "Local RDMA interface address. Default: $RDMAFLUX_SANDBOX_ADDR, else the address of the first active RDMA port.")
+    String bind = "";
 
     @Option(names = "-s", description = "Send (default: receive).")
     boolean send;
@@ -80,7 +84,8 @@ public final class Mcast implements Callable<Integer> {
         if (count < 0 || size < 1 || timeoutSeconds < 1) {
             throw new ParameterException(spec.commandLine(), "-C must be at least 0, -S and --timeout at least 1");
         }
-        if (!Samples.ready(bind)) {
+        bind = Samples.address("mcast", bind);
+        if (bind == null) {
             return Samples.CANNOT_RUN;
         }
         out = spec.commandLine().getOut();

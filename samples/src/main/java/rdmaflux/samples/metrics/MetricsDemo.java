@@ -51,14 +51,18 @@ import rdmaflux.verbs.RemoteBuffer;
                 + "meters for Prometheus at http://<http-host>:<http-port>/metrics.",
                 "Stop it with Ctrl-C, or with --linger."})
 public final class MetricsDemo implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public MetricsDemo() {
+    }
+
     private static final Duration T = Duration.ofSeconds(60);
     /** The server's first message: its buffer's address, length and rkey. */
     private static final int DESCRIPTOR = 20;
     private static final int ONE_SIDED_BYTES = 4096;
 
     @Option(names = {"-a", "--address"}, description = "IP address of the RDMA interface; client and server use it. "
-            + "Default: $RDMAFLUX_SANDBOX_ADDR.")
-    String address = System.getenv().getOrDefault("RDMAFLUX_SANDBOX_ADDR", "");
+            + "Default: $RDMAFLUX_SANDBOX_ADDR, else the address of the first active RDMA port.")
+    String address = "";
 
     @Option(names = {"-p", "--port"}, description = "RDMA CM port of the server; 0 picks a free one (default: ${DEFAULT-VALUE}).")
     int port;
@@ -98,7 +102,8 @@ public final class MetricsDemo implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!Samples.ready(address)) {
+        address = Samples.address("metrics", address);
+        if (address == null) {
             return Samples.CANNOT_RUN;
         }
         try (Running running = start()) {
@@ -269,27 +274,27 @@ public final class MetricsDemo implements Callable<Integer> {
             }
         }
 
-        /** @return the port the metrics endpoint listens on */
+        /** {@return the port the metrics endpoint listens on} */
         public int httpPort() {
             return http.getAddress().getPort();
         }
 
-        /** @return the server's RDMA address */
+        /** {@return the server's RDMA address} */
         public InetSocketAddress rdmaAddress() {
             return server.address();
         }
 
-        /** @return the registry the endpoint serves */
+        /** {@return the registry the endpoint serves} */
         public PrometheusMeterRegistry registry() {
             return registry;
         }
 
-        /** @return completes when every message has been echoed (never with {@code --messages 0}) */
+        /** {@return completes when every message has been echoed (never with {@code --messages 0})} */
         public Mono<Void> workload() {
             return workload;
         }
 
-        /** @return echoes received so far */
+        /** {@return echoes received so far} */
         public long echoes() {
             return echoes.get();
         }

@@ -24,6 +24,8 @@ public final class PingData {
     }
 
     /**
+     * Fills a buffer as rping does.
+     *
      * @param ping the iteration, from 0
      * @param size the buffer size
      * @return the bytes rping's client puts in its source buffer for that iteration
@@ -56,6 +58,8 @@ public final class PingData {
     }
 
     /**
+     * Reads a ping buffer as text.
+     *
      * @param buffer a ping buffer
      * @return its C string: the bytes before the first NUL (all of them if none)
      */
@@ -65,6 +69,8 @@ public final class PingData {
     }
 
     /**
+     * Measures the C string in a ping buffer.
+     *
      * @param buffer a ping buffer
      * @return {@code strlen}, bounded by the segment
      */

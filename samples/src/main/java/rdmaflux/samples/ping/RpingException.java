@@ -4,7 +4,11 @@ package rdmaflux.samples.ping;
 public final class RpingException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message what went wrong, in the peer's terms */
+    /**
+     * Creates the exception.
+     *
+     * @param message what went wrong, in the peer's terms
+     */
     public RpingException(String message) {
         super(message);
     }

@@ -23,6 +23,8 @@ public record RpingInfo(long address, int rkey, int size) {
     public static final RpingInfo GO = new RpingInfo(0, 0, 0);
 
     /**
+     * Describes a buffer as rping advertises it.
+     *
      * @param buffer a registered buffer's descriptor
      * @return the advertisement of it
      */
@@ -33,12 +35,12 @@ public record RpingInfo(long address, int rkey, int size) {
         return new RpingInfo(buffer.address(), buffer.rkey(), (int) buffer.length());
     }
 
-    /** @return the advertised buffer as a target for read/write */
+    /** {@return the advertised buffer as a target for read/write} */
     public RemoteBuffer remote() {
         return new RemoteBuffer(address, Integer.toUnsignedLong(size), rkey);
     }
 
-    /** @return a fresh buffer with the 16 wire bytes, ready to send */
+    /** {@return a fresh buffer with the 16 wire bytes, ready to send} */
     public ByteBuffer encode() {
         return ByteBuffer.allocate(BYTES).order(ByteOrder.BIG_ENDIAN).putLong(address).putInt(rkey).putInt(size)
                 .flip();

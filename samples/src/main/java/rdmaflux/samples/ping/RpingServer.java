@@ -47,7 +47,7 @@ public final class RpingServer implements AutoCloseable {
                 .map(s -> new RpingServer(s, settings, out));
     }
 
-    /** @return the bound address, with the port the system picked */
+    /** {@return the bound address, with the port the system picked} */
     public InetSocketAddress address() {
         return server.address();
     }

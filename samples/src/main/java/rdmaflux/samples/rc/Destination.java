@@ -21,7 +21,7 @@ import rdmaflux.verbs.RemoteBuffer;
 public record Destination(QpEndpoint endpoint, RemoteBuffer buffer) {
     private static final HexFormat HEX = HexFormat.of();
 
-    /** @return the line to send, without line terminator */
+    /** {@return the line to send, without line terminator} */
     public String toWire() {
         return String.format("%04x:%06x:%06x:%s:%d:%016x:%016x:%08x", endpoint.lid(), endpoint.qpNumber(),
                 endpoint.psn(), HEX.formatHex(endpoint.gid().toBytes()), endpoint.mtu().value(), buffer.address(),

@@ -66,6 +66,10 @@ import rdmaflux.verbs.WorkCompletions;
 @Command(name = "rc-example", mixinStandardHelpOptions = true,
         description = "RC QP set up by hand over a TCP exchange (like rc_pingpong): SEND, RDMA WRITE, RDMA READ.")
 public final class RcExample implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public RcExample() {
+    }
+
     private static final long SEND_ID = 1;
     private static final long RECV_ID = 2;
     private static final long WRITE_ID = 4;

@@ -1,0 +1,13 @@
+/**
+ * rdmaflux samples: the demo, rping/mckey-compatible tools, devinfo, the RC example and the
+ * benchmark. Open, because picocli fills the options of every command by reflection.
+ */
+open module rdmaflux.samples {
+    requires rdmaflux.metrics;
+    requires info.picocli;
+    requires micrometer.registry.prometheus;
+    requires java.desktop;
+    requires java.management;
+    requires jdk.management;
+    requires jdk.httpserver;
+}
