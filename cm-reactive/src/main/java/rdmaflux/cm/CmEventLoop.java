@@ -20,7 +20,11 @@ final class CmEventLoop extends EventLoop {
     private final EventChannel channel;
     private final int[] fds;
 
-    /** @param name the thread's name; the thread starts now */
+    /**
+     * Creates and starts the loop.
+     *
+     * @param name the thread's name; the thread starts now
+     */
     CmEventLoop(String name) {
         super(name);
         this.channel = EventChannel.create();

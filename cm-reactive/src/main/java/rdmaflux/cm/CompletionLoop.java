@@ -17,7 +17,7 @@ final class CompletionLoop extends EventLoop {
         /** Drain the CQ, re-arm it and drain once more; called on the loop thread. */
         void drain();
 
-        /** @return whether the loop should poll this handler without waiting for its channel */
+        /** {@return whether the loop should poll this handler without waiting for its channel} */
         boolean busy();
     }
 
@@ -30,6 +30,8 @@ final class CompletionLoop extends EventLoop {
     private final int index;
 
     /**
+     * Creates and starts the loop.
+     *
      * @param name the thread's name; the thread starts now
      * @param index this loop's number among its siblings: CQs on it use completion vector
      *              {@code index % vectors}
@@ -41,6 +43,8 @@ final class CompletionLoop extends EventLoop {
     }
 
     /**
+     * The completion vector for CQs this loop drains.
+     *
      * @param vectors the device's completion vectors
      * @return the vector for CQs drained by this loop
      */

@@ -204,7 +204,7 @@ final class Connection implements RdmaConnection {
         return d;
     }
 
-    /** @return the QP's attributes (tests check what the options set natively) */
+    /** {@return the QP's attributes (tests check what the options set natively)} */
     rdmaflux.verbs.QpAttributes queuePairAttributes() {
         return life.queue.queuePair().query();
     }

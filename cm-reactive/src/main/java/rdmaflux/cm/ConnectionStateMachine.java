@@ -41,6 +41,8 @@ final class ConnectionStateMachine {
     @FunctionalInterface
     interface Timers {
         /**
+         * Runs a task after a delay.
+         *
          * @param task what to run when the delay has passed
          * @param delayNanos the delay
          * @return cancels the timer
@@ -69,7 +71,12 @@ final class ConnectionStateMachine {
         /** A terminal state: free everything (idempotent). */
         TEARDOWN;
 
-        /** @param to the state entered @return what entering it requires */
+        /**
+         * What entering a state requires.
+         *
+         * @param to the state entered
+         * @return what entering it requires
+         */
         static Effect of(ConnectionState to) {
             return switch (to) {
                 case ConnectionState.ResolvingAddress r -> RESOLVE_ADDRESS;
@@ -93,7 +100,7 @@ final class ConnectionStateMachine {
      * @param effect what the owner must do now
      */
     record Transition(ConnectionState from, ConnectionState to, Effect effect) {
-        /** @return whether the state changed */
+        /** {@return whether the state changed} */
         boolean changed() {
             return effect != Effect.NONE;
         }
@@ -108,6 +115,8 @@ final class ConnectionStateMachine {
     private Disposable timer;
 
     /**
+     * A machine in IDLE.
+     *
      * @param role the side
      * @param timeouts per-step deadlines; a step without one never times out
      * @param timers where step timers run
@@ -125,7 +134,7 @@ final class ConnectionStateMachine {
         return state;
     }
 
-    /** @return the current state, then every change; completes after a terminal state */
+    /** {@return the current state, then every change; completes after a terminal state} */
     Flux<ConnectionState> states() {
         return states.asFlux();
     }

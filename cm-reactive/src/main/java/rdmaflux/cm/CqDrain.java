@@ -39,6 +39,8 @@ final class CqDrain {
     private boolean draining;
 
     /**
+     * The CQ (armed by {@link #start()}).
+     *
      * @param cq the CQ (armed by {@link #start()})
      * @param sink the owner
      * @param busyPollNanos how long to keep polling without re-arming after the last completion; 0 for
@@ -56,12 +58,12 @@ final class CqDrain {
         drain();
     }
 
-    /** @return whether the loop should call {@link #drain()} again without waiting for a notification */
+    /** {@return whether the loop should call {@link #drain()} again without waiting for a notification} */
     boolean busy() {
         return busyPollNanos > 0 && System.nanoTime() - lastActivity < busyPollNanos;
     }
 
-    /** @return whether a drain is running (its sink is being called) */
+    /** {@return whether a drain is running (its sink is being called)} */
     boolean draining() {
         return draining;
     }

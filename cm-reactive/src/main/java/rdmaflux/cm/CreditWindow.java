@@ -26,6 +26,8 @@ final class CreditWindow {
     private boolean controlInFlight;
 
     /**
+     * A window with nothing owed or held.
+     *
      * @param granted the credits this side grants the peer (its data receive buffers)
      * @param initial the credits the peer granted this side (from its hello)
      */
@@ -37,32 +39,32 @@ final class CreditWindow {
         this.available = initial;
     }
 
-    /** @return the credits this side grants the peer */
+    /** {@return the credits this side grants the peer} */
     int granted() {
         return granted;
     }
 
-    /** @return credits this side may spend on data messages now */
+    /** {@return credits this side may spend on data messages now} */
     int available() {
         return available;
     }
 
-    /** @return credits released by the application here and not yet returned to the peer */
+    /** {@return credits released by the application here and not yet returned to the peer} */
     int owed() {
         return owed;
     }
 
-    /** @return data messages delivered here and not yet released */
+    /** {@return data messages delivered here and not yet released} */
     int held() {
         return held;
     }
 
-    /** @return whether a control message is posted and its send has not completed */
+    /** {@return whether a control message is posted and its send has not completed} */
     boolean controlInFlight() {
         return controlInFlight;
     }
 
-    /** @return whether a data message could be sent now */
+    /** {@return whether a data message could be sent now} */
     boolean canSpend() {
         return available > 0;
     }

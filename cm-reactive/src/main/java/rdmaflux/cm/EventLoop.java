@@ -63,12 +63,12 @@ abstract class EventLoop implements Executor {
         thread.start();
     }
 
-    /** @return whether the caller is this loop's thread */
+    /** {@return whether the caller is this loop's thread} */
     final boolean inLoop() {
         return Thread.currentThread() == thread;
     }
 
-    /** @return the loop's thread (tests check it ends) */
+    /** {@return the loop's thread (tests check it ends)} */
     final Thread thread() {
         return thread;
     }
@@ -100,12 +100,12 @@ abstract class EventLoop implements Executor {
         execute(() -> running = false);
     }
 
-    /** @return completes once the thread has ended */
+    /** {@return completes once the thread has ended} */
     final reactor.core.publisher.Mono<Void> terminated() {
         return terminated.asMono();
     }
 
-    /** @return the descriptors to wait on now */
+    /** {@return the descriptors to wait on now} */
     abstract int[] fds();
 
     /**
@@ -115,7 +115,7 @@ abstract class EventLoop implements Executor {
      */
     abstract void onReady(boolean[] ready);
 
-    /** @return how long the next wait may last: -1 forever, 0 to only check (busy polling) */
+    /** {@return how long the next wait may last: -1 forever, 0 to only check (busy polling)} */
     int waitMillis() {
         return -1;
     }

@@ -65,7 +65,7 @@ final class Loops implements RdmaLoops {
         return cm;
     }
 
-    /** @return the completion loop for the next connection */
+    /** {@return the completion loop for the next connection} */
     CompletionLoop nextCompletionLoop() {
         return completions[Math.floorMod(next.getAndIncrement(), completions.length)];
     }
@@ -135,7 +135,7 @@ final class Loops implements RdmaLoops {
         return terminated.asMono();
     }
 
-    /** @return every loop thread (tests check they end) */
+    /** {@return every loop thread (tests check they end)} */
     Thread[] threads() {
         Thread[] t = new Thread[completions.length + 1];
         t[0] = cm.thread();

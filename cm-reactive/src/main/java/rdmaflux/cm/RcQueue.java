@@ -63,7 +63,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
          */
         void transferFailed(Throwable error);
 
-        /** @return why the connection is going away, to report instead of a flush error; or {@code null} */
+        /** {@return why the connection is going away, to report instead of a flush error; or {@code null}} */
         Throwable failure();
     }
 
@@ -188,17 +188,17 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         outstanding(recvCount);
     }
 
-    /** @return the queue pair (queries only: posting belongs to this class) */
+    /** {@return the queue pair (queries only: posting belongs to this class)} */
     QueuePair queuePair() {
         return qp;
     }
 
-    /** @return the largest payload the QP sends inline */
+    /** {@return the largest payload the QP sends inline} */
     int maxInlineData() {
         return qp.maxInlineData();
     }
 
-    /** @return the received messages, in order; one subscriber */
+    /** {@return the received messages, in order; one subscriber} */
     Flux<RdmaMessage> inbound() {
         return inbound.asFlux();
     }
@@ -229,7 +229,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         closed = true;
     }
 
-    /** @return whether new operations are refused */
+    /** {@return whether new operations are refused} */
     boolean closedForSends() {
         return closed;
     }

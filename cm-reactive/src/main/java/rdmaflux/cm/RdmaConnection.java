@@ -52,16 +52,16 @@ public interface RdmaConnection extends RdmaDisposable {
         return Connection.connect(remote, options);
     }
 
-    /** @return this side's address */
+    /** {@return this side's address} */
     InetSocketAddress localAddress();
 
-    /** @return the peer's address */
+    /** {@return the peer's address} */
     InetSocketAddress remoteAddress();
 
-    /** @return the application private data the peer sent while connecting (without rdmaflux's header) */
+    /** {@return the application private data the peer sent while connecting (without rdmaflux's header)} */
     byte[] peerPrivateData();
 
-    /** @return the largest message the peer accepts */
+    /** {@return the largest message the peer accepts} */
     int maxMessageSize();
 
     /**
@@ -83,7 +83,7 @@ public interface RdmaConnection extends RdmaDisposable {
      */
     int responderResources();
 
-    /** @return the current state, then every change */
+    /** {@return the current state, then every change} */
     Flux<ConnectionState> states();
 
     /**
@@ -185,6 +185,6 @@ public interface RdmaConnection extends RdmaDisposable {
     Mono<Long> fetchAndAdd(RemoteBuffer remote, long delta);
 
 
-    /** @return completes when the connection is closed and its resources are freed */
+    /** {@return completes when the connection is closed and its resources are freed} */
     Mono<Void> onDispose();
 }

@@ -50,6 +50,6 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
         return Loops.create(prefix, completionLoops);
     }
 
-    /** @return how many completion loops there are */
+    /** {@return how many completion loops there are} */
     int completionLoops();
 }

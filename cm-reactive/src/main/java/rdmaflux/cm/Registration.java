@@ -19,12 +19,14 @@ final class Registration {
         this.mr = mr;
     }
 
-    /** @return a view of the whole region */
+    /** {@return a view of the whole region} */
     View view() {
         return new View(0, mr.length());
     }
 
     /**
+     * A buffer from {@link RdmaConnection#register}.
+     *
      * @param b a buffer from {@link RdmaConnection#register}
      * @return its local key
      */

@@ -33,6 +33,8 @@ final class TransportParameters {
     }
 
     /**
+     * The device's limits on reads and atomics in flight.
+     *
      * @param ctx a device context
      * @return its limits, queried once per device
      */

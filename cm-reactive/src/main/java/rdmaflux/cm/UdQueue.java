@@ -157,7 +157,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         }
     }
 
-    /** @return the largest datagram payload: the port's active MTU (the GRH takes no payload room) */
+    /** {@return the largest datagram payload: the port's active MTU (the GRH takes no payload room)} */
     int maxPayload() {
         return maxPayload;
     }
@@ -170,7 +170,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         return port;
     }
 
-    /** @return receives posted right now (tests) */
+    /** {@return receives posted right now (tests)} */
     int postedReceives() {
         return posted;
     }
@@ -333,7 +333,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             return state.get() != CLOSED && sink.tryEmitNext(d).isSuccess();
         }
 
-        /** @return the datagrams; one subscriber */
+        /** {@return the datagrams; one subscriber} */
         Flux<Datagram> flux() {
             return Flux.defer(() -> {
                 if (!state.compareAndSet(FRESH, SUBSCRIBED)) {
