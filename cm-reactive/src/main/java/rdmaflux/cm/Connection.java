@@ -29,9 +29,9 @@ final class Connection implements RdmaConnection {
     /** {initiator depth, responder resources} of the QP, queried on first use. */
     private volatile int[] readDepths;
 
-    Connection(ConnectionLifecycle life) {
+    Connection(ConnectionLifecycle life, ConnectionOptions options) {
         this.life = life;
-        this.options = life.options;
+        this.options = options;
     }
 
     /** Client: see {@link ConnectionLifecycle#connect}. */

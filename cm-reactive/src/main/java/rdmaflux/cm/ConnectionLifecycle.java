@@ -60,7 +60,6 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     private volatile Throwable failure;
 
     private ConnectionLifecycle(Role role, ConnectionOptions options, Loops loops) {
-        this.api = new Connection(this);
         this.role = role;
         this.options = options;
         this.recorder = options.recorder();
@@ -69,6 +68,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         this.completions = loops.nextCompletionLoop();
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
         this.machine = new ConnectionStateMachine(role, options.timeouts(), cm::schedule, this::onTimer);
+        this.api = new Connection(this, options); // last: it reads nothing else of this
     }
 
     /** A step timer fired on the CM loop. */
@@ -327,8 +327,11 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         }
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
-        if (s != null && cause != null) {
-            settle(s, cause);
+        if (s != null) {
+            // Closed before it was established without a failure: the subscriber cancelled (then
+            // settle() drops this) or the loops were disposed under it, which it must hear of.
+            settle(s, cause != null ? cause
+                    : new IllegalStateException("closed before it was established (its RdmaLoops were disposed)"));
         }
         RcQueue q = queue;
         if (q == null) {

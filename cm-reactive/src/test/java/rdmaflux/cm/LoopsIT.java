@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import rdmaflux.testing.RdmaTestEnv;
 
 /**
  * Loops of one's own: connections are spread over their completion loops, and disposing them closes the
@@ -76,6 +78,24 @@ class LoopsIT {
                     () -> RdmaConnection.connect(echo.address(), client).block(T));
             assertInstanceOf(IllegalStateException.class, e instanceof IllegalStateException ? e : e.getCause());
         }
+    }
+
+    @Test
+    void aConnectInProgressWhenItsLoopsAreDisposedFailsInsteadOfHanging() throws Exception {
+        RdmaLoops loops = RdmaLoops.create(PREFIX + "-connecting", 1);
+        // Nobody has this address on the sandbox's link: address resolution waits for ARP.
+        byte[] a = RdmaTestEnv.address().getAddress();
+        a[3] = (byte) 0xEE;
+        InetSocketAddress nobody = new InetSocketAddress(java.net.InetAddress.getByAddress(a), 7471);
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().loops(loops)
+                .timeout(Step.ADDRESS, Duration.ofSeconds(30)).build();
+        java.util.concurrent.CompletableFuture<RdmaConnection> pending =
+                RdmaConnection.connect(nobody, options).toFuture();
+        loops.disposeNow(T);
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> pending.get(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertInstanceOf(IllegalStateException.class, e.getCause(), e.getCause().toString());
+        assertEquals(Set.of(), liveThreads(PREFIX + "-connecting"));
     }
 
     @Test
