@@ -1,7 +1,6 @@
 package rdmaflux.cm;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Arrays;
 
 import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
@@ -24,7 +23,13 @@ final class CompletionLoop extends EventLoop {
     private record Registration(CompletionChannel channel, Handler handler) {
     }
 
-    private final List<Registration> registrations = new ArrayList<>();
+    private static final Registration[] NONE = new Registration[0];
+
+    /**
+     * The registrations and their descriptors, in the same order; replaced (never changed in place) on
+     * register/unregister, so a turn iterates what it polled without copying: no allocation per wake-up.
+     */
+    private Registration[] registrations = NONE;
     private int[] fds = new int[0];
 
     private final int index;
@@ -54,21 +59,23 @@ final class CompletionLoop extends EventLoop {
 
     /** Loop thread only. */
     void register(CompletionChannel channel, Handler handler) {
-        registrations.add(new Registration(channel, handler));
-        rebuild();
+        Registration[] next = Arrays.copyOf(registrations, registrations.length + 1);
+        next[next.length - 1] = new Registration(channel, handler);
+        install(next);
     }
 
     /** Loop thread only; after it returns the loop never touches the channel again. */
     void unregister(Handler handler) {
-        registrations.removeIf(r -> r.handler == handler);
-        rebuild();
+        install(Arrays.stream(registrations).filter(r -> r.handler != handler).toArray(Registration[]::new));
     }
 
-    private void rebuild() {
-        fds = new int[registrations.size()];
-        for (int i = 0; i < fds.length; i++) {
-            fds[i] = registrations.get(i).channel.fd();
+    private void install(Registration[] next) {
+        int[] nextFds = new int[next.length];
+        for (int i = 0; i < next.length; i++) {
+            nextFds[i] = next[i].channel.fd();
         }
+        registrations = next;
+        fds = nextFds;
     }
 
     @Override
@@ -78,8 +85,9 @@ final class CompletionLoop extends EventLoop {
 
     @Override
     int waitMillis() {
-        for (Registration r : registrations) {
-            if (r.handler.busy()) {
+        Registration[] regs = registrations;
+        for (int i = 0; i < regs.length; i++) {
+            if (regs[i].handler.busy()) {
                 return 0;
             }
         }
@@ -88,9 +96,9 @@ final class CompletionLoop extends EventLoop {
 
     @Override
     void onReady(boolean[] ready) {
-        // Handlers may unregister themselves while draining: iterate over a snapshot.
-        Registration[] regs = registrations.toArray(new Registration[0]);
-        for (int i = 0; i < regs.length && i < fds.length; i++) {
+        // The array that was polled: ready[i] belongs to regs[i] even if a drain changes the registrations.
+        Registration[] regs = registrations;
+        for (int i = 0; i < regs.length; i++) {
             Registration r = regs[i];
             if (ready[i]) {
                 CompletionQueue cq = r.channel.tryGetEvent();

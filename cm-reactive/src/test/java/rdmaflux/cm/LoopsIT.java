@@ -81,6 +81,39 @@ class LoopsIT {
     }
 
     @Test
+    void aBusyPollingConnectionSpinsOnlyItsOwnLoop() {
+        RdmaLoops loops = RdmaLoops.create(PREFIX + "-busy", 2);
+        ConnectionOptions eventDriven = ConnectionOptions.defaults().toBuilder().loops(loops).build();
+        // Spins for 5 s after each completion: long enough to measure, short enough to end with the test.
+        ConnectionOptions busy = eventDriven.toBuilder().busyPoll(Duration.ofSeconds(5)).build();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            // Connected one after the other: the busy one on completion-0, the other on completion-1.
+            RdmaConnection spinning = RdmaConnection.connect(echo.address(), busy).block(T);
+            RdmaConnection sleeping = RdmaConnection.connect(echo.address(), eventDriven).block(T);
+            for (RdmaConnection c : List.of(spinning, sleeping)) {
+                Mono<byte[]> reply = c.receiveBytes().next();
+                c.send(ByteBuffer.wrap(new byte[] {7})).block(T);
+                assertEquals(1, reply.block(T).length);
+            }
+            java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+            Thread[] threads = ((Loops) loops).threads();
+            long busy0 = cpu.getThreadCpuTime(threads[1].threadId());
+            long idle0 = cpu.getThreadCpuTime(threads[2].threadId());
+            Resources.sleep(2000);
+            long busyCpu = cpu.getThreadCpuTime(threads[1].threadId()) - busy0;
+            long idleCpu = cpu.getThreadCpuTime(threads[2].threadId()) - idle0;
+            System.out.printf("busy poll: %s used %d ms of CPU in 2 s, %s %d ms%n", threads[1].getName(),
+                    busyCpu / 1_000_000, threads[2].getName(), idleCpu / 1_000_000);
+            assertTrue(busyCpu > Duration.ofMillis(300).toNanos(), "the busy loop did not spin: " + busyCpu + " ns");
+            assertTrue(idleCpu * 10 < busyCpu, "the other loop spun too: " + idleCpu + " ns vs " + busyCpu + " ns");
+            spinning.disposeNow(T);
+            sleeping.disposeNow(T);
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
+    @Test
     void aConnectInProgressWhenItsLoopsAreDisposedFailsInsteadOfHanging() throws Exception {
         RdmaLoops loops = RdmaLoops.create(PREFIX + "-connecting", 1);
         // Nobody has this address on the sandbox's link: address resolution waits for ARP.
