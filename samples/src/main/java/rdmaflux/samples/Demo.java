@@ -121,6 +121,9 @@ public final class Demo implements Callable<Integer> {
             }
 
             client.disposeNow(T);
+            // The server-side registration before the arena frees its memory: the client held its rkey, and
+            // the accepted connection (which would close it) is closing on its own, asynchronously.
+            shared[0].close();
             server.disposeNow(T);
             System.out.println("metrics:");
             // Histogram buckets are for Prometheus; the counts, totals and maxima tell the story here.

@@ -33,9 +33,10 @@ import rdmaflux.verbs.SendRequests;
 import rdmaflux.verbs.WorkCompletions;
 
 /**
- * The demo: a client and a server connect over RDMA with the connection manager and bounce a message
- * back and forth, printing each round trip. Both run in this process (two threads) unless
- * {@code --server} or {@code --client} picks one side.
+ * Send/receive ping-pong on the verbs layer: a client and a server connect over RDMA with the
+ * synchronous connection manager and bounce a message back and forth, printing each round trip. Both
+ * run in this process (two threads) unless {@code --server} or {@code --client} picks one side. Not
+ * the demo ({@link Demo}, the reactive API).
  */
 @Command(name = "ping-pong", mixinStandardHelpOptions = true,
         description = "RC send/receive ping-pong over RDMA (verbs layer + synchronous connection manager).")
@@ -153,7 +154,7 @@ public final class PingPong implements Callable<Integer> {
     }
 
     private void serve(InetSocketAddress addr, CountDownLatch listening) {
-        try (EventChannel ch = EventChannel.create(); Arena arena = Arena.ofShared()) {
+        try (Arena arena = Arena.ofShared(); EventChannel ch = EventChannel.create()) { // the channel (and its MRs) closes first
             CmId listener = ch.createId(PortSpace.TCP);
             listener.setReuseAddress(true);
             listener.bind(addr);
@@ -182,7 +183,7 @@ public final class PingPong implements Callable<Integer> {
     }
 
     private int ping(InetSocketAddress addr) {
-        try (EventChannel ch = EventChannel.create(); Arena arena = Arena.ofShared()) {
+        try (Arena arena = Arena.ofShared(); EventChannel ch = EventChannel.create()) { // the channel (and its MRs) closes first
             CmId id = ch.createId(PortSpace.TCP);
             long t0 = System.nanoTime();
             id.resolveAddress(null, addr, STEP);

@@ -1,0 +1,81 @@
+package rdmaflux.samples.docs;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import rdmaflux.cm.AcceptFilter;
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaServer;
+import rdmaflux.metrics.MicrometerRdmaRecorder;
+import rdmaflux.metrics.RdmaDeviceMetrics;
+import rdmaflux.metrics.RdmaMetrics;
+
+/**
+ * The examples of docs/metrics.md. Every method runs on the calling thread; {@code DocSnippetsIT} runs
+ * the one that connects on real RDMA.
+ */
+public final class MetricsSnippets {
+    private MetricsSnippets() {
+    }
+
+    /**
+     * docs/metrics.md: meters for a server and a client, scraped once.
+     *
+     * @param address an IP address of an RDMA interface and a port (0 for any)
+     * @return the Prometheus text of the registry while both connections were up
+     */
+    public static String turnOn(InetSocketAddress address) {
+        // tag::turn-on[]
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        MicrometerRdmaRecorder recorder = MicrometerRdmaRecorder.of(registry);   // registers every meter now
+        RdmaDeviceMetrics devices = new RdmaDeviceMetrics();                     // devices, ports, resources
+        devices.bindTo(registry);                                                // close() when done
+
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().recorder(recorder).build();
+        Duration timeout = Duration.ofSeconds(10);
+        RdmaServer server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL).block(timeout);
+        RdmaConnection c = RdmaConnection.connect(server.address(), options).block(timeout);
+        // end::turn-on[]
+        String scrape = registry.scrape();
+        c.disposeNow(timeout);
+        server.disposeNow(timeout);
+        devices.close();
+        return scrape;
+    }
+
+    /**
+     * docs/metrics.md: metrics by configuration, without naming a Micrometer type.
+     *
+     * @param options the options so far
+     * @param metricsEnabled the application's setting
+     * @return the options, recording to Micrometer's global registry when enabled
+     * @throws IllegalStateException when enabled and Micrometer is not on the class path
+     */
+    public static ConnectionOptions byConfiguration(ConnectionOptions options, boolean metricsEnabled) {
+        // tag::by-configuration[]
+        if (metricsEnabled) {
+            options = options.toBuilder().recorder(RdmaMetrics.globalRecorder()).build(); // Metrics.globalRegistry
+        }
+        // end::by-configuration[]
+        return options;
+    }
+
+    /**
+     * docs/metrics.md: the opt-in {@code remote} tag.
+     *
+     * @param registry where the meters go
+     * @param base the options so far
+     * @return options whose connections' meters carry their peer's address
+     */
+    public static ConnectionOptions remoteTag(MeterRegistry registry, ConnectionOptions base) {
+        // tag::remote-tag[]
+        MicrometerRdmaRecorder recorder = MicrometerRdmaRecorder.builder(registry).remoteAddressTag(16).build();
+        ConnectionOptions options = base.toBuilder().recorder(recorder).build(); // per peer, client and server side
+        // end::remote-tag[]
+        return options;
+    }
+}

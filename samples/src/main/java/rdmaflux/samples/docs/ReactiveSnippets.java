@@ -1,0 +1,138 @@
+package rdmaflux.samples.docs;
+
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import reactor.core.publisher.Flux;
+import rdmaflux.cm.AcceptFilter;
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaServer;
+import rdmaflux.cm.RegisteredBuffer;
+import rdmaflux.verbs.AccessFlags;
+import rdmaflux.verbs.RemoteBuffer;
+
+/**
+ * The reactive API's examples in README.md and docs/api.md. Every method runs on the calling thread and
+ * blocks (with a timeout) until its example is done; {@code DocSnippetsIT} runs each on real RDMA.
+ */
+public final class ReactiveSnippets {
+    private ReactiveSnippets() {
+    }
+
+    /**
+     * README.md: a server that echoes, a client that sends one message and waits for the echo.
+     *
+     * @param address an IP address of an RDMA interface
+     * @return the echo the client received
+     */
+    public static String readme(InetAddress address) {
+        // tag::readme[]
+        Duration timeout = Duration.ofSeconds(10);
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0),   // 0: any free port
+                ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL).block(timeout);
+        server.connections().subscribe(c -> c.receive()                          // echo every message
+                .concatMap(msg -> {
+                    ByteBuffer copy = ByteBuffer.wrap(msg.toByteArray());
+                    msg.release();                  // re-posts the receive buffer, returns a credit
+                    return c.send(copy);
+                })
+                .subscribe());
+
+        RdmaConnection client = RdmaConnection.connect(server.address()).block(timeout);
+        client.send(ByteBuffer.wrap("hello, RDMA".getBytes(StandardCharsets.UTF_8))).block(timeout);
+        byte[] echo = client.receiveBytes().blockFirst(timeout);
+        System.out.println("echo: " + new String(echo, StandardCharsets.UTF_8));
+        client.disposeNow(timeout);
+        server.disposeNow(timeout);
+        // end::readme[]
+        return new String(echo, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * docs/api.md: the echo server and a client that sends three messages and waits for the three replies.
+     *
+     * @param address an IP address of an RDMA interface
+     * @param port the RDMA CM port to listen on
+     * @return the replies, in order
+     */
+    public static List<String> clientAndServer(InetAddress address, int port) {
+        // tag::client-server[]
+        Duration timeout = Duration.ofSeconds(10);
+
+        // Server: echo every message back.
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, port),
+                ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL).block(timeout);
+        server.connections().subscribe(conn ->
+                conn.receive()
+                    .concatMap(msg -> {
+                        ByteBuffer copy = ByteBuffer.wrap(msg.toByteArray());
+                        msg.release();                       // re-posts the buffer, returns a credit
+                        return conn.send(copy);
+                    })
+                    .subscribe());
+
+        // Client: connect, send three messages, wait for the three replies, close.
+        RdmaConnection c = RdmaConnection.connect(new InetSocketAddress(address, port)).block(timeout);
+        c.send(Flux.just("a", "b", "c").map(s -> ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8))))
+                .block(timeout);
+        List<String> replies = c.receiveBytes()       // messages that arrived before subscribing are kept
+                .map(b -> new String(b, StandardCharsets.UTF_8))
+                .take(3)
+                .collectList()
+                .block(timeout);
+        c.disposeNow(timeout);                        // only now: the replies have arrived
+        server.disposeNow(timeout);
+        // end::client-server[]
+        return replies;
+    }
+
+    /**
+     * What {@link #oneSided} saw.
+     *
+     * @param readBack the first bytes of the peer's memory read back with RDMA READ
+     * @param casOld the value compare-and-swap found
+     * @param faaBefore the value fetch-and-add found
+     */
+    public record OneSided(String readBack, long casOld, long faaBefore) {
+    }
+
+    /**
+     * docs/api.md: one-sided operations against a peer's registered memory. The peer must have
+     * registered at least 4112 bytes with remote access and sent its descriptor.
+     *
+     * @param conn an established connection
+     * @param peer the peer's memory, as its descriptor arrived
+     * @return what the operations returned
+     */
+    public static OneSided oneSided(RdmaConnection conn, RemoteBuffer peer) {
+        // tag::one-sided[]
+        Duration timeout = Duration.ofSeconds(10);
+        // Resources close in reverse order: the registration before the arena that owns its memory.
+        // Once the peer has the rkey it may write at any time, so the memory must stay allocated until
+        // the registration is closed (or the connection disposed, which closes it too).
+        try (Arena arena = Arena.ofShared();
+             RegisteredBuffer mine = conn.register(arena.allocate(1 << 20, 8), AccessFlags.REMOTE_ALL)) {
+            // Tell the peer where it is:
+            ByteBuffer desc = ByteBuffer.allocate(RemoteBuffer.ENCODED_SIZE);
+            mine.remote().writeTo(desc);
+            conn.send(desc.flip()).block(timeout);
+
+            // With the peer's descriptor (received the same way, RemoteBuffer.readFrom):
+            mine.segment().setString(0, "hello, peer", StandardCharsets.UTF_8);
+            conn.write(mine.slice(0, 4096), peer.slice(0, 4096)).block(timeout);      // peer not notified
+            conn.writeWithImmediate(mine.slice(0, 64), peer, 42).block(timeout);      // peer's receive() sees 42
+            conn.read(mine.slice(8192, 4096), peer.slice(0, 4096)).block(timeout);    // RDMA read
+            long old = conn.compareAndSwap(peer.slice(4096, 8), 0, 1).block(timeout); // 8-byte aligned words
+            long before = conn.fetchAndAdd(peer.slice(4104, 8), 10).block(timeout);
+            String readBack = mine.segment().getString(8192, StandardCharsets.UTF_8);
+            return new OneSided(readBack, old, before);
+        }
+        // end::one-sided[]
+    }
+}
