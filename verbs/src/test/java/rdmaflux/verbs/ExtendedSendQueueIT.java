@@ -159,6 +159,49 @@ class ExtendedSendQueueIT {
         }
     }
 
+    /**
+     * Invalidation is for memory windows and fast-registration MRs, which rdmaflux does not have: a plain
+     * MR's key cannot be invalidated. Soft-RoCE executes both requests and reports that: the receiver of a
+     * SEND with invalidate gets REM_INV_REQ_ERR (the sender's SEND itself completed), a local invalidate
+     * completes with LOC_QP_OP_ERR.
+     */
+    @Test
+    void invalidatingAPlainMemoryRegionFails() {
+        try (RcPair p = RcPair.openExtended(EnumSet.of(SendOp.SEND_WITH_INV, SendOp.LOCAL_INV))) {
+            ReceiveRequests recv = new ReceiveRequests(1, 1);
+            recv.set(0, 30).sge(0, 0, p.b.mr, 0, 16);
+            p.b.qp.postReceive(recv, 1);
+            ExtendedSendQueue sq = p.a.qp.extendedSendQueue();
+            sq.start();
+            sq.wrId(1).flags(SIGNALED).sendWithInvalidate(p.b.mr.rkey()).sge(p.a.mr, 0, 16);
+            sq.complete();
+            WorkCompletions wc = new WorkCompletions(1);
+            Completions.awaitOne(p.a.cq, wc, T);
+            assertEquals(1, wc.wrId(0));
+            WorkCompletions rwc = new WorkCompletions(1);
+            Completions.awaitOne(p.b.cq, rwc, T);
+            assertEquals(30, rwc.wrId(0));
+            assertTrue(!rwc.isSuccess(0), rwc.describe(0));
+            if (RdmaTestEnv.inSandbox()) {
+                assertEquals(WcStatus.SUCCESS, wc.status(0), wc.describe(0));
+                assertEquals(WcStatus.REM_INV_REQ_ERR, rwc.status(0), rwc.describe(0));
+            }
+        }
+        try (RcPair p = RcPair.openExtended(EnumSet.of(SendOp.SEND_WITH_INV, SendOp.LOCAL_INV))) {
+            ExtendedSendQueue sq = p.a.qp.extendedSendQueue();
+            sq.start();
+            sq.wrId(2).flags(SIGNALED).localInvalidate(p.a.mr.rkey());
+            sq.complete();
+            WorkCompletions wc = new WorkCompletions(1);
+            Completions.awaitOne(p.a.cq, wc, T);
+            assertEquals(2, wc.wrId(0));
+            assertTrue(!wc.isSuccess(0), wc.describe(0));
+            if (RdmaTestEnv.inSandbox()) {
+                assertEquals(WcStatus.LOC_QP_OP_ERR, wc.status(0), wc.describe(0));
+            }
+        }
+    }
+
     @Test
     void operationsTheDeviceCannotDoOnAQpTypeAreEopnotsupp() {
         try (RcPair p = RcPair.open()) {
