@@ -13,6 +13,7 @@ import rdmaflux.verbs.AddressHandle;
 import rdmaflux.verbs.AddressHandleAttributes;
 import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
+import rdmaflux.verbs.Errno;
 import rdmaflux.verbs.Gid;
 import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.Mtu;
@@ -23,6 +24,7 @@ import rdmaflux.verbs.QpEndpoint;
 import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.RdmaException;
 import rdmaflux.verbs.ReceiveRequests;
 import rdmaflux.verbs.SendFlag;
 import rdmaflux.verbs.SendOpcode;
@@ -78,8 +80,7 @@ final class PingPongSession implements AutoCloseable {
         int length = size + kind.dataOffset();
         buffer = arena.allocate(length, 4096);
         buffer.fill((byte) 0x7b);
-        mr = pd.register(buffer, o.odp ? AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.ON_DEMAND)
-                : AccessFlags.LOCAL_WRITE);
+        mr = register(pd, buffer, o.odp);
         cq = ctx.createCompletionQueue(rxDepth + numQp, channel, 0);
         srq = kind == PingPongKind.SRQ ? pd.createSharedReceiveQueue(rxDepth, 1, 0) : null;
         for (int i = 0; i < numQp; i++) {
@@ -102,6 +103,21 @@ final class PingPongSession implements AutoCloseable {
         }
         sendFlags = flags;
         recv.set(0, RECV_WRID).sge(0, 0, mr, 0, length);
+    }
+
+    /** Registers the buffer; with {@code -o} on-demand, which a device without ODP refuses (EOPNOTSUPP). */
+    private static MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, boolean odp) {
+        if (!odp) {
+            return pd.register(buffer, AccessFlags.LOCAL_WRITE);
+        }
+        try {
+            return pd.register(buffer, AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.ON_DEMAND));
+        } catch (RdmaException e) {
+            if (e.errno() == Errno.EOPNOTSUPP || e.errno() == Errno.EINVAL) {
+                throw new PingPongException("The device isn't ODP capable (" + e.getMessage() + ")");
+            }
+            throw e;
+        }
     }
 
     /** {@return the port's attributes} */

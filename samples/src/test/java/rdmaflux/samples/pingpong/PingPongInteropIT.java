@@ -87,6 +87,17 @@ class PingPongInteropIT {
         }
     }
 
+    /** Soft-RoCE has no on-demand paging: -o fails at the registration (EINVAL), before any TCP exchange. */
+    @Test
+    void odpIsRefusedOnSoftRoce() throws Exception {
+        assertTrue(RdmaTestEnv.inSandbox(), "describes Soft-RoCE, which has no ODP");
+        try (SampleRun ours = SampleRun.start(new RcPingPong(), args(freePort(), "-o"))) {
+            assertEquals(1, ours.awaitExit(T), ours::describe);
+            assertTrue(ours.stderr().startsWith("The device isn't ODP capable (ibv_reg_mr failed: EINVAL"),
+                    ours::describe);
+        }
+    }
+
     private void ourServerCClient(Supplier<Object> sample, String tool, String... extra) throws Exception {
         int port = freePort();
         try (SampleRun server = SampleRun.start(sample.get(), args(port, extra))) {
