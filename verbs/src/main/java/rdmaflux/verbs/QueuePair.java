@@ -53,6 +53,8 @@ public final class QueuePair extends NativeResource {
     private final int maxInlineData;
     private final MemorySegment postSendFn;
     private final MemorySegment postRecvFn;
+    /** Set once by {@link ProtectionDomain#createExtendedQueuePair}, before the QP is handed out. */
+    private ExtendedSendQueue extended;
 
     /**
      * Wraps a created QP.
@@ -335,6 +337,26 @@ public final class QueuePair extends NativeResource {
     /** {@return the current state, as queried from the device} */
     public QpState state() {
         return query().state();
+    }
+
+    /**
+     * The extended post API ({@code ibv_wr_start} ... {@code ibv_wr_complete}) of a QP created with
+     * {@link ProtectionDomain#createExtendedQueuePair}. Both post paths may be used on such a QP, but
+     * not interleaved within one {@code start}/{@code complete}.
+     *
+     * @return the QP's one extended send queue
+     * @throws IllegalStateException for a QP made with {@link ProtectionDomain#createQueuePair}
+     */
+    public ExtendedSendQueue extendedSendQueue() {
+        if (extended == null) {
+            throw new IllegalStateException(this + " was not created with ProtectionDomain.createExtendedQueuePair:"
+                    + " it has no ibv_qp_ex");
+        }
+        return extended;
+    }
+
+    void attachExtended(int sendOps) {
+        extended = ExtendedSendQueue.of(this, handle, sendOps);
     }
 
     /**
