@@ -28,26 +28,23 @@ class StaleMessageProbeIT {
             Disposable receiving = c.receive().subscribe(in::add);
             try {
                 RdmaMessage first = null;
-                for (int i = 0; i < 4; i++) {
+                for (int i = 0; i < 40; i++) {
                     c.send(ByteBuffer.wrap(("m" + i).getBytes(StandardCharsets.US_ASCII))).block(T);
                     RdmaMessage r = in.poll(T.toSeconds(), TimeUnit.SECONDS);
                     assertNotNull(r);
-                    System.out.println("PROBE message " + i + " same object as the first: " + (r == first));
                     if (first == null) {
                         first = r;
-                        r.release();
-                    } else if (i == 3) {
+                    } else if (r == first) {
                         String stale;
                         try {
                             stale = new String(first.toByteArray(), StandardCharsets.US_ASCII);
                         } catch (IllegalStateException e) {
                             stale = "threw " + e.getMessage();
                         }
-                        System.out.println("PROBE released first message read while m3 is held: " + stale);
-                        r.release();
-                    } else {
-                        r.release();
+                        System.out.println("PROBE message " + i + " reuses the first message's object; the released "
+                                + "first message now reads: " + stale);
                     }
+                    r.release();
                 }
             } finally {
                 receiving.dispose();
