@@ -56,6 +56,8 @@ class MisuseIT {
         expected.put("post-send-closed-qp", CLOSED + "QueuePair[");
         expected.put("post-send-closed-cq", CLOSED + "QueuePair[");
         expected.put("post-send-closed-pd", CLOSED);
+        expected.put("extended-sge-closed-mr", CLOSED + "MemoryRegion[");
+        expected.put("extended-inline-freed-segment", CLOSED);
         expected.put("poll-closed-cq", CLOSED + "CompletionQueue");
         expected.put("poll-cq-of-closed-channel", CLOSED + "CompletionQueue");
         expected.put("srq-post-after-close", CLOSED + "SharedReceiveQueue");

@@ -102,6 +102,32 @@ public final class MisuseMain {
                 p.a.qp.postSend(s, 1);
             }
         });
+        run("extended-sge-closed-mr", () -> {
+            try (RcPair p = RcPair.openExtended(java.util.EnumSet.of(SendOp.SEND))) {
+                ExtendedSendQueue sq = p.a.qp.extendedSendQueue();
+                p.a.mr.close();
+                sq.start();
+                try {
+                    sq.wrId(1).flags(SIGNALED).send().sge(p.a.mr, 0, 16);
+                } finally {
+                    sq.abort();
+                }
+            }
+        });
+        run("extended-inline-freed-segment", () -> {
+            try (RcPair p = RcPair.openExtended(java.util.EnumSet.of(SendOp.SEND))) {
+                ExtendedSendQueue sq = p.a.qp.extendedSendQueue();
+                Arena arena = Arena.ofShared();
+                MemorySegment payload = arena.allocate(16);
+                arena.close();
+                sq.start();
+                try {
+                    sq.wrId(1).flags(SIGNALED).send().inlineData(payload);
+                } finally {
+                    sq.abort();
+                }
+            }
+        });
         run("poll-closed-cq", () -> {
             try (RcPair p = RcPair.open()) {
                 p.a.cq.close();
