@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayDeque;
-import java.util.List;
+import java.util.Random;
 
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
 
 /**
  * Two {@link CreditWindow}s talking over a simulated RC connection, driven by random interleavings of
@@ -38,11 +35,15 @@ class CreditWindowPropertiesTest {
 
     private static final int ACTIONS = 9;
 
-    @Property(tries = 400)
-    void randomTrafficNeverLosesACreditNorOverrunsAWindowAndNeverDeadlocks(
-            @ForAll @IntRange(min = 1, max = 12) int grantedByA,
-            @ForAll @IntRange(min = 1, max = 12) int grantedByB,
-            @ForAll @Size(max = 400) List<@IntRange(min = 0, max = ACTIONS * 2 - 1) Integer> actions) {
+    @Test
+    void randomTrafficNeverLosesACreditNorOverrunsAWindowAndNeverDeadlocks() {
+        RandomCases.run(400, CreditWindowPropertiesTest::randomTraffic);
+    }
+
+    private static void randomTraffic(Random r) {
+        int grantedByA = 1 + r.nextInt(12);
+        int grantedByB = 1 + r.nextInt(12);
+        int[] actions = r.ints(r.nextInt(401), 0, ACTIONS * 2).toArray();
         Side a = new Side(grantedByA, grantedByB);
         Side b = new Side(grantedByB, grantedByA);
         for (int action : actions) {

@@ -8,15 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Random;
 
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
 
 /**
  * The hello parser reads bytes a peer chose: for any input it returns a hello or {@code null} and never
@@ -24,17 +18,24 @@ import net.jqwik.api.constraints.Size;
  */
 class WirePropertiesTest {
 
-    @Property(tries = 2000)
-    void anyBytesParseToAHelloOrNullWithoutThrowing(@ForAll @Size(max = 300) byte[] data) {
-        Wire.Hello h = Wire.parse(data);
-        if (h != null) {
-            assertConsistent(data, h);
-        }
+    @Test
+    void anyBytesParseToAHelloOrNullWithoutThrowing() {
+        RandomCases.run(2000, r -> {
+            byte[] data = RandomCases.bytes(r, 300);
+            Wire.Hello h = Wire.parse(data);
+            if (h != null) {
+                assertConsistent(data, h);
+            }
+        });
     }
 
     /** Random bytes rarely start with the magic: these do, so the fields behind it get exercised. */
-    @Property(tries = 2000)
-    void bytesBehindAValidMagicAndVersionParseConsistently(@ForAll("ourHeaderThenNoise") byte[] data) {
+    @Test
+    void bytesBehindAValidMagicAndVersionParseConsistently() {
+        RandomCases.run(2000, r -> bytesBehindAValidMagicAndVersion(ourHeaderThenNoise(r)));
+    }
+
+    private static void bytesBehindAValidMagicAndVersion(byte[] data) {
         Wire.Hello h = Wire.parse(data);
         ByteBuffer b = ByteBuffer.wrap(data);
         int appLength = Byte.toUnsignedInt(data[5]);
@@ -47,11 +48,16 @@ class WirePropertiesTest {
         }
     }
 
-    @Property(tries = 1000)
-    void helloRoundTrips(@ForAll @IntRange(min = 0, max = 0xFFFF) int credits,
-                         @ForAll @IntRange(min = 1) int bufferSize,
-                         @ForAll @Size(max = 255) byte[] app,
-                         @ForAll @IntRange(min = 0, max = 64) int cmPadding) {
+    @Test
+    void helloRoundTrips() {
+        RandomCases.run(1000, r -> {
+            int bufferSize = RandomCases.anyInt(r);
+            helloRoundTrips(r.nextInt(0x10000), bufferSize > 0 ? bufferSize : 1 + r.nextInt(Integer.MAX_VALUE),
+                    RandomCases.bytes(r, 255), r.nextInt(65));
+        });
+    }
+
+    private static void helloRoundTrips(int credits, int bufferSize, byte[] app, int cmPadding) {
         byte[] wire = Wire.hello(credits, bufferSize, app);
         // The CM pads private data with zeros; that must not change what is read.
         Wire.Hello h = Wire.parse(Arrays.copyOf(wire, wire.length + cmPadding));
@@ -61,9 +67,12 @@ class WirePropertiesTest {
         assertArrayEquals(app, h.applicationData());
     }
 
-    @Property(tries = 500)
-    void valuesThatDoNotFitTheirFieldAreRefusedNotTruncated(@ForAll int credits, @ForAll int bufferSize,
-                                                           @ForAll @IntRange(min = 0, max = 300) int appLength) {
+    @Test
+    void valuesThatDoNotFitTheirFieldAreRefusedNotTruncated() {
+        RandomCases.run(500, r -> refusedNotTruncated(RandomCases.anyInt(r), RandomCases.anyInt(r), r.nextInt(301)));
+    }
+
+    private static void refusedNotTruncated(int credits, int bufferSize, int appLength) {
         boolean fits = credits >= 0 && credits <= 0xFFFF && bufferSize > 0 && appLength <= 255;
         byte[] app = new byte[appLength];
         if (fits) {
@@ -73,17 +82,16 @@ class WirePropertiesTest {
         }
     }
 
-    @Example
+    @Test
     void nullPrivateDataIsNoHello() {
         assertNull(Wire.parse(null));
     }
 
-    @Provide
-    Arbitrary<byte[]> ourHeaderThenNoise() {
-        return Arbitraries.bytes().array(byte[].class).ofMinSize(Wire.HEADER).ofMaxSize(300).map(d -> {
-            ByteBuffer.wrap(d).putInt(Wire.MAGIC).put((byte) Wire.VERSION);
-            return d;
-        });
+    private static byte[] ourHeaderThenNoise(Random r) {
+        byte[] d = new byte[Wire.HEADER + r.nextInt(300 - Wire.HEADER + 1)];
+        r.nextBytes(d);
+        ByteBuffer.wrap(d).putInt(Wire.MAGIC).put((byte) Wire.VERSION);
+        return d;
     }
 
     private static void assertConsistent(byte[] data, Wire.Hello h) {
