@@ -10,8 +10,11 @@ import rdmaflux.verbs.RdmaException;
 public class RdmaCmException extends RdmaException {
     private static final long serialVersionUID = 1L;
 
+    /** The step that failed. */
     private final Step step;
+    /** The CM event that reported the failure, or null. */
     private final CmEventType event;
+    /** The event's status. */
     private final int status;
 
     RdmaCmException(Step step, CmEventType event, int status, String message) {
@@ -109,6 +112,7 @@ public class RdmaCmException extends RdmaException {
         /** IB CM reject reason: nobody listens on the service id (port). */
         public static final int INVALID_SERVICE_ID = 8;
 
+        /** The private data the server sent with the rejection. */
         private final byte[] privateData;
 
         Rejected(Step step, int reason, byte[] privateData) {
@@ -177,6 +181,7 @@ public class RdmaCmException extends RdmaException {
     /** A work completion failed (the connection fails with it). */
     public static final class CompletionError extends RdmaCmException {
         private static final long serialVersionUID = 1L;
+        /** The failed work completion's status. */
         private final rdmaflux.verbs.WcStatus wcStatus;
 
         CompletionError(rdmaflux.verbs.WcStatus wcStatus, String message) {

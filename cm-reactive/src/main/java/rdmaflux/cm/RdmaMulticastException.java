@@ -15,7 +15,9 @@ public class RdmaMulticastException extends RdmaException {
     private static final long serialVersionUID = 1L;
 
     private final transient InetAddress group;
+    /** The CM event that reported the failure, or null. */
     private final CmEventType event;
+    /** The event's status. */
     private final int status;
 
     RdmaMulticastException(InetAddress group, CmEventType event, int status, String message) {

@@ -90,7 +90,12 @@ public final class ExtendedSendQueue {
         return qp;
     }
 
-    /** {@return whether the QP was created with this operation} */
+    /**
+     * Tells whether the QP was created with an operation.
+     *
+     * @param op the operation
+     * @return whether the QP's send-ops flags include it
+     */
     public boolean supports(SendOp op) {
         return (ops & op.value()) != 0;
     }
