@@ -91,9 +91,9 @@ public final class RemoteProcess implements AutoCloseable {
         return exitCode().getAsInt();
     }
 
-    /** Kills it (SIGKILL) and waits until it is gone. */
+    /** Kills it (SIGKILL) and waits until it is gone; nothing to do when its host crashed. */
     public void kill() {
-        if (exitCode().isPresent()) {
+        if (SandboxHosts.crashed(host) || exitCode().isPresent()) {
             return;
         }
         try {

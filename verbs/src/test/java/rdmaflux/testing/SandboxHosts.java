@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class SandboxHosts {
     private static final AtomicLong IDS = new AtomicLong();
+    /** Hosts crashed by {@link #kill}: their processes can no longer be waited for. */
+    private static final java.util.Set<Integer> CRASHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** The script polls every 0.1 s; qemu answers at once. Generous for a loaded 2-core machine. */
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
@@ -138,6 +140,15 @@ public final class SandboxHosts {
             throw new IllegalArgumentException("a test cannot crash its own host");
         }
         request("kill " + host);
+        CRASHED.add(host);
+    }
+
+    /**
+     * @param host a host number
+     * @return whether {@link #kill} crashed it
+     */
+    public static boolean crashed(int host) {
+        return CRASHED.contains(host);
     }
 
     private static void request(String line) {
