@@ -12,6 +12,8 @@ public interface AcceptFilter {
     AcceptFilter ACCEPT_ALL = (peer, data) -> Decision.accept();
 
     /**
+     * Decides about one connect request.
+     *
      * @param peer the client's address
      * @param privateData the application private data the client sent
      * @return accept, or reject with private data for the client
@@ -29,12 +31,14 @@ public interface AcceptFilter {
             this.rejectData = rejectData;
         }
 
-        /** @return the accepting decision */
+        /** {@return the accepting decision} */
         public static Decision accept() {
             return ACCEPT;
         }
 
         /**
+         * Refuses the connection.
+         *
          * @param privateData what the client's {@link RdmaCmException.Rejected#privateData()} will start with
          *                    (at most 148 bytes)
          * @return a rejecting decision
@@ -46,7 +50,7 @@ public interface AcceptFilter {
             return new Decision(false, privateData.clone());
         }
 
-        /** @return whether to accept */
+        /** {@return whether to accept} */
         public boolean isAccept() {
             return accept;
         }

@@ -1,12 +1,8 @@
 package rdmaflux.cm;
 
 import java.lang.System.Logger.Level;
-import java.util.IdentityHashMap;
-import java.util.Map;
 import java.util.function.Consumer;
 
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Sinks;
 import rdmaflux.verbs.CmEvent;
 import rdmaflux.verbs.CmEventType;
 import rdmaflux.verbs.CmId;
@@ -14,60 +10,46 @@ import rdmaflux.verbs.EventChannel;
 
 /**
  * The connection manager event loop: one thread, one {@code rdma_event_channel}. Each event is read,
- * copied and acknowledged by {@link EventChannel#tryGetEvent()}, published on {@link #events()}, and
- * handed to the state machine of the id it belongs to (connect requests to their listener).
+ * copied and acknowledged by {@link EventChannel#tryGetEvent()}, and handed to the handler attached to
+ * the id it belongs to ({@link CmId#attachment()}; connect requests go to their listener's).
  *
  * <p>Handlers run on this thread and must not block: they only make non-blocking rdma_cm calls and
  * hand work to the completion loop or the user's scheduler.
  */
 final class CmEventLoop extends EventLoop {
-    private static volatile CmEventLoop shared;
-
     private final EventChannel channel;
     private final int[] fds;
-    private final Map<CmId, Consumer<CmEvent>> handlers = new IdentityHashMap<>();
-    private final Sinks.Many<CmEvent> events = Sinks.many().multicast().directBestEffort();
-    private volatile RdmaRecorder recorder = RdmaRecorder.NOOP;
 
-    private CmEventLoop() {
-        super("rdmaflux-cm");
+    /**
+     * Creates and starts the loop.
+     *
+     * @param name the thread's name; the thread starts now
+     */
+    CmEventLoop(String name) {
+        super(name);
         this.channel = EventChannel.create();
         this.fds = new int[] {channel.fd()};
         start();
     }
 
-    /** @return the process-wide loop, created on first use */
-    static CmEventLoop shared() {
-        CmEventLoop l = shared;
-        if (l == null) {
-            synchronized (CmEventLoop.class) {
-                l = shared;
-                if (l == null) {
-                    l = new CmEventLoop();
-                    shared = l;
-                }
-            }
-        }
-        return l;
+    /** The channel goes with the thread; closing it destroys ids still on it. */
+    @Override
+    void onExit() {
+        channel.close();
     }
 
     EventChannel channel() {
         return channel;
     }
 
-    /** @return every event the loop reads, for observers; it drops what a slow observer cannot take */
-    Flux<CmEvent> events() {
-        return events.asFlux();
-    }
-
-    /** Loop thread only. */
+    /** Loop thread only: {@code handler} gets every event of {@code id} from now on. */
     void register(CmId id, Consumer<CmEvent> handler) {
-        handlers.put(id, handler);
+        id.attach(handler);
     }
 
-    /** Loop thread only. */
+    /** Loop thread only: events of {@code id} are dropped from now on (connect requests refused). */
     void unregister(CmId id) {
-        handlers.remove(id);
+        id.attach(null);
     }
 
     @Override
@@ -82,10 +64,9 @@ final class CmEventLoop extends EventLoop {
         }
         CmEvent e;
         while ((e = channel.tryGetEvent()) != null) {
-            recorder.cmEvent(e.type());
-            events.tryEmitNext(e);
             CmId target = e.type() == CmEventType.CONNECT_REQUEST ? e.listenId() : e.id();
-            Consumer<CmEvent> h = target == null ? null : handlers.get(target);
+            @SuppressWarnings("unchecked")
+            Consumer<CmEvent> h = target == null ? null : (Consumer<CmEvent>) target.attachment();
             if (h == null) {
                 orphan(e);
                 continue;
@@ -107,9 +88,5 @@ final class CmEventLoop extends EventLoop {
                 e.id().close();
             }
         }
-    }
-
-    void recorder(RdmaRecorder r) {
-        this.recorder = r;
     }
 }

@@ -15,7 +15,8 @@ import reactor.core.scheduler.Schedulers;
  * <p>Defaults: 32 receive buffers and 32 send buffers of 8 KiB, send queue depth 128, 64 bytes of
  * inline data, per-step timeouts of 2 s (address, route), 10 s (connect, accept) and 3 s
  * (disconnect), retry count 7, RNR retry 7 (forever), event-driven completions, the credit protocol,
- * user code on {@link Schedulers#parallel()}.
+ * user code on {@link Schedulers#parallel()}; RDMA reads and atomics in flight (initiator depth and
+ * responder resources) up to the device's maximum, the device's ACK timeout and type of service.
  */
 public final class ConnectionOptions {
 
@@ -47,6 +48,15 @@ public final class ConnectionOptions {
      */
     public static final int CONTROL_RECEIVE_BUFFERS = 3;
 
+    /**
+     * For {@link Builder#initiatorDepth} and {@link Builder#responderResources}: as many as the device
+     * allows (and, when accepting, as the peer asked for). The default.
+     */
+    public static final int DEVICE_MAXIMUM = -1;
+
+    /** For {@link Builder#ackTimeout} and {@link Builder#typeOfService}: leave the device's default. */
+    public static final int DEVICE_DEFAULT = -1;
+
     private static final ConnectionOptions DEFAULTS = new Builder().build();
 
     private final Map<Step, Duration> timeouts;
@@ -57,12 +67,17 @@ public final class ConnectionOptions {
     private final int maxInlineData;
     private final int retryCount;
     private final int rnrRetryCount;
+    private final int initiatorDepth;
+    private final int responderResources;
+    private final int ackTimeout;
+    private final int typeOfService;
     private final byte[] privateData;
     private final Protocol protocol;
     private final CompletionMode completionMode;
     private final Duration busyPoll;
     private final Scheduler scheduler;
     private final RdmaRecorder recorder;
+    private final RdmaLoops loops;
 
     private ConnectionOptions(Builder b) {
         this.timeouts = Map.copyOf(b.timeouts);
@@ -76,12 +91,24 @@ public final class ConnectionOptions {
         this.maxInlineData = b.maxInlineData;
         this.retryCount = b.retryCount;
         this.rnrRetryCount = b.rnrRetryCount;
+        this.initiatorDepth = readDepth("initiatorDepth", b.initiatorDepth);
+        this.responderResources = readDepth("responderResources", b.responderResources);
+        if (b.ackTimeout != DEVICE_DEFAULT && (b.ackTimeout < 0 || b.ackTimeout > 31)) {
+            throw new IllegalArgumentException("ackTimeout is an exponent 0..31 (4.096 us x 2^n; 0 = infinite), got "
+                    + b.ackTimeout);
+        }
+        this.ackTimeout = b.ackTimeout;
+        if (b.typeOfService != DEVICE_DEFAULT && (b.typeOfService < 0 || b.typeOfService > 255)) {
+            throw new IllegalArgumentException("typeOfService is a byte 0..255, got " + b.typeOfService);
+        }
+        this.typeOfService = b.typeOfService;
         this.privateData = b.privateData.clone();
         this.protocol = Objects.requireNonNull(b.protocol);
         this.completionMode = Objects.requireNonNull(b.completionMode);
         this.busyPoll = Objects.requireNonNull(b.busyPoll);
         this.scheduler = Objects.requireNonNull(b.scheduler);
         this.recorder = Objects.requireNonNull(b.recorder);
+        this.loops = b.loops;
         int room = Wire.MAX_CONNECT_PRIVATE_DATA - (protocol == Protocol.CREDITS ? Wire.HEADER : 0);
         if (privateData.length > room) {
             throw new IllegalArgumentException("private data is limited to " + room + " bytes with " + protocol
@@ -92,6 +119,14 @@ public final class ConnectionOptions {
         }
     }
 
+    private static int readDepth(String name, int v) {
+        // 255 is rdma_cm's own "device maximum" marker (RDMA_MAX_INIT_DEPTH, RDMA_MAX_RESP_RES).
+        if (v != DEVICE_MAXIMUM && (v < 0 || v > 254)) {
+            throw new IllegalArgumentException(name + " must be 0..254 or DEVICE_MAXIMUM, got " + v);
+        }
+        return v;
+    }
+
     private static int positive(String name, int v) {
         if (v <= 0) {
             throw new IllegalArgumentException(name + " must be > 0, got " + v);
@@ -99,17 +134,22 @@ public final class ConnectionOptions {
         return v;
     }
 
-    /** @return the default options */
+    /** {@return the default options} */
     public static ConnectionOptions defaults() {
         return DEFAULTS;
     }
 
-    /** @return a builder starting from these options */
+    /** {@return a builder starting from these options} */
     public Builder toBuilder() {
         return new Builder(this);
     }
 
-    /** @param step a step @return its timeout, or {@code null} for none */
+    /**
+     * The timeout of a step.
+     *
+     * @param step a step
+     * @return its timeout, or {@code null} for none
+     */
     public Duration timeout(Step step) {
         return timeouts.get(step);
     }
@@ -118,82 +158,132 @@ public final class ConnectionOptions {
         return timeouts;
     }
 
-    /** @return receive buffers posted per connection (the credits granted to the peer) */
+    /** {@return receive buffers posted per connection (the credits granted to the peer)} */
     public int receiveBuffers() {
         return receiveBuffers;
     }
 
-    /** @return registered send buffers per connection (sends in flight) */
+    /** {@return registered send buffers per connection (sends in flight)} */
     public int sendBuffers() {
         return sendBuffers;
     }
 
-    /** @return the size of each send and receive buffer: the largest message */
+    /** {@return the size of each send and receive buffer: the largest message} */
     public int bufferSize() {
         return bufferSize;
     }
 
-    /** @return send queue depth (sends, RDMA operations and control messages in flight) */
+    /** {@return send queue depth (sends, RDMA operations and control messages in flight)} */
     public int sendQueueDepth() {
         return sendQueueDepth;
     }
 
-    /** @return the largest payload sent inline */
+    /** {@return the largest payload sent inline} */
     public int maxInlineData() {
         return maxInlineData;
     }
 
-    /** @return transport retries */
+    /** {@return transport retries} */
     public int retryCount() {
         return retryCount;
     }
 
-    /** @return RNR retries (7 = forever) */
+    /** {@return RNR retries (7 = forever)} */
     public int rnrRetryCount() {
         return rnrRetryCount;
     }
 
-    /** @return a copy of the application's private data sent with connect/accept */
+    /**
+     * {@return RDMA reads and atomics this side keeps in flight, or {@link #DEVICE_MAXIMUM}; checked
+     * against the device's {@code max_qp_init_rd_atom} when connecting}
+     */
+    public int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    /**
+     * {@return RDMA reads and atomics from the peer this side accepts in flight, or {@link #DEVICE_MAXIMUM};
+     * checked against the device's {@code max_qp_rd_atom} when connecting}
+     */
+    public int responderResources() {
+        return responderResources;
+    }
+
+    /** {@return the local ACK timeout exponent (4.096 us x 2^n), or {@link #DEVICE_DEFAULT}} */
+    public int ackTimeout() {
+        return ackTimeout;
+    }
+
+    /** {@return the type of service of the client's traffic, or {@link #DEVICE_DEFAULT}} */
+    public int typeOfService() {
+        return typeOfService;
+    }
+
+    /** {@return a copy of the application's private data sent with connect/accept} */
     public byte[] privateData() {
         return privateData.clone();
     }
 
-    /** @return the protocol */
+    /** {@return the protocol} */
     public Protocol protocol() {
         return protocol;
     }
 
-    /** @return the completion mode */
+    /** {@return the completion mode} */
     public CompletionMode completionMode() {
         return completionMode;
     }
 
-    /** @return how long to spin in {@link CompletionMode#BUSY_POLL} before sleeping */
+    /** {@return how long to spin in {@link CompletionMode#BUSY_POLL} before sleeping} */
     public Duration busyPoll() {
         return busyPoll;
     }
 
-    /** @return where user-visible signals are delivered */
+    /** {@return where user-visible signals are delivered} */
     public Scheduler scheduler() {
         return scheduler;
     }
 
-    /** @return the metrics recorder */
+    /** {@return the metrics recorder} */
     public RdmaRecorder recorder() {
         return recorder;
     }
 
-    /** @param step a step @param timeout its timeout @return new options */
+    /**
+     * {@return the loops connections and servers made with these options run on: the configured ones, or
+     * {@link RdmaLoops#shared()} (created on first use)}
+     */
+    public RdmaLoops loops() {
+        return loops != null ? loops : RdmaLoops.shared();
+    }
+
+    /**
+     * A copy with another timeout for a step.
+     *
+     * @param step a step
+     * @param timeout its timeout
+     * @return new options
+     */
     public ConnectionOptions withTimeout(Step step, Duration timeout) {
         return toBuilder().timeout(step, timeout).build();
     }
 
-    /** @param data application private data @return new options */
+    /**
+     * A copy with other application private data.
+     *
+     * @param data application private data
+     * @return new options
+     */
     public ConnectionOptions withPrivateData(byte[] data) {
         return toBuilder().privateData(data).build();
     }
 
-    /** @param protocol the protocol @return new options */
+    /**
+     * A copy with another protocol.
+     *
+     * @param protocol the protocol
+     * @return new options
+     */
     public ConnectionOptions withProtocol(Protocol protocol) {
         return toBuilder().protocol(protocol).build();
     }
@@ -208,12 +298,17 @@ public final class ConnectionOptions {
         private int maxInlineData = 64;
         private int retryCount = 7;
         private int rnrRetryCount = 7;
+        private int initiatorDepth = DEVICE_MAXIMUM;
+        private int responderResources = DEVICE_MAXIMUM;
+        private int ackTimeout = DEVICE_DEFAULT;
+        private int typeOfService = DEVICE_DEFAULT;
         private byte[] privateData = new byte[0];
         private Protocol protocol = Protocol.CREDITS;
         private CompletionMode completionMode = CompletionMode.EVENT_DRIVEN;
         private Duration busyPoll = Duration.ofMillis(1);
         private Scheduler scheduler = Schedulers.parallel();
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
+        private RdmaLoops loops;
 
         Builder() {
             timeouts.put(Step.ADDRESS, Duration.ofSeconds(2));
@@ -232,15 +327,26 @@ public final class ConnectionOptions {
             maxInlineData = o.maxInlineData;
             retryCount = o.retryCount;
             rnrRetryCount = o.rnrRetryCount;
+            initiatorDepth = o.initiatorDepth;
+            responderResources = o.responderResources;
+            ackTimeout = o.ackTimeout;
+            typeOfService = o.typeOfService;
             privateData = o.privateData;
             protocol = o.protocol;
             completionMode = o.completionMode;
             busyPoll = o.busyPoll;
             scheduler = o.scheduler;
             recorder = o.recorder;
+            loops = o.loops;
         }
 
-        /** @param step the step @param timeout its timeout (positive) @return this */
+        /**
+         * Sets the timeout of a step.
+         *
+         * @param step the step
+         * @param timeout its timeout (positive)
+         * @return this
+         */
         public Builder timeout(Step step, Duration timeout) {
             if (step == Step.TRANSFER) {
                 throw new IllegalArgumentException("an established connection has no timeout");
@@ -252,86 +358,216 @@ public final class ConnectionOptions {
             return this;
         }
 
-        /** @param n receive buffers (credits granted) @return this */
+        /**
+         * Sets the receive buffers per connection (the credits granted).
+         *
+         * @param n receive buffers (credits granted)
+         * @return this
+         */
         public Builder receiveBuffers(int n) {
             receiveBuffers = n;
             return this;
         }
 
-        /** @param n send buffers @return this */
+        /**
+         * Sets the registered send buffers per connection.
+         *
+         * @param n send buffers
+         * @return this
+         */
         public Builder sendBuffers(int n) {
             sendBuffers = n;
             return this;
         }
 
-        /** @param bytes buffer size, the largest message @return this */
+        /**
+         * Sets the size of each buffer, the largest message.
+         *
+         * @param bytes buffer size, the largest message
+         * @return this
+         */
         public Builder bufferSize(int bytes) {
             bufferSize = bytes;
             return this;
         }
 
-        /** @param depth send queue depth @return this */
+        /**
+         * Sets the send queue depth.
+         *
+         * @param depth send queue depth
+         * @return this
+         */
         public Builder sendQueueDepth(int depth) {
             sendQueueDepth = depth;
             return this;
         }
 
-        /** @param bytes largest inline payload @return this */
+        /**
+         * Sets the largest payload sent inline.
+         *
+         * @param bytes largest inline payload
+         * @return this
+         */
         public Builder maxInlineData(int bytes) {
             maxInlineData = bytes;
             return this;
         }
 
-        /** @param n transport retries 0..7 @return this */
+        /**
+         * Sets the transport retries.
+         *
+         * @param n transport retries 0..7
+         * @return this
+         */
         public Builder retryCount(int n) {
             retryCount = n;
             return this;
         }
 
-        /** @param n RNR retries 0..7 (7 = forever) @return this */
+        /**
+         * Sets the RNR retries.
+         *
+         * @param n RNR retries 0..7 (7 = forever)
+         * @return this
+         */
         public Builder rnrRetryCount(int n) {
             rnrRetryCount = n;
             return this;
         }
 
-        /** @param data application private data @return this */
+        /**
+         * RDMA reads and atomics this side keeps in flight: 0..254 (at most the device's {@code
+         * max_qp_init_rd_atom}, else connecting fails), or {@link #DEVICE_MAXIMUM}.
+         *
+         * @param n RDMA reads and atomics this side keeps in flight: 0..254 (at most the device's
+         *          {@code max_qp_init_rd_atom}, else connecting fails), or {@link #DEVICE_MAXIMUM}
+         * @return this
+         */
+        public Builder initiatorDepth(int n) {
+            initiatorDepth = n;
+            return this;
+        }
+
+        /**
+         * RDMA reads and atomics from the peer this side accepts in flight: 0..254 (at most the
+         * device's {@code max_qp_rd_atom}, else connecting fails), or {@link #DEVICE_MAXIMUM}.
+         *
+         * @param n RDMA reads and atomics from the peer this side accepts in flight: 0..254 (at most the
+         *          device's {@code max_qp_rd_atom}, else connecting fails), or {@link #DEVICE_MAXIMUM}
+         * @return this
+         */
+        public Builder responderResources(int n) {
+            responderResources = n;
+            return this;
+        }
+
+        /**
+         * The local ACK timeout, 4.096 us x 2<sup>exponent</sup> (0..31, 0 = infinite), or {@link
+         * #DEVICE_DEFAULT}.
+         *
+         * @param exponent the local ACK timeout, 4.096 us x 2<sup>exponent</sup> (0..31, 0 = infinite),
+         *                 or {@link #DEVICE_DEFAULT}
+         * @return this
+         */
+        public Builder ackTimeout(int exponent) {
+            ackTimeout = exponent;
+            return this;
+        }
+
+        /**
+         * The type of service byte of the connection's traffic (set by the client before route
+         * resolution; a server's connections follow the client's request), or {@link
+         * #DEVICE_DEFAULT}.
+         *
+         * @param tos the type of service byte of the connection's traffic (set by the client before
+         *            route resolution; a server's connections follow the client's request), or
+         *            {@link #DEVICE_DEFAULT}
+         * @return this
+         */
+        public Builder typeOfService(int tos) {
+            typeOfService = tos;
+            return this;
+        }
+
+        /**
+         * Sets the application private data sent with connect/accept.
+         *
+         * @param data application private data
+         * @return this
+         */
         public Builder privateData(byte[] data) {
             privateData = data.clone();
             return this;
         }
 
-        /** @param p the protocol @return this */
+        /**
+         * Sets the protocol.
+         *
+         * @param p the protocol
+         * @return this
+         */
         public Builder protocol(Protocol p) {
             protocol = p;
             return this;
         }
 
-        /** @param mode event-driven or busy-poll @return this */
+        /**
+         * Sets how completions are waited for.
+         *
+         * @param mode event-driven or busy-poll
+         * @return this
+         */
         public Builder completionMode(CompletionMode mode) {
             completionMode = mode;
             return this;
         }
 
-        /** @param spin how long to spin before sleeping (BUSY_POLL) @return this */
+        /**
+         * Switches to busy polling, spinning this long before sleeping.
+         *
+         * @param spin how long to spin before sleeping (BUSY_POLL)
+         * @return this
+         */
         public Builder busyPoll(Duration spin) {
             busyPoll = spin;
             completionMode = CompletionMode.BUSY_POLL;
             return this;
         }
 
-        /** @param s where user-visible signals are delivered @return this */
+        /**
+         * Sets where user-visible signals are delivered.
+         *
+         * @param s where user-visible signals are delivered
+         * @return this
+         */
         public Builder scheduler(Scheduler s) {
             scheduler = s;
             return this;
         }
 
-        /** @param r the metrics recorder @return this */
+        /**
+         * Sets the metrics recorder.
+         *
+         * @param r the metrics recorder
+         * @return this
+         */
         public Builder recorder(RdmaRecorder r) {
             recorder = r;
             return this;
         }
 
-        /** @return the options */
+        /**
+         * The loops to run on, or {@code null} for {@link RdmaLoops#shared()}.
+         *
+         * @param l the loops to run on, or {@code null} for {@link RdmaLoops#shared()}
+         * @return this
+         */
+        public Builder loops(RdmaLoops l) {
+            loops = l;
+            return this;
+        }
+
+        /** {@return the options} */
         public ConnectionOptions build() {
             return new ConnectionOptions(this);
         }

@@ -9,10 +9,10 @@ package rdmaflux.cm;
  */
 public sealed interface ConnectionState {
 
-    /** @return the step this state belongs to, or {@code null} for IDLE and CLOSED */
+    /** {@return the step this state belongs to, or {@code null} for IDLE and CLOSED} */
     Step step();
 
-    /** @return whether no further transition can happen */
+    /** {@return whether no further transition can happen} */
     default boolean isTerminal() {
         return this instanceof Closed || this instanceof Failed;
     }

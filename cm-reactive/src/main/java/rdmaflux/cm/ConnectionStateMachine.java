@@ -2,12 +2,11 @@ package rdmaflux.cm;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Scheduler;
 import rdmaflux.cm.ConnectionState.Closed;
 import rdmaflux.cm.ConnectionState.Disconnecting;
 import rdmaflux.cm.ConnectionState.Failed;
@@ -17,15 +16,19 @@ import rdmaflux.verbs.CmEventType;
  * The typed state machine of one connection, free of native code so it can be driven by synthetic
  * events in tests.
  *
- * <p>Single-threaded: every method is called on the CM event loop (the executor the step timers hop
- * back to). Each step state arms a timer; a timer that fires after its step ended is ignored, so a
- * late timer can never fail a connection that moved on. Events that are illegal in the current state
- * fail the connection with {@link RdmaCmException.IllegalEvent}: continuing would leave native state
- * and ours out of step.
+ * <p>One direction only: every input ({@link #start}, {@link #onEvent}, {@link #onTimeout}, {@link #close},
+ * {@link #teardownComplete}, {@link #fail}) returns the {@link Transition} it caused and the
+ * {@link Effect} entering the new state requires; the machine never calls its owner. The owner performs
+ * the effect and, if that fails, feeds the failure back as a new input ({@link #fail}). So the machine
+ * is never re-entered and needs no queue of deferred inputs.
  *
- * <p>Inputs that arrive while a transition is being announced (a listener's action that fails, a
- * {@code states()} subscriber that closes from {@code onNext}) are queued and applied once that
- * transition has reached every subscriber, so everyone sees the states in the order they happened.
+ * <p>Single-threaded: every method is called on the CM event loop. Each step state arms a timer (on the
+ * loop's own timers) whose expiry is handed to the {@code expired} callback, which calls
+ * {@link #onTimeout}; a timer that fires after its step ended is ignored, so a late timer can
+ * never fail a connection that moved on. Events that are illegal in the current state fail the
+ * connection with {@link RdmaCmException.IllegalEvent}: continuing would leave native state and ours out
+ * of step. {@link #states()} subscribers are told each new state as the input that caused it returns;
+ * they must not feed inputs to the machine synchronously (the owner's inputs go through its loop).
  */
 final class ConnectionStateMachine {
 
@@ -34,34 +37,96 @@ final class ConnectionStateMachine {
         CLIENT, SERVER
     }
 
-    /** Told about every transition, on the loop thread, before {@link #states()} subscribers. */
-    interface Listener {
+    /** Where step timers run: the CM loop's own timers, or virtual time in tests. */
+    @FunctionalInterface
+    interface Timers {
         /**
-         * @param from the old state
-         * @param to the new state
+         * Runs a task after a delay.
+         *
+         * @param task what to run when the delay has passed
+         * @param delayNanos the delay
+         * @return cancels the timer
          */
-        void onTransition(ConnectionState from, ConnectionState to);
+        Disposable schedule(Runnable task, long delayNanos);
+    }
+
+    /** What the owner must do on entering a state. */
+    enum Effect {
+        /** Nothing: the input changed no state. */
+        NONE,
+        /** rdma_resolve_addr. */
+        RESOLVE_ADDRESS,
+        /** rdma_resolve_route. */
+        RESOLVE_ROUTE,
+        /** Create the queue pair and its resources, then rdma_connect. */
+        CONNECT,
+        /** Create the queue pair and its resources, then rdma_accept. */
+        ACCEPT,
+        /** Hand the CQ to its completion loop and the connection to its subscriber. */
+        ESTABLISHED,
+        /** A local close: send the orderly close (credits protocol) or rdma_disconnect. */
+        DISCONNECT,
+        /** The peer disconnected: answer with rdma_disconnect and tear down. */
+        ANSWER_DISCONNECT,
+        /** A terminal state: free everything (idempotent). */
+        TEARDOWN;
+
+        /**
+         * What entering a state requires.
+         *
+         * @param to the state entered
+         * @return what entering it requires
+         */
+        static Effect of(ConnectionState to) {
+            return switch (to) {
+                case ConnectionState.ResolvingAddress r -> RESOLVE_ADDRESS;
+                case ConnectionState.ResolvingRoute r -> RESOLVE_ROUTE;
+                case ConnectionState.Connecting c -> CONNECT;
+                case ConnectionState.Accepting a -> ACCEPT;
+                case ConnectionState.Established e -> ESTABLISHED;
+                case Disconnecting d -> d.remote() ? ANSWER_DISCONNECT : DISCONNECT;
+                case Closed c -> TEARDOWN;
+                case Failed f -> TEARDOWN;
+                case ConnectionState.Idle i -> NONE;
+            };
+        }
+    }
+
+    /**
+     * What an input did.
+     *
+     * @param from the state before
+     * @param to the state after (the same object when nothing changed)
+     * @param effect what the owner must do now
+     */
+    record Transition(ConnectionState from, ConnectionState to, Effect effect) {
+        /** {@return whether the state changed} */
+        boolean changed() {
+            return effect != Effect.NONE;
+        }
     }
 
     private final Role role;
     private final Map<Step, Duration> timeouts;
-    private final Scheduler timers;
-    private final Executor loop;
-    private final Listener listener;
+    private final Timers timers;
+    private final Consumer<Step> expired;
     private final Sinks.Many<ConnectionState> states = Sinks.many().replay().latest();
     private ConnectionState state = ConnectionState.IDLE;
     private Disposable timer;
-    /** Inputs that arrived while a transition was being announced; applied right after it. */
-    private final java.util.ArrayDeque<Runnable> deferred = new java.util.ArrayDeque<>();
-    private boolean transitioning;
 
-    ConnectionStateMachine(Role role, Map<Step, Duration> timeouts, Scheduler timers, Executor loop,
-                           Listener listener) {
+    /**
+     * A machine in IDLE.
+     *
+     * @param role the side
+     * @param timeouts per-step deadlines; a step without one never times out
+     * @param timers where step timers run
+     * @param expired told that a step's timer fired; the owner calls {@link #onTimeout} (on the loop)
+     */
+    ConnectionStateMachine(Role role, Map<Step, Duration> timeouts, Timers timers, Consumer<Step> expired) {
         this.role = role;
         this.timeouts = Map.copyOf(timeouts);
         this.timers = timers;
-        this.loop = loop;
-        this.listener = listener;
+        this.expired = expired;
         states.tryEmitNext(state);
     }
 
@@ -69,13 +134,13 @@ final class ConnectionStateMachine {
         return state;
     }
 
-    /** @return the current state, then every change; completes after a terminal state */
+    /** {@return the current state, then every change; completes after a terminal state} */
     Flux<ConnectionState> states() {
         return states.asFlux();
     }
 
     /** IDLE → RESOLVING_ADDRESS (client) or ACCEPTING (server). */
-    ConnectionState start() {
+    Transition start() {
         if (!(state instanceof ConnectionState.Idle)) {
             throw new IllegalStateException("already started: " + state);
         }
@@ -88,24 +153,20 @@ final class ConnectionStateMachine {
      * @param type the event
      * @param status its status
      * @param privateData the peer's private data
-     * @return the new state
+     * @return the transition
      */
-    ConnectionState onEvent(CmEventType type, int status, byte[] privateData) {
-        if (transitioning) {
-            deferred.add(() -> onEvent(type, status, privateData));
-            return state;
-        }
+    Transition onEvent(CmEventType type, int status, byte[] privateData) {
         ConnectionState s = state;
         if (s.isTerminal()) {
             // Events racing a local close or cancel (ESTABLISHED after a cancel, TIMEWAIT_EXIT after
             // teardown) are expected here; the native side is already being destroyed.
-            return s;
+            return stay();
         }
         if (type == CmEventType.ADDR_CHANGE) {
-            return s; // informational in every state
+            return stay(); // informational in every state
         }
         if (type == CmEventType.DEVICE_REMOVAL) {
-            return fail(RdmaCmException.of(stepOf(s), type, status, privateData));
+            return moveTo(new Failed(RdmaCmException.of(stepOf(s), type, status, privateData), stepOf(s)));
         }
         ConnectionState next = switch (s) {
             case ConnectionState.ResolvingAddress r -> switch (type) {
@@ -141,14 +202,15 @@ final class ConnectionStateMachine {
         return moveTo(next);
     }
 
-    /** A step timer fired; ignored unless the machine is still in that step. */
-    ConnectionState onTimeout(Step step) {
-        if (transitioning) {
-            deferred.add(() -> onTimeout(step));
-            return state;
-        }
+    /**
+     * A step timer fired; ignored unless the machine is still in that step.
+     *
+     * @param step the step whose timer fired
+     * @return the transition
+     */
+    Transition onTimeout(Step step) {
         if (state.isTerminal() || state.step() != step) {
-            return state;
+            return stay();
         }
         return moveTo(new Failed(new RdmaCmException.StepTimeout(step, timeouts.get(step)), step));
     }
@@ -157,45 +219,38 @@ final class ConnectionStateMachine {
      * The application asked to close: an established connection starts disconnecting, one still being
      * set up is cancelled.
      *
-     * @return the new state
+     * @return the transition
      */
-    ConnectionState close() {
-        if (transitioning) {
-            deferred.add(() -> close());
-            return state;
-        }
+    Transition close() {
         ConnectionState s = state;
         if (s.isTerminal() || s instanceof Disconnecting) {
-            return s;
+            return stay();
         }
         return moveTo(s instanceof ConnectionState.Established ? new Disconnecting(false) : new Closed(false));
     }
 
-    /** The teardown after a remote disconnect finished: DISCONNECTING(remote) → CLOSED. */
-    ConnectionState teardownComplete() {
-        if (transitioning) {
-            deferred.add(() -> teardownComplete());
-            return state;
-        }
+    /**
+     * The teardown after a disconnect finished: DISCONNECTING → CLOSED.
+     *
+     * @return the transition
+     */
+    Transition teardownComplete() {
         if (state instanceof Disconnecting d) {
             return moveTo(new Closed(d.remote()));
         }
-        return state;
+        return stay();
     }
 
     /**
-     * Fails the connection for a reason outside the CM (a failed completion, a native error).
+     * Fails the connection for a reason outside the CM (a failed completion, a native error, an effect
+     * that threw).
      *
      * @param cause the failure
-     * @return the new state
+     * @return the transition
      */
-    ConnectionState fail(Throwable cause) {
-        if (transitioning) {
-            deferred.add(() -> fail(cause));
-            return state;
-        }
+    Transition fail(Throwable cause) {
         if (state.isTerminal()) {
-            return state;
+            return stay();
         }
         return moveTo(new Failed(cause, stepOf(state)));
     }
@@ -216,10 +271,14 @@ final class ConnectionStateMachine {
         return new Failed(new RdmaCmException.IllegalEvent(stepOf(s), type, s), stepOf(s));
     }
 
-    private ConnectionState moveTo(ConnectionState next) {
+    private Transition stay() {
+        return new Transition(state, state, Effect.NONE);
+    }
+
+    private Transition moveTo(ConnectionState next) {
         ConnectionState from = state;
         if (next.equals(from)) {
-            return from;
+            return stay();
         }
         state = next;
         if (timer != null) {
@@ -230,23 +289,12 @@ final class ConnectionStateMachine {
         // An established connection has no deadline, whatever the options say.
         Duration d = step == null || step == Step.TRANSFER ? null : timeouts.get(step);
         if (d != null && !next.isTerminal()) {
-            timer = timers.schedule(() -> loop.execute(() -> onTimeout(step)), d.toNanos(),
-                    java.util.concurrent.TimeUnit.NANOSECONDS);
+            timer = timers.schedule(() -> expired.accept(step), d.toNanos());
         }
-        transitioning = true;
-        try {
-            listener.onTransition(from, next);
-            states.tryEmitNext(next);
-            if (next.isTerminal()) {
-                states.tryEmitComplete();
-            }
-        } finally {
-            transitioning = false;
+        states.tryEmitNext(next);
+        if (next.isTerminal()) {
+            states.tryEmitComplete();
         }
-        Runnable r;
-        while (!transitioning && (r = deferred.poll()) != null) {
-            r.run();
-        }
-        return state;
+        return new Transition(from, next, Effect.of(next));
     }
 }

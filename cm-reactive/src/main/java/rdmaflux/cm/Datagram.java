@@ -132,48 +132,48 @@ public final class Datagram {
         pending.incrementAndGet();
     }
 
-    /** @return the payload, without the GRH */
+    /** {@return the payload, without the GRH} */
     public ByteBuffer data() {
         return ByteBuffer.wrap(payload).asReadOnlyBuffer();
     }
 
-    /** @return a copy of the payload */
+    /** {@return a copy of the payload} */
     public byte[] toByteArray() {
         return payload.clone();
     }
 
-    /** @return the payload length in bytes */
+    /** {@return the payload length in bytes} */
     public int length() {
         return payload.length;
     }
 
-    /** @return the sender's QP number (24 bits) */
+    /** {@return the sender's QP number (24 bits)} */
     public int sourceQpn() {
         return sourceQpn;
     }
 
     /**
-     * @return the sender's GID from the GRH (an IPv4-mapped GID for RoCE v2 over IPv4), or {@code null}
-     *         when the datagram arrived without a GRH
+     * {@return the sender's GID from the GRH (an IPv4-mapped GID for RoCE v2 over IPv4), or {@code null}
+     * when the datagram arrived without a GRH}
      */
     public Gid sourceGid() {
         return sourceGid;
     }
 
-    /** @return the sender's IP address from the GRH, or {@code null} without a GRH */
+    /** {@return the sender's IP address from the GRH, or {@code null} without a GRH} */
     public InetAddress source() {
         return source;
     }
 
     /**
-     * @return the destination from the GRH: the multicast group for group datagrams, this side's address
-     *         for unicast ones; {@code null} without a GRH
+     * {@return the destination from the GRH: the multicast group for group datagrams, this side's address
+     * for unicast ones; {@code null} without a GRH}
      */
     public InetAddress destination() {
         return destination;
     }
 
-    /** @return the 32-bit immediate data the sender attached (SEND_WITH_IMM), if any */
+    /** {@return the 32-bit immediate data the sender attached (SEND_WITH_IMM), if any} */
     public OptionalInt immediate() {
         return hasImmediate ? OptionalInt.of(immediate) : OptionalInt.empty();
     }

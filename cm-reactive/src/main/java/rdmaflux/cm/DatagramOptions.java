@@ -22,27 +22,27 @@ public final class DatagramOptions extends UdOptions {
         this.resolveTimeout = positive("resolveTimeout", b.resolveTimeout);
     }
 
-    /** @return the default options */
+    /** {@return the default options} */
     public static DatagramOptions defaults() {
         return DEFAULTS;
     }
 
-    /** @return a builder with the defaults */
+    /** {@return a builder with the defaults} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** @return a builder starting from these options */
+    /** {@return a builder starting from these options} */
     public Builder toBuilder() {
         return new Builder(this);
     }
 
-    /** @return route resolution timeout */
+    /** {@return route resolution timeout} */
     public Duration routeTimeout() {
         return routeTimeout;
     }
 
-    /** @return how long a whole resolve (address, route, the peer's answer) may take */
+    /** {@return how long a whole resolve (address, route, the peer's answer) may take} */
     public Duration resolveTimeout() {
         return resolveTimeout;
     }
@@ -61,19 +61,29 @@ public final class DatagramOptions extends UdOptions {
             resolveTimeout = o.resolveTimeout;
         }
 
-        /** @param t route resolution timeout @return this */
+        /**
+         * Sets the route resolution timeout.
+         *
+         * @param t route resolution timeout
+         * @return this
+         */
         public Builder routeTimeout(Duration t) {
             routeTimeout = t;
             return this;
         }
 
-        /** @param t whole-resolve timeout @return this */
+        /**
+         * Sets the timeout of the whole resolution.
+         *
+         * @param t whole-resolve timeout
+         * @return this
+         */
         public Builder resolveTimeout(Duration t) {
             resolveTimeout = t;
             return this;
         }
 
-        /** @return the options */
+        /** {@return the options} */
         public DatagramOptions build() {
             return new DatagramOptions(this);
         }

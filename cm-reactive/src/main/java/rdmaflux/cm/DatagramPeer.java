@@ -29,19 +29,19 @@ public final class DatagramPeer {
     }
 
     /**
-     * @return the peer's IP address and the port it was resolved at; port 0 for peers made from a
-     *         received datagram (UD datagrams carry no port)
+     * {@return the peer's IP address and the port it was resolved at; port 0 for peers made from a
+     * received datagram (UD datagrams carry no port)}
      */
     public InetSocketAddress address() {
         return address;
     }
 
-    /** @return the peer's QP number */
+    /** {@return the peer's QP number} */
     public int qpNumber() {
         return qpNumber;
     }
 
-    /** @return the peer's qkey */
+    /** {@return the peer's qkey} */
     public int qkey() {
         return qkey;
     }

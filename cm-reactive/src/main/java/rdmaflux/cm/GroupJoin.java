@@ -72,27 +72,27 @@ final class GroupJoin {
         return options;
     }
 
-    /** @return the data path; set from ADDR_RESOLVED on */
+    /** {@return the data path; set from ADDR_RESOLVED on} */
     UdQueue queue() {
         return queue;
     }
 
-    /** @return the MULTICAST_JOIN event's datagram parameters (AH attributes, QPN 0xFFFFFF, qkey) */
+    /** {@return the MULTICAST_JOIN event's datagram parameters (AH attributes, QPN 0xFFFFFF, qkey)} */
     UdParameters parameters() {
         return parameters;
     }
 
-    /** @return whether the join in effect is send-only */
+    /** {@return whether the join in effect is send-only} */
     boolean sendOnly() {
         return sendOnly;
     }
 
-    /** @return why the kernel refused a send-only join, or {@code null} */
+    /** {@return why the kernel refused a send-only join, or {@code null}} */
     String sendOnlyRefusal() {
         return sendOnlyRefusal;
     }
 
-    /** @return completes when the id is destroyed and the buffers are freed */
+    /** {@return completes when the id is destroyed and the buffers are freed} */
     Mono<Void> onClosed() {
         return closed.asMono();
     }

@@ -64,7 +64,7 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
         }
     }
 
-    /** @return the MULTICAST_JOIN parameters this sender posts with (tests) */
+    /** {@return the MULTICAST_JOIN parameters this sender posts with (tests)} */
     UdParameters joinParameters() {
         return params;
     }

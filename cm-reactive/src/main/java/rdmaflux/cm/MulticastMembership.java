@@ -13,7 +13,7 @@ import reactor.core.publisher.Mono;
  */
 public interface MulticastMembership extends RdmaDisposable {
 
-    /** @return the group */
+    /** {@return the group} */
     InetAddress group();
 
     /**
@@ -26,21 +26,21 @@ public interface MulticastMembership extends RdmaDisposable {
      */
     Flux<Datagram> datagrams();
 
-    /** @return the largest datagram payload the group's port carries (its active MTU) */
+    /** {@return the largest datagram payload the group's port carries (its active MTU)} */
     int maxDatagramSize();
 
-    /** @return the group's qkey from the join */
+    /** {@return the group's qkey from the join} */
     int qkey();
 
-    /** @return the number of the shared QP attached to the group */
+    /** {@return the number of the shared QP attached to the group} */
     int qpNumber();
 
-    /** @return the RDMA device the group was joined on */
+    /** {@return the RDMA device the group was joined on} */
     String deviceName();
 
-    /** @return the device port the group was joined on */
+    /** {@return the device port the group was joined on} */
     int portNumber();
 
-    /** @return completes when this share is released; for the last one, after the group was left and freed */
+    /** {@return completes when this share is released; for the last one, after the group was left and freed} */
     Mono<Void> onDispose();
 }

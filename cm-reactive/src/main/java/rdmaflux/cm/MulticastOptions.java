@@ -26,43 +26,48 @@ public final class MulticastOptions extends UdOptions {
         this.sendOnly = b.sendOnly;
     }
 
-    /** @return the default options */
+    /** {@return the default options} */
     public static MulticastOptions defaults() {
         return DEFAULTS;
     }
 
-    /** @return a builder with the defaults */
+    /** {@return a builder with the defaults} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** @return a builder starting from these options */
+    /** {@return a builder starting from these options} */
     public Builder toBuilder() {
         return new Builder(this);
     }
 
     /**
-     * @return the local address of the RDMA interface to join through (the source of
-     *         {@code rdma_resolve_addr}), or {@code null} to let the routing table pick one
+     * {@return the local address of the RDMA interface to join through (the source of
+     * {@code rdma_resolve_addr}), or {@code null} to let the routing table pick one}
      */
     public InetAddress localAddress() {
         return localAddress;
     }
 
-    /** @return how long address resolution plus the join may take before {@link RdmaMulticastException.JoinTimeout} */
+    /** {@return how long address resolution plus the join may take before {@link RdmaMulticastException.JoinTimeout}} */
     public Duration joinTimeout() {
         return joinTimeout;
     }
 
     /**
-     * @return whether senders join as send-only full members ({@code RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER}),
-     *         falling back to a full join when the kernel refuses
+     * {@return whether senders join as send-only full members ({@code RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER}),
+     * falling back to a full join when the kernel refuses}
      */
     public boolean sendOnly() {
         return sendOnly;
     }
 
-    /** @param address local RDMA interface address @return new options */
+    /**
+     * A copy bound to another local RDMA interface.
+     *
+     * @param address local RDMA interface address
+     * @return new options
+     */
     public MulticastOptions withLocalAddress(InetAddress address) {
         return toBuilder().localAddress(address).build();
     }
@@ -83,25 +88,40 @@ public final class MulticastOptions extends UdOptions {
             sendOnly = o.sendOnly;
         }
 
-        /** @param a local RDMA interface address, or {@code null} @return this */
+        /**
+         * Sets the local RDMA interface.
+         *
+         * @param a local RDMA interface address, or {@code null}
+         * @return this
+         */
         public Builder localAddress(InetAddress a) {
             localAddress = a;
             return this;
         }
 
-        /** @param t timeout of resolution plus join @return this */
+        /**
+         * Sets the timeout of resolution plus join.
+         *
+         * @param t timeout of resolution plus join
+         * @return this
+         */
         public Builder joinTimeout(Duration t) {
             joinTimeout = t;
             return this;
         }
 
-        /** @param b whether senders try a send-only join first @return this */
+        /**
+         * Sets whether senders try a send-only join first.
+         *
+         * @param b whether senders try a send-only join first
+         * @return this
+         */
         public Builder sendOnly(boolean b) {
             sendOnly = b;
             return this;
         }
 
-        /** @return the options */
+        /** {@return the options} */
         public MulticastOptions build() {
             return new MulticastOptions(this);
         }

@@ -17,23 +17,23 @@ import reactor.core.publisher.Mono;
  */
 public interface MulticastSender extends RdmaDisposable {
 
-    /** @return the group */
+    /** {@return the group} */
     InetAddress group();
 
     /**
-     * @return whether this sender joined as a send-only full member (its QP is not attached to the
-     *         group and receives nothing); {@code false} after a refused send-only join or when
-     *         {@link MulticastOptions#sendOnly()} is off
+     * {@return whether this sender joined as a send-only full member (its QP is not attached to the
+     * group and receives nothing); {@code false} after a refused send-only join or when
+     * {@link MulticastOptions#sendOnly()} is off}
      */
     boolean isSendOnly();
 
-    /** @return the largest datagram payload: the port's active MTU */
+    /** {@return the largest datagram payload: the port's active MTU} */
     int maxDatagramSize();
 
-    /** @return the group's qkey from the join */
+    /** {@return the group's qkey from the join} */
     int qkey();
 
-    /** @return this sender's QP number (the {@link Datagram#sourceQpn()} receivers see) */
+    /** {@return this sender's QP number (the {@link Datagram#sourceQpn()} receivers see)} */
     int qpNumber();
 
     /**
@@ -55,6 +55,6 @@ public interface MulticastSender extends RdmaDisposable {
      */
     Mono<Void> send(Publisher<? extends ByteBuffer> datagrams);
 
-    /** @return completes when the group was left and everything freed */
+    /** {@return completes when the group was left and everything freed} */
     Mono<Void> onDispose();
 }

@@ -69,22 +69,24 @@ public final class PortCounters {
         return new PortCounters(device, port, values);
     }
 
-    /** @return the device */
+    /** {@return the device} */
     public String device() {
         return device;
     }
 
-    /** @return the port */
+    /** {@return the port} */
     public int port() {
         return port;
     }
 
-    /** @return every counter by name */
+    /** {@return every counter by name} */
     public Map<String, Long> asMap() {
         return values;
     }
 
     /**
+     * One counter.
+     *
      * @param name a counter name
      * @return its value, or -1 when the device does not export it
      */
@@ -93,6 +95,8 @@ public final class PortCounters {
     }
 
     /**
+     * The change since an earlier snapshot.
+     *
      * @param earlier a snapshot of the same port taken before this one
      * @return the change of every counter both snapshots have
      */

@@ -21,17 +21,17 @@ public class RdmaCmException extends RdmaException {
         this.status = status;
     }
 
-    /** @return the step that failed */
+    /** {@return the step that failed} */
     public Step step() {
         return step;
     }
 
-    /** @return the CM event that reported the failure, or {@code null} (timeouts, local errors) */
+    /** {@return the CM event that reported the failure, or {@code null} (timeouts, local errors)} */
     public CmEventType event() {
         return event;
     }
 
-    /** @return the event's status: a negative errno, or the reject reason for {@link Rejected} */
+    /** {@return the event's status: a negative errno, or the reject reason for {@link Rejected}} */
     public int status() {
         return status;
     }
@@ -118,12 +118,12 @@ public class RdmaCmException extends RdmaException {
             this.privateData = privateData == null ? new byte[0] : privateData.clone();
         }
 
-        /** @return the CM reject reason ({@link #CONSUMER_REJECT}, {@link #INVALID_SERVICE_ID}, ...) */
+        /** {@return the CM reject reason ({@link #CONSUMER_REJECT}, {@link #INVALID_SERVICE_ID}, ...)} */
         public int reason() {
             return status();
         }
 
-        /** @return the private data the server sent with the rejection (may be padded by the CM) */
+        /** {@return the private data the server sent with the rejection (may be padded by the CM)} */
         public byte[] privateData() {
             return privateData.clone();
         }
@@ -184,7 +184,7 @@ public class RdmaCmException extends RdmaException {
             this.wcStatus = wcStatus;
         }
 
-        /** @return the work completion status */
+        /** {@return the work completion status} */
         public rdmaflux.verbs.WcStatus wcStatus() {
             return wcStatus;
         }

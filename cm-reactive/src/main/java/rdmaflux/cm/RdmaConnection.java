@@ -52,19 +52,38 @@ public interface RdmaConnection extends RdmaDisposable {
         return Connection.connect(remote, options);
     }
 
-    /** @return this side's address */
+    /** {@return this side's address} */
     InetSocketAddress localAddress();
 
-    /** @return the peer's address */
+    /** {@return the peer's address} */
     InetSocketAddress remoteAddress();
 
-    /** @return the application private data the peer sent while connecting (without rdmaflux's header) */
+    /** {@return the application private data the peer sent while connecting (without rdmaflux's header)} */
     byte[] peerPrivateData();
 
-    /** @return the largest message the peer accepts */
+    /** {@return the largest message the peer accepts} */
     int maxMessageSize();
 
-    /** @return the current state, then every change */
+    /**
+     * RDMA reads and atomics this side keeps in flight, as the connection was established
+     * ({@link ConnectionOptions.Builder#initiatorDepth}, at most what the peer accepts); more are queued by
+     * the device.
+     *
+     * @return the QP's {@code max_rd_atomic}
+     * @throws IllegalStateException once the connection is closed
+     */
+    int initiatorDepth();
+
+    /**
+     * RDMA reads and atomics from the peer this side accepts in flight
+     * ({@link ConnectionOptions.Builder#responderResources}).
+     *
+     * @return the QP's {@code max_dest_rd_atomic}
+     * @throws IllegalStateException once the connection is closed
+     */
+    int responderResources();
+
+    /** {@return the current state, then every change} */
     Flux<ConnectionState> states();
 
     /**
@@ -166,6 +185,6 @@ public interface RdmaConnection extends RdmaDisposable {
     Mono<Long> fetchAndAdd(RemoteBuffer remote, long delta);
 
 
-    /** @return completes when the connection is closed and its resources are freed */
+    /** {@return completes when the connection is closed and its resources are freed} */
     Mono<Void> onDispose();
 }

@@ -48,16 +48,16 @@ public interface RdmaDatagramEndpoint extends RdmaDisposable {
         return DatagramEndpoint.bind(local, options);
     }
 
-    /** @return the bound address and port */
+    /** {@return the bound address and port} */
     InetSocketAddress localAddress();
 
-    /** @return this endpoint's QP number (the {@link Datagram#sourceQpn()} peers see) */
+    /** {@return this endpoint's QP number (the {@link Datagram#sourceQpn()} peers see)} */
     int qpNumber();
 
-    /** @return this endpoint's qkey ({@code RDMA_UDP_QKEY}, 0x01234567) */
+    /** {@return this endpoint's qkey ({@code RDMA_UDP_QKEY}, 0x01234567)} */
     int qkey();
 
-    /** @return the largest datagram payload: the port's active MTU */
+    /** {@return the largest datagram payload: the port's active MTU} */
     int maxDatagramSize();
 
     /**
@@ -109,6 +109,6 @@ public interface RdmaDatagramEndpoint extends RdmaDisposable {
      */
     Flux<Datagram> receive();
 
-    /** @return completes when everything is freed after {@link #dispose()} */
+    /** {@return completes when everything is freed after {@link #dispose()}} */
     Mono<Void> onDispose();
 }

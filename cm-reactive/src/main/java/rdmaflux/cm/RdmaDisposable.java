@@ -14,7 +14,7 @@ import reactor.core.publisher.Mono;
  */
 public interface RdmaDisposable extends Disposable {
 
-    /** @return completes when the handle is closed and its native resources are freed */
+    /** {@return completes when the handle is closed and its native resources are freed} */
     Mono<Void> onDispose();
 
     /**

@@ -12,22 +12,22 @@ import java.nio.ByteBuffer;
  * connection. Any access after release throws {@link IllegalStateException}.
  */
 public interface RdmaMessage {
-    /** @return the payload, valid until {@link #release()} */
+    /** {@return the payload, valid until {@link #release()}} */
     MemorySegment data();
 
-    /** @return the payload length in bytes */
+    /** {@return the payload length in bytes} */
     int length();
 
-    /** @return a read-only big-endian view of the payload, valid until {@link #release()} */
+    /** {@return a read-only big-endian view of the payload, valid until {@link #release()}} */
     ByteBuffer asByteBuffer();
 
-    /** @return a copy of the payload */
+    /** {@return a copy of the payload} */
     byte[] toByteArray();
 
-    /** @return whether this is the notification of the peer's RDMA write with immediate (no payload) */
+    /** {@return whether this is the notification of the peer's RDMA write with immediate (no payload)} */
     boolean isWriteNotification();
 
-    /** @return the immediate data of a write notification, 0 otherwise */
+    /** {@return the immediate data of a write notification, 0 otherwise} */
     int immediate();
 
     /** Returns the buffer to the connection (idempotent). */

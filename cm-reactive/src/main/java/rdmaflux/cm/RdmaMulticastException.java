@@ -25,17 +25,17 @@ public class RdmaMulticastException extends RdmaException {
         this.status = status;
     }
 
-    /** @return the group */
+    /** {@return the group} */
     public InetAddress group() {
         return group;
     }
 
-    /** @return the CM event that reported the failure, or {@code null} (timeouts) */
+    /** {@return the CM event that reported the failure, or {@code null} (timeouts)} */
     public CmEventType event() {
         return event;
     }
 
-    /** @return the event's status: a negative errno, or 0 */
+    /** {@return the event's status: a negative errno, or 0} */
     public int status() {
         return status;
     }

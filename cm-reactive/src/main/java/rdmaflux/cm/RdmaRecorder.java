@@ -44,19 +44,35 @@ public interface RdmaRecorder {
     default void stepDuration(Step step, long nanos) {
     }
 
-    /** @param delta +1 when a connection is established, -1 when it closes */
+    /**
+     * A connection was established or closed.
+     *
+     * @param delta +1 when a connection is established, -1 when it closes
+     */
     default void activeConnections(int delta) {
     }
 
-    /** @param type a connection manager event the loop read */
+    /**
+     * The CM loop read an event.
+     *
+     * @param type a connection manager event the loop read
+     */
     default void cmEvent(CmEventType type) {
     }
 
-    /** @param bytes payload of a message whose send completed */
+    /**
+     * A message was sent.
+     *
+     * @param bytes payload of a message whose send completed
+     */
     default void messageSent(int bytes) {
     }
 
-    /** @param bytes payload of a received message */
+    /**
+     * A message was received.
+     *
+     * @param bytes payload of a received message
+     */
     default void messageReceived(int bytes) {
     }
 
@@ -69,7 +85,11 @@ public interface RdmaRecorder {
     default void operationLatency(String operation, long nanos) {
     }
 
-    /** @param status a failed work completion's status */
+    /**
+     * A work completion failed.
+     *
+     * @param status a failed work completion's status
+     */
     default void completionError(WcStatus status) {
     }
 
@@ -77,27 +97,51 @@ public interface RdmaRecorder {
     default void creditWait() {
     }
 
-    /** @param completions how many completions one poll of a CQ returned (0 polls included) */
+    /**
+     * A CQ was polled.
+     *
+     * @param completions how many completions one poll of a CQ returned (0 polls included)
+     */
     default void pollBatch(int completions) {
     }
 
-    /** @param delta change in posted, not yet completed work requests */
+    /**
+     * Work requests were posted or completed.
+     *
+     * @param delta change in posted, not yet completed work requests
+     */
     default void outstanding(int delta) {
     }
 
-    /** @param delta +1 when a multicast group is joined, -1 when it is left */
+    /**
+     * A multicast group was joined or left.
+     *
+     * @param delta +1 when a multicast group is joined, -1 when it is left
+     */
     default void multicastGroups(int delta) {
     }
 
-    /** @param bytes payload of a datagram whose send completed */
+    /**
+     * A datagram was sent.
+     *
+     * @param bytes payload of a datagram whose send completed
+     */
     default void datagramSent(int bytes) {
     }
 
-    /** @param bytes payload of a received datagram */
+    /**
+     * A datagram was received.
+     *
+     * @param bytes payload of a received datagram
+     */
     default void datagramReceived(int bytes) {
     }
 
-    /** @param reason {@code overflow} (a subscriber's queue was full) or {@code error} (failed receive) */
+    /**
+     * {@code overflow} (a subscriber's queue was full) or {@code error} (failed receive).
+     *
+     * @param reason {@code overflow} (a subscriber's queue was full) or {@code error} (failed receive)
+     */
     default void datagramDropped(String reason) {
     }
 

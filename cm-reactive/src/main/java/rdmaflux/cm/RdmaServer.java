@@ -37,13 +37,13 @@ public interface RdmaServer extends RdmaDisposable {
         return Server.bind(address, options, filter);
     }
 
-    /** @return the bound address, with the port the system picked */
+    /** {@return the bound address, with the port the system picked} */
     InetSocketAddress address();
 
-    /** @return established connections, in order; one subscriber; completes when the server is disposed */
+    /** {@return established connections, in order; one subscriber; completes when the server is disposed} */
     Flux<RdmaConnection> connections();
 
 
-    /** @return completes when the server stopped listening */
+    /** {@return completes when the server stopped listening} */
     Mono<Void> onDispose();
 }

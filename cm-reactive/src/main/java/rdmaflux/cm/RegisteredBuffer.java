@@ -10,13 +10,15 @@ import rdmaflux.verbs.RemoteBuffer;
  * Closed with its connection at the latest.
  */
 public interface RegisteredBuffer extends AutoCloseable {
-    /** @return the memory (this view's range) */
+    /** {@return the memory (this view's range)} */
     MemorySegment segment();
 
-    /** @return the length of this view in bytes */
+    /** {@return the length of this view in bytes} */
     long length();
 
     /**
+     * What the peer needs to access this view.
+     *
      * @return the descriptor (address, length, rkey) of this view for the peer
      * @throws IllegalStateException when registered without remote access
      */

@@ -11,10 +11,14 @@ import rdmaflux.verbs.CmEventType;
 import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.PortSpace;
 
-/** The implementation of {@link RdmaServer}: a listening id on the shared CM loop. */
+/**
+ * The implementation of {@link RdmaServer}: a listening id on the CM loop of the options' loops.
+ * Threads: the CM loop owns the listener and {@code stopped}; the filter runs on the options' scheduler.
+ */
 final class Server implements RdmaServer {
     private final ConnectionOptions options;
     private final AcceptFilter filter;
+    private final Loops loops;
     private final CmEventLoop cm;
     private final Sinks.Many<RdmaConnection> accepted = Sinks.many().unicast().onBackpressureBuffer();
     private final Sinks.Empty<Void> disposed = Sinks.empty();
@@ -22,22 +26,24 @@ final class Server implements RdmaServer {
     private InetSocketAddress address;
     private boolean stopped;
 
-    private Server(ConnectionOptions options, AcceptFilter filter, CmEventLoop cm) {
+    private Server(ConnectionOptions options, AcceptFilter filter, Loops loops) {
         this.options = options;
         this.filter = filter;
-        this.cm = cm;
+        this.loops = loops;
+        this.cm = loops.cm();
     }
 
     static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter) {
         return Mono.<RdmaServer>create(sink -> {
-            CmEventLoop cm;
+            Server s;
             try {
-                cm = CmEventLoop.shared();
+                s = new Server(options, filter, (Loops) options.loops());
+                s.loops.track(s);
             } catch (RuntimeException e) {
                 sink.error(e);
                 return;
             }
-            Server s = new Server(options, filter, cm);
+            CmEventLoop cm = s.cm;
             cm.execute(() -> {
                 try {
                     s.listener = cm.channel().createId(PortSpace.TCP);
@@ -51,6 +57,7 @@ final class Server implements RdmaServer {
                     if (s.listener != null) {
                         s.listener.close();
                     }
+                    s.loops.untrack(s);
                     sink.error(e);
                 }
             });
@@ -86,7 +93,7 @@ final class Server implements RdmaServer {
             return;
         }
         try {
-            Connection.accept(request, hello, options, cm, new EstablishedSink());
+            ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink());
         } catch (RuntimeException ex) {
             EventLoop.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + ex.getMessage());
             reject(id, new byte[0]);
@@ -169,6 +176,7 @@ final class Server implements RdmaServer {
             listener.close();
             accepted.tryEmitComplete();
             disposed.tryEmitEmpty();
+            loops.untrack(this);
         });
     }
 

@@ -39,7 +39,7 @@ final class SharedGroup implements GroupJoin.Listener {
         this.join = new GroupJoin(key.group(), options, true, cm, completions, this);
     }
 
-    /** @return how many joins this process holds now (tests) */
+    /** {@return how many joins this process holds now (tests)} */
     static int activeJoins() {
         synchronized (GROUPS) {
             return GROUPS.size();

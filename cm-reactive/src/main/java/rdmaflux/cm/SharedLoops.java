@@ -5,7 +5,7 @@ import java.util.function.BiConsumer;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 
-/** The process-wide CM and completion loops every connection, server, endpoint and group runs on. */
+/** The CM loop and a completion loop of {@link RdmaLoops#shared()}, for endpoints and groups. */
 record SharedLoops(CmEventLoop cm, CompletionLoop completions) {
 
     /**
@@ -17,7 +17,8 @@ record SharedLoops(CmEventLoop cm, CompletionLoop completions) {
         return Mono.create(sink -> {
             SharedLoops loops;
             try {
-                loops = new SharedLoops(CmEventLoop.shared(), CompletionLoop.shared());
+                Loops shared = Loops.shared();
+                loops = new SharedLoops(shared.cm(), shared.nextCompletionLoop());
             } catch (RuntimeException e) {
                 sink.error(e);
                 return;

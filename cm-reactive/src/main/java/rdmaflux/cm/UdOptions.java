@@ -45,30 +45,30 @@ abstract class UdOptions {
     }
 
     /**
-     * @return receives kept posted: a subscriber that does not request holds at most this many
-     *         datagrams before the device starts dropping. Shared multicast joins use the first
-     *         subscriber's value.
+     * {@return receives kept posted: a subscriber that does not request holds at most this many
+     * datagrams before the device starts dropping. Shared multicast joins use the first
+     * subscriber's value.}
      */
     public int receiveBuffers() {
         return receiveBuffers;
     }
 
-    /** @return registered send buffers: datagrams in flight at most */
+    /** {@return registered send buffers: datagrams in flight at most} */
     public int sendBuffers() {
         return sendBuffers;
     }
 
-    /** @return how long address resolution may take */
+    /** {@return how long address resolution may take} */
     public Duration addressTimeout() {
         return addressTimeout;
     }
 
-    /** @return where user-visible signals are delivered */
+    /** {@return where user-visible signals are delivered} */
     public Scheduler scheduler() {
         return scheduler;
     }
 
-    /** @return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default */
+    /** {@return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default} */
     public RdmaRecorder recorder() {
         return recorder;
     }
@@ -101,31 +101,56 @@ abstract class UdOptions {
             return (B) this;
         }
 
-        /** @param n receives kept posted, 1 to 32768 @return this */
+        /**
+         * Sets the receives kept posted.
+         *
+         * @param n receives kept posted, 1 to 32768
+         * @return this
+         */
         public B receiveBuffers(int n) {
             receiveBuffers = n;
             return self();
         }
 
-        /** @param n send buffers, 1 to 32768 @return this */
+        /**
+         * Sets the send buffers.
+         *
+         * @param n send buffers, 1 to 32768
+         * @return this
+         */
         public B sendBuffers(int n) {
             sendBuffers = n;
             return self();
         }
 
-        /** @param t address resolution timeout @return this */
+        /**
+         * Sets the address resolution timeout.
+         *
+         * @param t address resolution timeout
+         * @return this
+         */
         public B addressTimeout(Duration t) {
             addressTimeout = t;
             return self();
         }
 
-        /** @param s where user-visible signals are delivered @return this */
+        /**
+         * Sets where user-visible signals are delivered.
+         *
+         * @param s where user-visible signals are delivered
+         * @return this
+         */
         public B scheduler(Scheduler s) {
             scheduler = s;
             return self();
         }
 
-        /** @param r the metrics recorder @return this */
+        /**
+         * Sets the metrics recorder.
+         *
+         * @param r the metrics recorder
+         * @return this
+         */
         public B recorder(RdmaRecorder r) {
             recorder = r;
             return self();

@@ -50,7 +50,7 @@ import rdmaflux.verbs.WorkCompletions;
  * The native objects are created through a CM id's context, so closing that id frees them; the owner
  * does that after {@link #shutdown} has run.
  */
-final class UdQueue implements CompletionLoop.Handler {
+final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     /** {@code RDMA_UDP_QKEY} of rdma_cma.h: the qkey the CM uses for the UDP port space. */
     static final int RDMA_UDP_QKEY = 0x01234567;
     private static final long RECV_TAG = 1L << 62;
@@ -73,9 +73,8 @@ final class UdQueue implements CompletionLoop.Handler {
     private final Arena arena = Arena.ofShared();
     final ProtectionDomain pd;
     private final CompletionChannel channel;
-    private final CompletionQueue cq;
+    private final CqDrain drain;
     final QueuePair qp;
-    private final WorkCompletions wc = new WorkCompletions(32);
 
     // Receive side: completion loop only, except the atomics and the inbox list.
     private final int receiveBuffers;
@@ -91,7 +90,6 @@ final class UdQueue implements CompletionLoop.Handler {
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong receiveErrors = new AtomicLong();
     private boolean registered;
-    private boolean draining;
     private volatile boolean tornDown;
 
     // Send side: guarded by this.
@@ -127,7 +125,9 @@ final class UdQueue implements CompletionLoop.Handler {
             this.maxPayload = ctx.queryPort(port).activeMtu().bytes();
             this.pd = ctx.allocateProtectionDomain();
             this.channel = ctx.createCompletionChannel();
-            this.cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, channel, 0);
+            CompletionQueue cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, channel,
+                    loop.completionVector(ctx.completionVectorCount()));
+            this.drain = new CqDrain(cq, this, 0);
             this.qp = factory.create(pd, QpInitAttributes.builder(QpType.UD).completionQueue(cq)
                     .depth(Math.max(1, sendBuffers), Math.max(1, receiveBuffers)).sge(1, 1).build());
             this.slotSize = (maxPayload + Datagram.GRH_BYTES + 63) & ~63;
@@ -157,7 +157,7 @@ final class UdQueue implements CompletionLoop.Handler {
         }
     }
 
-    /** @return the largest datagram payload: the port's active MTU (the GRH takes no payload room) */
+    /** {@return the largest datagram payload: the port's active MTU (the GRH takes no payload room)} */
     int maxPayload() {
         return maxPayload;
     }
@@ -170,7 +170,7 @@ final class UdQueue implements CompletionLoop.Handler {
         return port;
     }
 
-    /** @return receives posted right now (tests) */
+    /** {@return receives posted right now (tests)} */
     int postedReceives() {
         return posted;
     }
@@ -196,8 +196,8 @@ final class UdQueue implements CompletionLoop.Handler {
             }
             loop.register(channel, this);
             registered = true;
-            cq.requestNotification(false);
-            drain();
+            drain.start();
+            replenish();
         });
     }
 
@@ -222,7 +222,7 @@ final class UdQueue implements CompletionLoop.Handler {
     void creditReturned() {
         undelivered.decrementAndGet();
         if (loop.inLoop()) {
-            if (!draining && !tornDown) {
+            if (!drain.draining() && !tornDown) {
                 replenish(); // e.g. a closing inbox gave its datagrams back
             }
             return; // inside drain(), which replenishes before it returns
@@ -272,33 +272,12 @@ final class UdQueue implements CompletionLoop.Handler {
         if (tornDown) {
             return;
         }
-        draining = true;
-        try {
-            pollAll();
-            // Re-arm, then poll once more: a completion between the last poll and the arming would wait otherwise.
-            cq.requestNotification(false);
-            while (pollAll() > 0) {
-                cq.requestNotification(false);
-            }
-        } finally {
-            draining = false;
-        }
+        drain.drain();
         replenish();
     }
 
-    private int pollAll() {
-        int total = 0;
-        int n;
-        while ((n = cq.poll(wc)) > 0) {
-            total += n;
-            for (int i = 0; i < n; i++) {
-                complete(i);
-            }
-        }
-        return total;
-    }
-
-    private void complete(int i) {
+    @Override
+    public void complete(WorkCompletions wc, int i) {
         long wrId = wc.wrId(i);
         if ((wrId & RECV_TAG) != 0) {
             int slot = (int) (wrId & ~RECV_TAG);
@@ -320,7 +299,7 @@ final class UdQueue implements CompletionLoop.Handler {
             deliver(d);
             return;
         }
-        sendCompleted((int) wrId, wc.isSuccess(i) ? null : sendError(i));
+        sendCompleted((int) wrId, wc.isSuccess(i) ? null : sendError(wc, i));
     }
 
     private void deliver(Datagram d) {
@@ -354,7 +333,7 @@ final class UdQueue implements CompletionLoop.Handler {
             return state.get() != CLOSED && sink.tryEmitNext(d).isSuccess();
         }
 
-        /** @return the datagrams; one subscriber */
+        /** {@return the datagrams; one subscriber} */
         Flux<Datagram> flux() {
             return Flux.defer(() -> {
                 if (!state.compareAndSet(FRESH, SUBSCRIBED)) {
@@ -467,7 +446,7 @@ final class UdQueue implements CompletionLoop.Handler {
         }
     }
 
-    private Throwable sendError(int i) {
+    private Throwable sendError(WorkCompletions wc, int i) {
         WcStatus status = wc.status(i);
         if (status == WcStatus.WR_FLUSH_ERR) {
             return closedError();
@@ -500,14 +479,7 @@ final class UdQueue implements CompletionLoop.Handler {
         markClosed(cause);
         loop.execute(() -> {
             if (registered) {
-                draining = true;
-                try {
-                    pollAll();
-                } catch (RuntimeException e) {
-                    EventLoop.LOG.log(Level.DEBUG, "final drain failed", e);
-                } finally {
-                    draining = false;
-                }
+                drain.finalDrain();
                 loop.unregister(this);
                 registered = false;
             }

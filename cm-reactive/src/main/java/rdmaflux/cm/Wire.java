@@ -36,7 +36,7 @@ final class Wire {
         return b.array();
     }
 
-    /** @return the peer's hello, or {@code null} when the private data is not ours (e.g. rping) */
+    /** {@return the peer's hello, or {@code null} when the private data is not ours (e.g. rping)} */
     static Hello parse(byte[] privateData) {
         if (privateData.length < HEADER) {
             return null;

@@ -46,6 +46,10 @@ class ConnectionOptionsTest {
         assertSame(RdmaRecorder.NOOP, o.recorder());
         assertEquals(0, o.privateData().length);
         assertEquals(Duration.ofMillis(1), o.busyPoll());
+        assertEquals(ConnectionOptions.DEVICE_MAXIMUM, o.initiatorDepth());
+        assertEquals(ConnectionOptions.DEVICE_MAXIMUM, o.responderResources());
+        assertEquals(ConnectionOptions.DEVICE_DEFAULT, o.ackTimeout());
+        assertEquals(ConnectionOptions.DEVICE_DEFAULT, o.typeOfService());
     }
 
     @Test
@@ -86,6 +90,7 @@ class ConnectionOptionsTest {
                 .retryCount(3).rnrRetryCount(1).privateData(new byte[] {1, 2}).protocol(Protocol.RAW)
                 .busyPoll(Duration.ofMillis(5)).scheduler(Schedulers.immediate()).recorder(recorder)
                 .timeout(Step.ROUTE, Duration.ofMillis(700))
+                .initiatorDepth(3).responderResources(5).ackTimeout(14).typeOfService(0x20)
                 .build();
         ConnectionOptions copy = o.toBuilder().build();
         Builder b = o.toBuilder();
@@ -107,6 +112,10 @@ class ConnectionOptionsTest {
             assertSame(recorder, c.recorder());
             assertEquals(Duration.ofMillis(700), c.timeout(Step.ROUTE));
             assertEquals(Duration.ofSeconds(2), c.timeout(Step.ADDRESS));
+            assertEquals(3, c.initiatorDepth());
+            assertEquals(5, c.responderResources());
+            assertEquals(14, c.ackTimeout());
+            assertEquals(0x20, c.typeOfService());
         }
     }
 
@@ -137,6 +146,14 @@ class ConnectionOptionsTest {
                 invalid("retry -1", b -> b.retryCount(-1)),
                 invalid("rnr retry 8", b -> b.rnrRetryCount(8)),
                 invalid("rnr retry -1", b -> b.rnrRetryCount(-1)),
+                invalid("initiator depth 255 (rdma_cm's own maximum marker)", b -> b.initiatorDepth(255)),
+                invalid("initiator depth -2", b -> b.initiatorDepth(-2)),
+                invalid("responder resources 255", b -> b.responderResources(255)),
+                invalid("responder resources -2", b -> b.responderResources(-2)),
+                invalid("ack timeout 32", b -> b.ackTimeout(32)),
+                invalid("ack timeout -2", b -> b.ackTimeout(-2)),
+                invalid("type of service 256", b -> b.typeOfService(256)),
+                invalid("type of service -2", b -> b.typeOfService(-2)),
                 invalid("45 bytes private data with CREDITS", b -> b.privateData(new byte[45])),
                 invalid("57 bytes private data with RAW", b -> b.protocol(Protocol.RAW).privateData(new byte[57])),
                 invalid("56 bytes fit RAW but not CREDITS",
@@ -160,6 +177,10 @@ class ConnectionOptionsTest {
                 invalid("32767 receive buffers", b -> b.receiveBuffers(0x7FFF)),
                 invalid("no inline data", b -> b.maxInlineData(0)),
                 invalid("retry 0", b -> b.retryCount(0).rnrRetryCount(0)),
+                invalid("no reads in flight", b -> b.initiatorDepth(0).responderResources(0)),
+                invalid("254 reads in flight", b -> b.initiatorDepth(254).responderResources(254)),
+                invalid("ack timeout 0 (infinite) and 31", b -> b.ackTimeout(0).ackTimeout(31)),
+                invalid("type of service 0 and 255", b -> b.typeOfService(0).typeOfService(255)),
                 invalid("44 bytes private data with CREDITS", b -> b.privateData(new byte[44])),
                 invalid("56 bytes private data with RAW", b -> b.protocol(Protocol.RAW).privateData(new byte[56])));
     }

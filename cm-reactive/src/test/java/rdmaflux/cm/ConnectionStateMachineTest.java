@@ -91,18 +91,77 @@ class ConnectionStateMachineTest {
         time.dispose();
     }
 
-    private ConnectionStateMachine machine(Role role) {
+    private Sm machine(Role role) {
         return machine(role, TIMEOUTS);
     }
 
-    private ConnectionStateMachine machine(Role role, Map<Step, Duration> timeouts) {
-        return new ConnectionStateMachine(role, timeouts, time, Runnable::run,
-                (from, to) -> transitions.add(new Transition(from, to)));
+    private Sm machine(Role role, Map<Step, Duration> timeouts) {
+        return new Sm(role, timeouts, Runnable::run);
+    }
+
+    /**
+     * Drives the machine the way Connection does: performs nothing, but records every transition an
+     * input returned and hands step timers to {@code loop}, which calls {@link #onTimeout} later.
+     */
+    private final class Sm {
+        final ConnectionStateMachine machine;
+        final List<ConnectionStateMachine.Transition> returned = new ArrayList<>();
+
+        Sm(Role role, Map<Step, Duration> timeouts, java.util.concurrent.Executor loop) {
+            Sm self = this;
+            this.machine = new ConnectionStateMachine(role, timeouts,
+                    (task, nanos) -> time.schedule(task, nanos, java.util.concurrent.TimeUnit.NANOSECONDS),
+                    step -> loop.execute(() -> self.onTimeout(step)));
+        }
+
+        private ConnectionState record(ConnectionStateMachine.Transition t) {
+            returned.add(t);
+            if (t.changed()) {
+                transitions.add(new Transition(t.from(), t.to()));
+            }
+            return t.to();
+        }
+
+        ConnectionState state() {
+            return machine.state();
+        }
+
+        reactor.core.publisher.Flux<ConnectionState> states() {
+            return machine.states();
+        }
+
+        ConnectionState start() {
+            return record(machine.start());
+        }
+
+        ConnectionState onEvent(CmEventType type, int status, byte[] data) {
+            return record(machine.onEvent(type, status, data));
+        }
+
+        ConnectionState onTimeout(Step step) {
+            return record(machine.onTimeout(step));
+        }
+
+        ConnectionState close() {
+            return record(machine.close());
+        }
+
+        ConnectionState teardownComplete() {
+            return record(machine.teardownComplete());
+        }
+
+        ConnectionState fail(Throwable cause) {
+            return record(machine.fail(cause));
+        }
+
+        ConnectionStateMachine.Transition last() {
+            return returned.getLast();
+        }
     }
 
     /** A fresh machine driven into {@code l} at virtual time 0, with the transition log cleared. */
-    private ConnectionStateMachine at(Live l) {
-        ConnectionStateMachine sm = machine(l == Live.ACCEPTING ? Role.SERVER : Role.CLIENT);
+    private Sm at(Live l) {
+        Sm sm = machine(l == Live.ACCEPTING ? Role.SERVER : Role.CLIENT);
         switch (l) {
             case IDLE -> { }
             case ACCEPTING -> sm.start();
@@ -179,7 +238,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void clientHappyPathWithRemoteDisconnect() {
-        ConnectionStateMachine sm = machine(Role.CLIENT);
+        Sm sm = machine(Role.CLIENT);
         assertEquals(ConnectionState.IDLE, sm.state());
         assertEquals(ConnectionState.RESOLVING_ADDRESS, sm.start());
         assertEquals(ConnectionState.RESOLVING_ROUTE, sm.onEvent(CmEventType.ADDR_RESOLVED, 0, NONE));
@@ -199,7 +258,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void localCloseOfEstablishedWaitsForDisconnected() {
-        ConnectionStateMachine sm = at(Live.ESTABLISHED);
+        Sm sm = at(Live.ESTABLISHED);
         assertEquals(new Disconnecting(false), sm.close());
         assertEquals(new Closed(false), sm.onEvent(CmEventType.DISCONNECTED, 0, NONE));
         assertEquals(List.of(
@@ -210,7 +269,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(value = Live.class, names = {"DISCONNECTING_REMOTE", "DISCONNECTING_LOCAL"})
     void timewaitExitWhileDisconnectingCloses(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         boolean remote = ((Disconnecting) l.state).remote();
         assertEquals(new Closed(remote), sm.onEvent(CmEventType.TIMEWAIT_EXIT, 0, NONE));
         assertEquals(List.of(new Transition(l.state, new Closed(remote))), transitions);
@@ -218,7 +277,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void serverPathAcceptsThenEstablishes() {
-        ConnectionStateMachine sm = machine(Role.SERVER);
+        Sm sm = machine(Role.SERVER);
         assertEquals(ConnectionState.ACCEPTING, sm.start());
         assertEquals(ConnectionState.ESTABLISHED, sm.onEvent(CmEventType.ESTABLISHED, 0, NONE));
         assertEquals(new Disconnecting(true), sm.onEvent(CmEventType.DISCONNECTED, 0, NONE));
@@ -233,7 +292,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(Live.class)
     void closeCancelsSetupDisconnectsEstablishedAndIsIdempotentWhileDisconnecting(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         ConnectionState expected = switch (l) {
             case ESTABLISHED -> new Disconnecting(false);
             case DISCONNECTING_LOCAL, DISCONNECTING_REMOTE -> l.state;
@@ -247,7 +306,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(Live.class)
     void teardownCompleteOnlyClosesADisconnectingConnection(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         ConnectionState expected = l.state instanceof Disconnecting d ? new Closed(d.remote()) : l.state;
         assertEquals(expected, sm.teardownComplete());
         assertEquals(expected.equals(l.state) ? List.of() : List.of(new Transition(l.state, expected)), transitions);
@@ -258,7 +317,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest(name = "{1} in {0}")
     @MethodSource("liveStatesTimesEvents")
     void everyEventInEveryLiveStateMatchesTheTable(Live l, CmEventType e) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         int status = statusFor(e);
         ConnectionState returned = sm.onEvent(e, status, NONE);
         assertSame(sm.state(), returned);
@@ -288,7 +347,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(Live.class)
     void addrChangeIsIgnoredAndDoesNotRestartTheStepTimer(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         Duration half = l.timeout == null ? Duration.ofSeconds(1) : l.timeout.dividedBy(2);
         time.advanceTimeBy(half);
         ConnectionState before = sm.state();
@@ -307,7 +366,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(Live.class)
     void deviceRemovalFailsEveryLiveStateWithItsStepAndStatus(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.DEVICE_REMOVAL, -19, NONE));
         RdmaCmException.DeviceRemoved ex = assertInstanceOf(RdmaCmException.DeviceRemoved.class, f.cause());
         assertEquals(l.failedStep(), f.step());
@@ -318,7 +377,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void addressErrorCarriesStepStatusAndErrnoName() {
-        ConnectionStateMachine sm = at(Live.RESOLVING_ADDRESS);
+        Sm sm = at(Live.RESOLVING_ADDRESS);
         Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.ADDR_ERROR, ETIMEDOUT, NONE));
         RdmaCmException.AddressError ex = assertInstanceOf(RdmaCmException.AddressError.class, f.cause());
         assertEquals(Step.ADDRESS, f.step());
@@ -329,7 +388,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void routeErrorFailsTheRouteStep() {
-        ConnectionStateMachine sm = at(Live.RESOLVING_ROUTE);
+        Sm sm = at(Live.RESOLVING_ROUTE);
         Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.ROUTE_ERROR, -113, NONE));
         RdmaCmException.RouteError ex = assertInstanceOf(RdmaCmException.RouteError.class, f.cause());
         assertEquals(Step.ROUTE, ex.step());
@@ -339,7 +398,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(value = Live.class, names = {"CONNECTING", "ACCEPTING"})
     void rejectionKeepsReasonAndACopyOfThePrivateData(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         byte[] data = {1, 2, 3};
         Failed f = assertInstanceOf(Failed.class,
                 sm.onEvent(CmEventType.REJECTED, RdmaCmException.Rejected.INVALID_SERVICE_ID, data));
@@ -354,7 +413,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(value = CmEventType.class, names = {"CONNECT_ERROR", "UNREACHABLE", "DISCONNECTED"})
     void connectFailuresFailTheConnectStep(CmEventType e) {
-        ConnectionStateMachine sm = at(Live.CONNECTING);
+        Sm sm = at(Live.CONNECTING);
         Failed f = assertInstanceOf(Failed.class, sm.onEvent(e, ETIMEDOUT, NONE));
         RdmaCmException ex = assertInstanceOf(RdmaCmException.class, f.cause());
         assertEquals(Step.CONNECT, ex.step());
@@ -368,7 +427,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void timewaitExitWhileEstablishedIsIllegal() {
-        ConnectionStateMachine sm = at(Live.ESTABLISHED);
+        Sm sm = at(Live.ESTABLISHED);
         Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.TIMEWAIT_EXIT, 0, NONE));
         RdmaCmException.IllegalEvent ex = assertInstanceOf(RdmaCmException.IllegalEvent.class, f.cause());
         assertEquals(Step.TRANSFER, f.step());
@@ -377,7 +436,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void establishedWhileResolvingAddressIsIllegalAndNamesEventAndState() {
-        ConnectionStateMachine sm = at(Live.RESOLVING_ADDRESS);
+        Sm sm = at(Live.RESOLVING_ADDRESS);
         Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.ESTABLISHED, 0, NONE));
         RdmaCmException.IllegalEvent ex = assertInstanceOf(RdmaCmException.IllegalEvent.class, f.cause());
         assertEquals(Step.ADDRESS, f.step());
@@ -389,7 +448,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest(name = "{1} in {0}")
     @MethodSource("listenerAndMulticastEventsInLiveStates")
     void listenerAndMulticastEventsAreIllegalOnAConnection(Live l, CmEventType e) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         Failed f = assertInstanceOf(Failed.class, sm.onEvent(e, 0, NONE));
         RdmaCmException.IllegalEvent ex = assertInstanceOf(RdmaCmException.IllegalEvent.class, f.cause());
         assertEquals(e, ex.event());
@@ -406,8 +465,8 @@ class ConnectionStateMachineTest {
         CLOSED_REMOTE, CLOSED_CANCELLED, CLOSED_LOCAL, FAILED_EVENT, FAILED_TIMEOUT
     }
 
-    private ConnectionStateMachine terminal(Terminal t) {
-        ConnectionStateMachine sm;
+    private Sm terminal(Terminal t) {
+        Sm sm;
         switch (t) {
             case CLOSED_REMOTE -> {
                 sm = at(Live.DISCONNECTING_REMOTE);
@@ -443,7 +502,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest(name = "{1} in {0}")
     @MethodSource("terminalStatesTimesEvents")
     void lateEventsInTerminalStatesAreAbsorbed(Terminal t, CmEventType e) {
-        ConnectionStateMachine sm = terminal(t);
+        Sm sm = terminal(t);
         ConnectionState end = sm.state();
         assertSame(end, sm.onEvent(e, statusFor(e), NONE));
         assertSame(end, sm.state());
@@ -453,7 +512,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(Terminal.class)
     void terminalStatesIgnoreEveryCommand(Terminal t) {
-        ConnectionStateMachine sm = terminal(t);
+        Sm sm = terminal(t);
         ConnectionState end = sm.state();
         assertSame(end, sm.close());
         assertSame(end, sm.teardownComplete());
@@ -474,7 +533,7 @@ class ConnectionStateMachineTest {
     @EnumSource(value = Live.class, names = {"RESOLVING_ADDRESS", "RESOLVING_ROUTE", "CONNECTING", "ACCEPTING",
             "DISCONNECTING_REMOTE", "DISCONNECTING_LOCAL"})
     void eachStepTimesOutAfterExactlyItsDuration(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         Step step = l.state.step();
         assertEquals(TIMEOUTS.get(step), l.timeout, "setup");
 
@@ -498,7 +557,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void clientTimersStartWithTheirStepAndDieWithIt() {
-        ConnectionStateMachine sm = machine(Role.CLIENT);
+        Sm sm = machine(Role.CLIENT);
         sm.start();
         time.advanceTimeBy(ADDRESS.dividedBy(2));
         sm.onEvent(CmEventType.ADDR_RESOLVED, 0, NONE);
@@ -514,7 +573,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void aStepEndingJustBeforeItsDeadlineLeavesTheNextStepItsFullTime() {
-        ConnectionStateMachine sm = machine(Role.CLIENT);
+        Sm sm = machine(Role.CLIENT);
         sm.start();
         time.advanceTimeBy(ADDRESS.minus(MS));
         sm.onEvent(CmEventType.ADDR_RESOLVED, 0, NONE);
@@ -536,7 +595,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void acceptTimerDoesNotFireIntoEstablished() {
-        ConnectionStateMachine sm = at(Live.ACCEPTING);
+        Sm sm = at(Live.ACCEPTING);
         time.advanceTimeBy(ACCEPT.dividedBy(2));
         sm.onEvent(CmEventType.ESTABLISHED, 0, NONE);
         time.advanceTimeBy(ACCEPT);
@@ -546,7 +605,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void cancelledConnectDoesNotTimeOutAfterwards() {
-        ConnectionStateMachine sm = at(Live.CONNECTING);
+        Sm sm = at(Live.CONNECTING);
         time.advanceTimeBy(CONNECT.dividedBy(2));
         sm.close();
         time.advanceTimeBy(CONNECT);
@@ -556,7 +615,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void localDisconnectCompletedInTimeDoesNotTimeOutAfterwards() {
-        ConnectionStateMachine sm = at(Live.DISCONNECTING_LOCAL);
+        Sm sm = at(Live.DISCONNECTING_LOCAL);
         time.advanceTimeBy(DISCONNECT.minus(MS));
         sm.onEvent(CmEventType.DISCONNECTED, 0, NONE);
         time.advanceTimeBy(LONG_AFTER);
@@ -566,7 +625,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void failureCancelsTheStepTimer() {
-        ConnectionStateMachine sm = at(Live.RESOLVING_ADDRESS);
+        Sm sm = at(Live.RESOLVING_ADDRESS);
         RuntimeException cause = new RuntimeException("native");
         sm.fail(cause);
         time.advanceTimeBy(LONG_AFTER);
@@ -578,7 +637,7 @@ class ConnectionStateMachineTest {
     @Test
     void timerForAnotherStepIsIgnored() {
         // The loop may run a timer task after its step ended; only the current step's timer counts.
-        ConnectionStateMachine sm = at(Live.RESOLVING_ROUTE);
+        Sm sm = at(Live.RESOLVING_ROUTE);
         assertEquals(ConnectionState.RESOLVING_ROUTE, sm.onTimeout(Step.ADDRESS));
         assertEquals(ConnectionState.RESOLVING_ROUTE, sm.onTimeout(Step.CONNECT));
         assertEquals(List.of(), transitions);
@@ -588,7 +647,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void stepsWithoutAConfiguredTimeoutNeverTimeOut() {
-        ConnectionStateMachine sm = machine(Role.CLIENT, Map.of(Step.ROUTE, ROUTE));
+        Sm sm = machine(Role.CLIENT, Map.of(Step.ROUTE, ROUTE));
         sm.start();
         time.advanceTimeBy(Duration.ofDays(1));
         assertEquals(ConnectionState.RESOLVING_ADDRESS, sm.state());
@@ -601,8 +660,7 @@ class ConnectionStateMachineTest {
     void timerFiresThroughTheLoopExecutor() {
         // Timers run on the scheduler's thread; the machine is single-threaded, so they must hop back.
         List<Runnable> queued = new ArrayList<>();
-        ConnectionStateMachine sm = new ConnectionStateMachine(Role.CLIENT, TIMEOUTS, time, queued::add,
-                (from, to) -> transitions.add(new Transition(from, to)));
+        Sm sm = new Sm(Role.CLIENT, TIMEOUTS, queued::add);
         sm.start();
         time.advanceTimeBy(ADDRESS);
         assertEquals(ConnectionState.RESOLVING_ADDRESS, sm.state());
@@ -615,8 +673,7 @@ class ConnectionStateMachineTest {
     void timerOfAnEndedStepIsCancelledNotJustIgnored() {
         // Otherwise every finished step leaves a task on the shared timer scheduler until its deadline.
         List<Runnable> queued = new ArrayList<>();
-        ConnectionStateMachine sm = new ConnectionStateMachine(Role.CLIENT, TIMEOUTS, time, queued::add,
-                (from, to) -> transitions.add(new Transition(from, to)));
+        Sm sm = new Sm(Role.CLIENT, TIMEOUTS, queued::add);
         sm.start();
         sm.onEvent(CmEventType.ADDR_RESOLVED, 0, NONE);
         sm.onEvent(CmEventType.ROUTE_RESOLVED, 0, NONE);
@@ -628,8 +685,7 @@ class ConnectionStateMachineTest {
     @Test
     void timerQueuedOnTheLoopAfterItsStepEndedIsIgnored() {
         List<Runnable> queued = new ArrayList<>();
-        ConnectionStateMachine sm = new ConnectionStateMachine(Role.CLIENT, TIMEOUTS, time, queued::add,
-                (from, to) -> transitions.add(new Transition(from, to)));
+        Sm sm = new Sm(Role.CLIENT, TIMEOUTS, queued::add);
         sm.start();
         time.advanceTimeBy(ADDRESS);
         // The event was ahead of the timer task in the loop's queue.
@@ -642,7 +698,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void statesReportsEveryTransitionAndCompletesAfterTheTerminalState() {
-        ConnectionStateMachine sm = machine(Role.CLIENT);
+        Sm sm = machine(Role.CLIENT);
         StepVerifier.create(sm.states())
                 .expectNext(ConnectionState.IDLE)
                 .then(sm::start)
@@ -663,7 +719,7 @@ class ConnectionStateMachineTest {
 
     @Test
     void statesReplaysTheLatestStateToALateSubscriber() {
-        ConnectionStateMachine sm = at(Live.RESOLVING_ROUTE);
+        Sm sm = at(Live.RESOLVING_ROUTE);
         StepVerifier.create(sm.states())
                 .expectNext(ConnectionState.RESOLVING_ROUTE)
                 .then(() -> sm.onEvent(CmEventType.ROUTE_RESOLVED, 0, NONE))
@@ -677,7 +733,7 @@ class ConnectionStateMachineTest {
     @Test
     void failedIsAValueNotAnError() {
         // Subscribers branch on the state; an onError would lose which step failed.
-        ConnectionStateMachine sm = at(Live.CONNECTING);
+        Sm sm = at(Live.CONNECTING);
         sm.onEvent(CmEventType.REJECTED, RdmaCmException.Rejected.CONSUMER_REJECT, NONE);
         StepVerifier.create(sm.states())
                 .assertNext(s -> assertInstanceOf(RdmaCmException.Rejected.class,
@@ -687,62 +743,89 @@ class ConnectionStateMachineTest {
     }
 
     @Test
-    void listenerCallingBackIntoTheMachineDoesNotReorderStates() {
-        // Connection's listener fails the machine when an action throws; that must come after the
-        // transition that triggered it, for every subscriber.
+    void aFailingEffectFedBackAsAnInputComesAfterItsTransitionForEverySubscriber() {
+        // Connection performs each returned effect and, when it throws, feeds fail(cause) back: the
+        // machine is never re-entered, and subscribers see the entered state before the failure.
+        Sm sm = machine(Role.SERVER);
         List<ConnectionState> seen = new ArrayList<>();
-        ConnectionStateMachine[] self = new ConnectionStateMachine[1];
-        self[0] = new ConnectionStateMachine(Role.SERVER, TIMEOUTS, time, Runnable::run, (from, to) -> {
-            if (to.equals(ConnectionState.ESTABLISHED)) {
-                self[0].close();
-            }
-        });
-        self[0].states().subscribe(seen::add);
-        self[0].start();
-        self[0].onEvent(CmEventType.ESTABLISHED, 0, NONE);
-        assertEquals(List.of(ConnectionState.IDLE, ConnectionState.ACCEPTING, ConnectionState.ESTABLISHED,
-                new Disconnecting(false)), seen);
-        assertEquals(new Disconnecting(false), self[0].state());
+        sm.states().subscribe(seen::add);
+        sm.start();
+        ConnectionStateMachine.Transition accept = sm.last();
+        assertEquals(ConnectionStateMachine.Effect.ACCEPT, accept.effect());
+        RuntimeException cause = new RuntimeException("rdma_accept failed");
+        Failed f = assertInstanceOf(Failed.class, sm.fail(cause));
+        assertEquals(ConnectionStateMachine.Effect.TEARDOWN, sm.last().effect());
+        assertSame(cause, f.cause());
+        assertEquals(Step.ACCEPT, f.step());
+        assertEquals(List.of(ConnectionState.IDLE, ConnectionState.ACCEPTING, f), seen);
     }
 
     @Test
     void anEstablishedConnectionHasNoTimeoutEvenIfOneIsConfigured() {
         java.util.Map<Step, Duration> withTransfer = new java.util.HashMap<>(TIMEOUTS);
         withTransfer.put(Step.TRANSFER, MS);
-        ConnectionStateMachine sm = new ConnectionStateMachine(Role.SERVER, withTransfer, time, Runnable::run,
-                (from, to) -> { });
+        Sm sm = new Sm(Role.SERVER, withTransfer, Runnable::run);
         sm.start();
         sm.onEvent(CmEventType.ESTABLISHED, 0, NONE);
         time.advanceTimeBy(LONG_AFTER);
         assertEquals(ConnectionState.ESTABLISHED, sm.state());
     }
 
-    @Test
-    void listenerHearsOfATransitionBeforeStateSubscribers() {
-        List<String> order = new ArrayList<>();
-        ConnectionStateMachine sm = new ConnectionStateMachine(Role.SERVER, TIMEOUTS, time, Runnable::run,
-                (from, to) -> order.add("listener " + to));
-        sm.states().subscribe(s -> order.add("subscriber " + s));
-        sm.start();
-        assertEquals(List.of("subscriber " + ConnectionState.IDLE, "listener " + ConnectionState.ACCEPTING,
-                "subscriber " + ConnectionState.ACCEPTING), order);
+    static Stream<Arguments> statesAndTheirEffects() {
+        return Stream.of(
+                Arguments.of(ConnectionState.IDLE, ConnectionStateMachine.Effect.NONE),
+                Arguments.of(ConnectionState.RESOLVING_ADDRESS, ConnectionStateMachine.Effect.RESOLVE_ADDRESS),
+                Arguments.of(ConnectionState.RESOLVING_ROUTE, ConnectionStateMachine.Effect.RESOLVE_ROUTE),
+                Arguments.of(ConnectionState.CONNECTING, ConnectionStateMachine.Effect.CONNECT),
+                Arguments.of(ConnectionState.ACCEPTING, ConnectionStateMachine.Effect.ACCEPT),
+                Arguments.of(ConnectionState.ESTABLISHED, ConnectionStateMachine.Effect.ESTABLISHED),
+                Arguments.of(new Disconnecting(false), ConnectionStateMachine.Effect.DISCONNECT),
+                Arguments.of(new Disconnecting(true), ConnectionStateMachine.Effect.ANSWER_DISCONNECT),
+                Arguments.of(new Closed(false), ConnectionStateMachine.Effect.TEARDOWN),
+                Arguments.of(new Closed(true), ConnectionStateMachine.Effect.TEARDOWN),
+                Arguments.of(new Failed(new RuntimeException(), Step.CONNECT), ConnectionStateMachine.Effect.TEARDOWN));
+    }
+
+    @ParameterizedTest
+    @MethodSource("statesAndTheirEffects")
+    void enteringAStateAsksForItsEffect(ConnectionState state, ConnectionStateMachine.Effect effect) {
+        assertEquals(effect, ConnectionStateMachine.Effect.of(state));
+    }
+
+    @ParameterizedTest(name = "{1} in {0}")
+    @MethodSource("liveStatesTimesEvents")
+    void everyReturnedTransitionCarriesTheEffectOfItsTargetOrNoneWhenNothingChanged(Live l, CmEventType e) {
+        Sm sm = at(l);
+        sm.onEvent(e, statusFor(e), NONE);
+        ConnectionStateMachine.Transition t = sm.last();
+        assertEquals(l.state, t.from());
+        assertSame(sm.state(), t.to());
+        if (t.to().equals(l.state)) {
+            assertEquals(ConnectionStateMachine.Effect.NONE, t.effect());
+        } else {
+            assertEquals(ConnectionStateMachine.Effect.of(t.to()), t.effect());
+        }
     }
 
     @Test
     void subscriberClosingFromOnNextSeesStatesInOrder() {
-        // A user reacting to ESTABLISHED by closing right away re-enters the machine from the sink.
-        ConnectionStateMachine sm = machine(Role.SERVER);
+        // A user reacting to ESTABLISHED by closing right away: dispose() hands the close to the loop
+        // (as Connection does), so it is applied after the transition has reached every subscriber.
+        Sm sm = machine(Role.SERVER);
+        List<Runnable> loop = new ArrayList<>();
         List<ConnectionState> closer = new ArrayList<>();
         List<ConnectionState> bystander = new ArrayList<>();
         sm.states().subscribe(s -> {
             closer.add(s);
             if (s.equals(ConnectionState.ESTABLISHED)) {
-                sm.close();
+                loop.add(sm::close);
             }
         });
         sm.states().subscribe(bystander::add);
         sm.start();
         sm.onEvent(CmEventType.ESTABLISHED, 0, NONE);
+        assertEquals(List.of(ConnectionState.IDLE, ConnectionState.ACCEPTING, ConnectionState.ESTABLISHED), bystander);
+        loop.forEach(Runnable::run);
         List<ConnectionState> expected = List.of(ConnectionState.IDLE, ConnectionState.ACCEPTING,
                 ConnectionState.ESTABLISHED, new Disconnecting(false));
         assertEquals(expected, closer);
@@ -753,7 +836,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(Role.class)
     void startTwiceThrows(Role role) {
-        ConnectionStateMachine sm = machine(role);
+        Sm sm = machine(role);
         ConnectionState first = sm.start();
         assertThrows(IllegalStateException.class, sm::start);
         assertSame(first, sm.state());
@@ -763,7 +846,7 @@ class ConnectionStateMachineTest {
     @ParameterizedTest
     @EnumSource(Live.class)
     void failRecordsTheCauseAndTheCurrentStep(Live l) {
-        ConnectionStateMachine sm = at(l);
+        Sm sm = at(l);
         IllegalStateException cause = new IllegalStateException("completion error");
         Failed f = assertInstanceOf(Failed.class, sm.fail(cause));
         assertSame(cause, f.cause());

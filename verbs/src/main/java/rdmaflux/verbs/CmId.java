@@ -24,11 +24,13 @@ public final class CmId extends NativeResource {
     private static final int RDMA_OPTION_ID = 0;
     private static final int RDMA_OPTION_ID_TOS = 0;
     private static final int RDMA_OPTION_ID_REUSEADDR = 1;
+    private static final int RDMA_OPTION_ID_ACK_TIMEOUT = 3;
 
     private final EventChannel channel;
     private final PortSpace portSpace;
     private volatile RdmaContext context;
     private volatile QueuePair qp;
+    private volatile Object attachment;
 
     CmId(EventChannel channel, MemorySegment id, PortSpace portSpace) {
         super(Rank.CM_ID, id.reinterpret(rdma_cm_id.sizeof()), channel);
@@ -318,6 +320,20 @@ public final class CmId extends NativeResource {
         setIntOption(RDMA_OPTION_ID_TOS, tos, 1);
     }
 
+    /**
+     * Sets the local ACK timeout of the id's RC QP ({@code RDMA_OPTION_ID_ACK_TIMEOUT}): a sent packet
+     * is retransmitted after 4.096 µs × 2<sup>exponent</sup> without an ACK. Call it before
+     * {@link #connect} (active side) or {@link #accept} (passive side).
+     *
+     * @param exponent 0..31 (0 = wait forever)
+     */
+    public void setAckTimeout(int exponent) {
+        if (exponent < 0 || exponent > 31) {
+            throw new IllegalArgumentException("the ACK timeout is a 5-bit exponent, 0..31: " + exponent);
+        }
+        setIntOption(RDMA_OPTION_ID_ACK_TIMEOUT, exponent, 1);
+    }
+
     private void setIntOption(int name, int value, int size) {
         MemorySegment id = acquire();
         try (Arena arena = Arena.ofConfined()) {
@@ -331,6 +347,22 @@ public final class CmId extends NativeResource {
         } finally {
             release();
         }
+    }
+
+    /**
+     * Attaches an object to this id, the Java side of {@code cm_id->context}: an event loop keeps the
+     * handler of the id's events here and finds it from {@link CmEvent#id()} (or
+     * {@link CmEvent#listenId()}) without a map of its own.
+     *
+     * @param value the object, or {@code null} to detach
+     */
+    public void attach(Object value) {
+        attachment = value;
+    }
+
+    /** {@return the object given to {@link #attach}, or {@code null}} */
+    public Object attachment() {
+        return attachment;
     }
 
     /** {@return the local address, or {@code null} before bind/resolve} */

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  */
 public abstract sealed class NativeResource implements AutoCloseable
-        permits RdmaContext, ProtectionDomain, MemoryRegion, CompletionChannel, CompletionQueue, QueuePair,
+        permits RdmaContext, XrcDomain, ProtectionDomain, MemoryRegion, CompletionChannel, CompletionQueue, QueuePair,
         SharedReceiveQueue, AddressHandle, EventChannel, CmId {
 
     /** Teardown order: lower ranks are destroyed first. */

@@ -3,8 +3,12 @@ package rdmaflux.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
+import rdmaflux.verbs.ffi.RdmaH;
+import rdmaflux.verbs.ffi.ibv_context;
 import rdmaflux.verbs.ffi.ibv_pd;
 import rdmaflux.verbs.ffi.ibv_qp_init_attr;
+import rdmaflux.verbs.ffi.ibv_qp_init_attr_ex;
+import rdmaflux.verbs.ffi.verbs_context;
 import rdmaflux.verbs.ffi.ibv_srq_init_attr;
 import rdmaflux.verbs.ffi.ibv_srq_attr;
 
@@ -84,6 +88,70 @@ public final class ProtectionDomain extends NativeResource {
         } finally {
             release();
         }
+    }
+
+    /**
+     * Creates a queue pair with {@code ibv_create_qp_ex} for the extended post API
+     * ({@link QueuePair#extendedSendQueue()}); it also takes the classic {@link QueuePair#postSend}.
+     *
+     * @param attributes type, completion queues and capacities
+     * @param sendOps the operations its extended send queue may post; not empty
+     * @return the QP, in state RESET
+     * @throws RdmaUnsupportedException (EOPNOTSUPP) when the device has no {@code create_qp_ex} or cannot do one
+     *     of {@code sendOps} on this QP type (e.g. RDMA WRITE on UD)
+     */
+    public QueuePair createExtendedQueuePair(QpInitAttributes attributes, java.util.Set<SendOp> sendOps) {
+        int ops = NativeConstant.mask(sendOps);
+        if (ops == 0) {
+            throw new IllegalArgumentException("name at least one SendOp");
+        }
+        MemorySegment pd = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment ctx = ibv_pd.context(pd);
+            MemorySegment fn = VerbsContextOps.op(ctx.reinterpret(ibv_context.sizeof()),
+                    verbs_context.create_qp_ex$offset());
+            if (fn.equals(MemorySegment.NULL)) {
+                throw new RdmaUnsupportedException("ibv_create_qp_ex", "the provider of " + context.deviceName()
+                        + " has no create_qp_ex");
+            }
+            MemorySegment init = ibv_qp_init_attr_ex.allocate(arena);
+            // ibv_qp_init_attr_ex begins with the fields of ibv_qp_init_attr, in the same places.
+            MemorySegment classic = init.asSlice(0, ibv_qp_init_attr.sizeof());
+            try (var leases = attributes.writeTo(classic)) {
+                ibv_qp_init_attr_ex.comp_mask(init, RdmaH.IBV_QP_INIT_ATTR_PD() | RdmaH.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
+                ibv_qp_init_attr_ex.pd(init, pd);
+                ibv_qp_init_attr_ex.send_ops_flags(init, ops);
+                MemorySegment qp = (MemorySegment) createQpEx(fn).invoke(ctx, init);
+                if (qp.equals(MemorySegment.NULL)) {
+                    int errno = Native.lastErrno();
+                    if (errno == Errno.EOPNOTSUPP) {
+                        throw new RdmaUnsupportedException("ibv_create_qp_ex", context.deviceName() + " cannot create a "
+                                + attributes.type() + " QP with " + sendOps);
+                    }
+                    throw RdmaException.of("ibv_create_qp_ex", errno == 0 ? Errno.ENOMEM : errno, null);
+                }
+                QueuePair created = new QueuePair(this, qp, attributes, classic, null);
+                created.attachExtended(ops);
+                return created;
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** The last verbs_context.create_qp_ex linked: every context of one provider has the same one. */
+    private static volatile LinkedFn createQpExFn;
+
+    private record LinkedFn(long address, Native.Fn fn) {
+    }
+
+    private static Native.Fn createQpEx(MemorySegment fn) {
+        LinkedFn f = createQpExFn;
+        if (f == null || f.address() != fn.address()) {
+            f = new LinkedFn(fn.address(), Native.fn("ibv_create_qp_ex", fn, verbs_context.create_qp_ex.descriptor()));
+            createQpExFn = f;
+        }
+        return f.fn();
     }
 
     /**

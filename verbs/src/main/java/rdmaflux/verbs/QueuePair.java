@@ -53,6 +53,8 @@ public final class QueuePair extends NativeResource {
     private final int maxInlineData;
     private final MemorySegment postSendFn;
     private final MemorySegment postRecvFn;
+    /** Set once by {@link ProtectionDomain#createExtendedQueuePair}, before the QP is handed out. */
+    private ExtendedSendQueue extended;
 
     /**
      * Wraps a created QP.
@@ -312,9 +314,49 @@ public final class QueuePair extends NativeResource {
         }
     }
 
+    /**
+     * Queries how many RDMA reads and atomics the QP keeps in flight ({@code max_rd_atomic}, as
+     * initiator) and accepts in flight from the peer ({@code max_dest_rd_atomic}, as responder): what
+     * the connection was established with.
+     *
+     * @return {@code {initiator depth, responder resources}}
+     */
+    public int[] readAtomicDepths() {
+        MemorySegment qp = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = ibv_qp_attr.allocate(arena);
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            Calls.IBV_QUERY_QP.callStatus(qp, a, MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC, init);
+            return new int[] {Byte.toUnsignedInt(ibv_qp_attr.max_rd_atomic(a)),
+                Byte.toUnsignedInt(ibv_qp_attr.max_dest_rd_atomic(a))};
+        } finally {
+            release();
+        }
+    }
+
     /** {@return the current state, as queried from the device} */
     public QpState state() {
         return query().state();
+    }
+
+    /**
+     * The extended post API ({@code ibv_wr_start} ... {@code ibv_wr_complete}) of a QP created with
+     * {@link ProtectionDomain#createExtendedQueuePair}. Both post paths may be used on such a QP, but
+     * not interleaved within one {@code start}/{@code complete}.
+     *
+     * @return the QP's one extended send queue
+     * @throws IllegalStateException for a QP made with {@link ProtectionDomain#createQueuePair}
+     */
+    public ExtendedSendQueue extendedSendQueue() {
+        if (extended == null) {
+            throw new IllegalStateException(this + " was not created with ProtectionDomain.createExtendedQueuePair:"
+                    + " it has no ibv_qp_ex");
+        }
+        return extended;
+    }
+
+    void attachExtended(int sendOps) {
+        extended = ExtendedSendQueue.of(this, handle, sendOps);
     }
 
     /**

@@ -402,6 +402,21 @@ public final class RdmaContext extends NativeResource {
     }
 
     /**
+     * Opens an XRC domain of its own ({@code ibv_open_xrcd} with no file, {@code O_CREAT}).
+     *
+     * @return the domain, closed with this context at the latest
+     * @throws RdmaUnsupportedException (EOPNOTSUPP) when the device has no XRC, as Soft-RoCE
+     */
+    public XrcDomain openXrcDomain() {
+        MemorySegment ctx = acquire();
+        try {
+            return XrcDomain.open(this, ctx);
+        } finally {
+            release();
+        }
+    }
+
+    /**
      * Creates a completion channel: a file descriptor that becomes readable when an armed CQ gets a
      * completion.
      *

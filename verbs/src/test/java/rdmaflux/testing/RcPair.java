@@ -1,5 +1,7 @@
 package rdmaflux.testing;
 
+import java.util.Set;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -14,6 +16,7 @@ import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.Rdma;
 import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.SendOp;
 
 /**
  * Two connected queue pairs of one type on one device, each with its own CQ (and channel) and a
@@ -46,12 +49,12 @@ public final class RcPair implements AutoCloseable {
         }
     }
 
-    private RcPair(QpType type, AccessFlags access, QpConnectOptions options) {
+    private RcPair(QpType type, AccessFlags access, QpConnectOptions options, Set<SendOp> sendOps) {
         context = Rdma.open(RdmaTestEnv.device());
         try {
             pd = context.allocateProtectionDomain();
-            a = side(type, access);
-            b = side(type, access);
+            a = side(type, access, sendOps);
+            b = side(type, access, sendOps);
             a.qp.connect(b.qp.localEndpoint(options, 0x111), 0x222, options);
             b.qp.connect(a.qp.localEndpoint(options, 0x222), 0x111, options);
         } catch (RuntimeException | Error e) {
@@ -62,7 +65,15 @@ public final class RcPair implements AutoCloseable {
 
     /** @return a connected RC pair whose buffers allow all remote access */
     public static RcPair open() {
-        return new RcPair(QpType.RC, AccessFlags.REMOTE_ALL, QpConnectOptions.DEFAULTS);
+        return new RcPair(QpType.RC, AccessFlags.REMOTE_ALL, QpConnectOptions.DEFAULTS, Set.of());
+    }
+
+    /**
+     * @param sendOps what the QPs' extended send queues may post
+     * @return a connected RC pair made with createExtendedQueuePair, buffers allowing all remote access
+     */
+    public static RcPair openExtended(Set<SendOp> sendOps) {
+        return new RcPair(QpType.RC, AccessFlags.REMOTE_ALL, QpConnectOptions.DEFAULTS, sendOps);
     }
 
     /**
@@ -72,14 +83,15 @@ public final class RcPair implements AutoCloseable {
      * @return a connected pair
      */
     public static RcPair open(QpType type, AccessFlags access, QpConnectOptions options) {
-        return new RcPair(type, access, options);
+        return new RcPair(type, access, options, Set.of());
     }
 
-    private Side side(QpType type, AccessFlags access) {
+    private Side side(QpType type, AccessFlags access, Set<SendOp> sendOps) {
         CompletionChannel ch = context.createCompletionChannel();
         CompletionQueue cq = context.createCompletionQueue(128, ch, 0);
-        QueuePair qp = pd.createQueuePair(QpInitAttributes.builder(type).completionQueue(cq).depth(64, 64)
-                .sge(2, 2).maxInlineData(64).build());
+        QpInitAttributes attrs = QpInitAttributes.builder(type).completionQueue(cq).depth(64, 64)
+                .sge(2, 2).maxInlineData(64).build();
+        QueuePair qp = sendOps.isEmpty() ? pd.createQueuePair(attrs) : pd.createExtendedQueuePair(attrs, sendOps);
         MemorySegment buf = arena.allocate(BUFFER, 4096);
         return new Side(ch, cq, qp, buf, pd.register(buf, access));
     }

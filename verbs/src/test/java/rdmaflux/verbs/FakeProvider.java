@@ -3,6 +3,7 @@ package rdmaflux.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 import rdmaflux.verbs.ffi.ibv_context;
 import rdmaflux.verbs.ffi.ibv_context_ops;
@@ -12,6 +13,7 @@ import rdmaflux.verbs.ffi.ibv_mr;
 import rdmaflux.verbs.ffi.ibv_pd;
 import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.ibv_qp_cap;
+import rdmaflux.verbs.ffi.ibv_qp_ex;
 import rdmaflux.verbs.ffi.ibv_qp_init_attr;
 
 /**
@@ -30,6 +32,8 @@ final class FakeProvider {
     final CompletionQueue cq;
     /** 4 KiB of real memory; its keys are made up, nothing ever reaches a device. */
     final MemoryRegion mr;
+    /** The QP's extended send queue over a fake {@code ibv_qp_ex} whose wr_* functions are the same no-op. */
+    final ExtendedSendQueue extended;
 
     FakeProvider(int maxSendSge, int maxReceiveSge) {
         Arena arena = Arena.ofAuto();
@@ -71,5 +75,11 @@ final class FakeProvider {
         QpInitAttributes attributes = QpInitAttributes.builder(QpType.RC).completionQueue(cq)
                 .depth(128, 512).sge(maxSendSge, maxReceiveSge).build();
         qp = new QueuePair(pd, qpMem, attributes, init, null);
+
+        MemorySegment qpx = ibv_qp_ex.allocate(arena);
+        for (long off = ibv_qp_ex.wr_atomic_cmp_swp$offset(); off < ibv_qp_ex.sizeof(); off += 8) {
+            qpx.set(ValueLayout.ADDRESS, off, noop);
+        }
+        extended = new ExtendedSendQueue(qp, qpx, -1);
     }
 }

@@ -63,6 +63,49 @@ class PostPathTest {
         assertEquals(0, polled[0]);
     }
 
+    @Test
+    void extendedPostingAllocatesNothing() {
+        FakeProvider fake = new FakeProvider(1, 1);
+        long[] ids = new long[1];
+        AllocationProbe.assertNoSteadyAllocation("10000 one-write batches through ibv_wr_*",
+                () -> ids[0] += extendedStream(fake, 10_000));
+        assertNotEquals(0, ids[0]);
+    }
+
+    @Test
+    void extendedBatchesReachTheProviderWithTheQpExAsFirstArgument() {
+        FakeProvider fake = new FakeProvider(1, 1);
+        ExtendedSendQueue sq = fake.extended;
+        sq.start();
+        sq.wrId(7).flags(SIGNALED).send().sge(fake.mr, 0, 8);
+        sq.wrId(8).flags(0).rdmaWrite(0x5678, 0x7f00_0000_0000L).sge(fake.mr, 8, 8);
+        sq.wrId(9).compareAndSwap(0x5678, 0x7f00_0000_0000L, 1, 2).sge(fake.mr, 16, 8);
+        sq.complete();
+        assertThrows(IllegalStateException.class, sq::complete, "no batch open any more");
+        assertThrows(IndexOutOfBoundsException.class, () -> {
+            sq.start();
+            try {
+                sq.send().sge(fake.mr, 4090, 8);
+            } finally {
+                sq.abort();
+            }
+        });
+    }
+
+    /** One RDMA WRITE per batch, as a bandwidth loop on the extended API posts it. */
+    static long extendedStream(FakeProvider fake, int n) {
+        ExtendedSendQueue sq = fake.extended;
+        long last = 0;
+        for (int i = 0; i < n; i++) {
+            sq.start();
+            sq.wrId(i + 1).flags((i + 1) % 100 == 0 ? SIGNALED : 0).rdmaWrite(0x5678, 0x7f00_0000_0000L)
+                    .sge(fake.mr, 0, 2);
+            sq.complete();
+            last = i + 1;
+        }
+        return last;
+    }
+
     /** The benchmark's per-message work: fill and post a send, repost a receive, poll. */
     private static long stream(FakeProvider fake, SendRequests s, ReceiveRequests r, WorkCompletions wc, int n) {
         long polled = 0;

@@ -12,6 +12,7 @@ import reactor.core.publisher.Flux;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaLoops;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.verbs.AccessFlags;
@@ -134,5 +135,29 @@ public final class ReactiveSnippets {
             return new OneSided(readBack, old, before);
         }
         // end::one-sided[]
+    }
+
+    /**
+     * docs/api.md: connections on loops of their own, with transport options, and the loops disposed.
+     *
+     * @param address an IP address of an RDMA interface
+     * @return the client's RDMA reads in flight, and whether disposing the loops closed it
+     */
+    public static List<Object> ownLoops(InetAddress address) {
+        // tag::loops[]
+        Duration timeout = Duration.ofSeconds(10);
+        RdmaLoops loops = RdmaLoops.create("myapp", 2);     // threads myapp-cm, myapp-completion-0 and -1
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
+                .loops(loops)
+                .initiatorDepth(16)   // RDMA reads/atomics in flight; the device's maximum by default
+                .ackTimeout(14)       // retransmit after 4.096 us x 2^14 = 67 ms without an ACK
+                .build();
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0), options, AcceptFilter.ACCEPT_ALL)
+                .block(timeout);
+        RdmaConnection client = RdmaConnection.connect(server.address(), options).block(timeout);
+        int depth = client.initiatorDepth();                 // 16: what the QP was established with
+        loops.disposeNow(timeout);                           // closes the client and the server, ends the threads
+        // end::loops[]
+        return List.of(depth, client.isDisposed() && server.isDisposed());
     }
 }

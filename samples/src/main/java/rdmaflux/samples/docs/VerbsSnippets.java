@@ -15,6 +15,7 @@ import rdmaflux.verbs.CompletionQueue;
 import rdmaflux.verbs.ConnectionParameters;
 import rdmaflux.verbs.DeviceAttributes;
 import rdmaflux.verbs.EventChannel;
+import rdmaflux.verbs.ExtendedSendQueue;
 import rdmaflux.verbs.GidEntry;
 import rdmaflux.verbs.GidType;
 import rdmaflux.verbs.MemoryRegion;
@@ -145,6 +146,24 @@ public final class VerbsSnippets {
             handler.handle(wc.wrId(i), wc.opcode(i), wc.byteLength(i));
         }
         // end::data-path[]
+    }
+
+    /**
+     * docs/verbs.md: an RDMA WRITE and a SEND with immediate data in one batch of the extended post API.
+     *
+     * @param qp a connected RC QP made by {@code ProtectionDomain.createExtendedQueuePair} with at least
+     *     {@code RDMA_WRITE} and {@code SEND_WITH_IMM}
+     * @param mr registered memory of at least 4 KiB + 8 bytes
+     * @param remote the peer's memory (remote write access); the peer has a receive posted
+     */
+    public static void extendedPost(QueuePair qp, MemoryRegion mr, RemoteBuffer remote) {
+        // tag::extended-post[]
+        ExtendedSendQueue sq = qp.extendedSendQueue();       // qp from pd.createExtendedQueuePair(attrs, ops)
+        sq.start();
+        sq.wrId(1).flags(SendFlag.mask(SendFlag.SIGNALED)).rdmaWrite(remote.rkey(), remote.address()).sge(mr, 0, 4096);
+        sq.wrId(2).flags(SendFlag.mask(SendFlag.SIGNALED)).sendWithImm(42).sge(mr, 4096, 8);
+        sq.complete();                                       // posts both, or throws and posts none
+        // end::extended-post[]
     }
 
     /**

@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -41,8 +42,10 @@ import rdmaflux.cm.RdmaMulticast;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.testing.Completions;
+import rdmaflux.testing.RcPair;
 import rdmaflux.testing.RdmaTestEnv;
 import rdmaflux.verbs.AccessFlags;
+import rdmaflux.verbs.SendOp;
 import rdmaflux.verbs.CmEvent;
 import rdmaflux.verbs.CmEventType;
 import rdmaflux.verbs.CompletionQueue;
@@ -88,6 +91,11 @@ class DocSnippetsIT {
     @Test
     void readmeEcho() {
         assertEquals("hello, RDMA", ReactiveSnippets.readme(address));
+    }
+
+    @Test
+    void apiOwnLoopsWithTransportOptionsAreDisposedWithTheirConnections() {
+        assertEquals(List.of(16, true), ReactiveSnippets.ownLoops(address));
     }
 
     @Test
@@ -180,6 +188,25 @@ class DocSnippetsIT {
             assertArrayEquals(mrA.segment().asSlice(0, 4096).toArray(ValueLayout.JAVA_BYTE),
                     mrB.segment().asSlice(0, 4096).toArray(ValueLayout.JAVA_BYTE));
             assertEquals(0, mrB.segment().get(ValueLayout.JAVA_BYTE, 4096), "nothing written past 4 KiB");
+        }
+    }
+
+    /** docs/verbs.md's extended-post batch: the write lands, the SEND with immediate 42 is received. */
+    @Test
+    void verbsExtendedPost() {
+        try (RcPair p = RcPair.openExtended(EnumSet.of(SendOp.RDMA_WRITE, SendOp.SEND_WITH_IMM))) {
+            ReceiveRequests recv = new ReceiveRequests(1, 1);
+            recv.set(0, 9).sge(0, 0, p.b.mr, 8192, 8);
+            p.b.qp.postReceive(recv, 1);
+            for (int i = 0; i < 4096; i++) {
+                p.a.buffer.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 3));
+            }
+            VerbsSnippets.extendedPost(p.a.qp, p.a.mr, p.b.mr.toRemoteBuffer());
+            assertEquals(1, Completions.awaitSuccess(p.a.cq, T).wrId(0));
+            assertEquals(2, Completions.awaitSuccess(p.a.cq, T).wrId(0));
+            assertEquals(42, Completions.awaitSuccess(p.b.cq, T).immediateData(0));
+            assertArrayEquals(p.a.buffer.asSlice(0, 4096).toArray(ValueLayout.JAVA_BYTE),
+                    p.b.buffer.asSlice(0, 4096).toArray(ValueLayout.JAVA_BYTE));
         }
     }
 

@@ -1580,6 +1580,24 @@ public class RdmaH extends RdmaH$shared {
     public static int IBV_ACCESS_RELAXED_ORDERING() {
         return IBV_ACCESS_RELAXED_ORDERING;
     }
+    private static final int IBV_XRCD_INIT_ATTR_FD = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_xrcd_init_attr_mask.IBV_XRCD_INIT_ATTR_FD = 1
+     * }
+     */
+    public static int IBV_XRCD_INIT_ATTR_FD() {
+        return IBV_XRCD_INIT_ATTR_FD;
+    }
+    private static final int IBV_XRCD_INIT_ATTR_OFLAGS = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_xrcd_init_attr_mask.IBV_XRCD_INIT_ATTR_OFLAGS = 2
+     * }
+     */
+    public static int IBV_XRCD_INIT_ATTR_OFLAGS() {
+        return IBV_XRCD_INIT_ATTR_OFLAGS;
+    }
     private static final int IBV_RATE_MAX = (int)0L;
     /**
      * {@snippet lang=c :
@@ -1903,6 +1921,177 @@ public class RdmaH extends RdmaH$shared {
      */
     public static int IBV_QPT_DRIVER() {
         return IBV_QPT_DRIVER;
+    }
+    private static final int IBV_QP_INIT_ATTR_PD = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_init_attr_mask.IBV_QP_INIT_ATTR_PD = 1
+     * }
+     */
+    public static int IBV_QP_INIT_ATTR_PD() {
+        return IBV_QP_INIT_ATTR_PD;
+    }
+    private static final int IBV_QP_INIT_ATTR_XRCD = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_init_attr_mask.IBV_QP_INIT_ATTR_XRCD = 2
+     * }
+     */
+    public static int IBV_QP_INIT_ATTR_XRCD() {
+        return IBV_QP_INIT_ATTR_XRCD;
+    }
+    private static final int IBV_QP_INIT_ATTR_CREATE_FLAGS = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_init_attr_mask.IBV_QP_INIT_ATTR_CREATE_FLAGS = 4
+     * }
+     */
+    public static int IBV_QP_INIT_ATTR_CREATE_FLAGS() {
+        return IBV_QP_INIT_ATTR_CREATE_FLAGS;
+    }
+    private static final int IBV_QP_INIT_ATTR_MAX_TSO_HEADER = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_init_attr_mask.IBV_QP_INIT_ATTR_MAX_TSO_HEADER = 8
+     * }
+     */
+    public static int IBV_QP_INIT_ATTR_MAX_TSO_HEADER() {
+        return IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
+    }
+    private static final int IBV_QP_INIT_ATTR_IND_TABLE = (int)16L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_init_attr_mask.IBV_QP_INIT_ATTR_IND_TABLE = 16
+     * }
+     */
+    public static int IBV_QP_INIT_ATTR_IND_TABLE() {
+        return IBV_QP_INIT_ATTR_IND_TABLE;
+    }
+    private static final int IBV_QP_INIT_ATTR_RX_HASH = (int)32L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_init_attr_mask.IBV_QP_INIT_ATTR_RX_HASH = 32
+     * }
+     */
+    public static int IBV_QP_INIT_ATTR_RX_HASH() {
+        return IBV_QP_INIT_ATTR_RX_HASH;
+    }
+    private static final int IBV_QP_INIT_ATTR_SEND_OPS_FLAGS = (int)64L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_init_attr_mask.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS = 64
+     * }
+     */
+    public static int IBV_QP_INIT_ATTR_SEND_OPS_FLAGS() {
+        return IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    }
+    private static final int IBV_QP_EX_WITH_RDMA_WRITE = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_RDMA_WRITE = 1
+     * }
+     */
+    public static int IBV_QP_EX_WITH_RDMA_WRITE() {
+        return IBV_QP_EX_WITH_RDMA_WRITE;
+    }
+    private static final int IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM = 2
+     * }
+     */
+    public static int IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM() {
+        return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+    }
+    private static final int IBV_QP_EX_WITH_SEND = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_SEND = 4
+     * }
+     */
+    public static int IBV_QP_EX_WITH_SEND() {
+        return IBV_QP_EX_WITH_SEND;
+    }
+    private static final int IBV_QP_EX_WITH_SEND_WITH_IMM = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_SEND_WITH_IMM = 8
+     * }
+     */
+    public static int IBV_QP_EX_WITH_SEND_WITH_IMM() {
+        return IBV_QP_EX_WITH_SEND_WITH_IMM;
+    }
+    private static final int IBV_QP_EX_WITH_RDMA_READ = (int)16L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_RDMA_READ = 16
+     * }
+     */
+    public static int IBV_QP_EX_WITH_RDMA_READ() {
+        return IBV_QP_EX_WITH_RDMA_READ;
+    }
+    private static final int IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP = (int)32L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP = 32
+     * }
+     */
+    public static int IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP() {
+        return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
+    }
+    private static final int IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD = (int)64L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD = 64
+     * }
+     */
+    public static int IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD() {
+        return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    }
+    private static final int IBV_QP_EX_WITH_LOCAL_INV = (int)128L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_LOCAL_INV = 128
+     * }
+     */
+    public static int IBV_QP_EX_WITH_LOCAL_INV() {
+        return IBV_QP_EX_WITH_LOCAL_INV;
+    }
+    private static final int IBV_QP_EX_WITH_BIND_MW = (int)256L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_BIND_MW = 256
+     * }
+     */
+    public static int IBV_QP_EX_WITH_BIND_MW() {
+        return IBV_QP_EX_WITH_BIND_MW;
+    }
+    private static final int IBV_QP_EX_WITH_SEND_WITH_INV = (int)512L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_SEND_WITH_INV = 512
+     * }
+     */
+    public static int IBV_QP_EX_WITH_SEND_WITH_INV() {
+        return IBV_QP_EX_WITH_SEND_WITH_INV;
+    }
+    private static final int IBV_QP_EX_WITH_TSO = (int)1024L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_TSO = 1024
+     * }
+     */
+    public static int IBV_QP_EX_WITH_TSO() {
+        return IBV_QP_EX_WITH_TSO;
+    }
+    private static final int IBV_QP_EX_WITH_ATOMIC_WRITE = (int)4096L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_qp_create_send_ops_flags.IBV_QP_EX_WITH_ATOMIC_WRITE = 4096
+     * }
+     */
+    public static int IBV_QP_EX_WITH_ATOMIC_WRITE() {
+        return IBV_QP_EX_WITH_ATOMIC_WRITE;
     }
     private static final int IBV_QP_STATE = (int)1L;
     /**
@@ -2362,6 +2551,66 @@ public class RdmaH extends RdmaH$shared {
      */
     public static int IBV_SEND_IP_CSUM() {
         return IBV_SEND_IP_CSUM;
+    }
+
+    private static class ibv_qp_to_qp_ex {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            RdmaH.C_POINTER,
+            RdmaH.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("ibv_qp_to_qp_ex");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+     * }
+     */
+    public static FunctionDescriptor ibv_qp_to_qp_ex$descriptor() {
+        return ibv_qp_to_qp_ex.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+     * }
+     */
+    public static MethodHandle ibv_qp_to_qp_ex$handle() {
+        return ibv_qp_to_qp_ex.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+     * }
+     */
+    public static MemorySegment ibv_qp_to_qp_ex$address() {
+        return ibv_qp_to_qp_ex.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+     * }
+     */
+    public static MemorySegment ibv_qp_to_qp_ex(MemorySegment qp) {
+        var mh$ = ibv_qp_to_qp_ex.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("ibv_qp_to_qp_ex", qp);
+            }
+            return (MemorySegment)mh$.invokeExact(qp);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
     }
     private static final int IBV_SYSFS_NAME_MAX = (int)64L;
     /**

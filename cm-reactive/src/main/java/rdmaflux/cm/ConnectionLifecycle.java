@@ -1,0 +1,399 @@
+package rdmaflux.cm;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
+import rdmaflux.cm.ConnectionState.Disconnecting;
+import rdmaflux.cm.ConnectionStateMachine.Role;
+import rdmaflux.cm.ConnectionStateMachine.Transition;
+import rdmaflux.verbs.CmEvent;
+import rdmaflux.verbs.CmEventType;
+import rdmaflux.verbs.CmId;
+import rdmaflux.verbs.ConnectionParameters;
+import rdmaflux.verbs.PortSpace;
+import rdmaflux.verbs.RdmaException;
+
+/**
+ * The lifecycle of one connection: the state machine's inputs, the CM actions its effects require, and
+ * the teardown order (the queue leaves its completion loop, then the id is destroyed). The public API is
+ * {@link Connection}, which hands data work to the {@link RcQueue}.
+ *
+ * <p>Threads: the CM loop owns the state machine and every field not marked otherwise; all inputs to
+ * the machine run there ({@link #run}), one at a time, never re-entered. The completion loop reports
+ * to it through {@link RcQueue.Owner} (hopping back to the CM loop). Application-visible signals hop to
+ * {@link ConnectionOptions#scheduler()}.
+ */
+final class ConnectionLifecycle implements RcQueue.Owner {
+    /** The public face handed to the application. */
+    final Connection api;
+    final Role role;
+    final ConnectionOptions options;
+    /** Set once before the connection is published, on the thread that creates it. */
+    private RdmaRecorder recorder;
+    private final Loops loops;
+    private final CmEventLoop cm;
+    private final CompletionLoop completions;
+    final ConnectionStateMachine machine;
+    private final boolean credits;
+    final Sinks.Empty<Void> disposed = Sinks.empty();
+
+    private MonoSink<RdmaConnection> connectSink;
+    /** Client: set by whichever comes first, handing the connect result over or the subscriber's cancel. */
+    private final AtomicBoolean settled = new AtomicBoolean();
+    /** Set on the CM loop before the connection is handed out. */
+    CmId id;
+    InetSocketAddress remote;
+    private long stepStarted;
+    /** Written on the CM loop before the connection is handed out; read by any thread after. */
+    volatile byte[] peerData = new byte[0];
+    volatile int peerBufferSize;
+    private int peerCredits;
+    /** Server: the connect request's transport parameters (from this side's point of view). */
+    private ConnectionParameters request;
+    /** The data path, from CONNECTING/ACCEPTING on; read by application threads. */
+    volatile RcQueue queue;
+    private boolean tornDown;
+    /** Why the connection ended; written on the CM and completion loops, read by the completion loop. */
+    private volatile Throwable failure;
+
+    private ConnectionLifecycle(Role role, ConnectionOptions options, Loops loops) {
+        this.role = role;
+        this.options = options;
+        this.recorder = options.recorder();
+        this.loops = loops;
+        this.cm = loops.cm();
+        this.completions = loops.nextCompletionLoop();
+        this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
+        this.machine = new ConnectionStateMachine(role, options.timeouts(), cm::schedule, this::onTimer);
+        this.api = new Connection(this, options); // last: it reads nothing else of this
+    }
+
+    /** A step timer fired on the CM loop. */
+    private void onTimer(Step step) {
+        run(machine.onTimeout(step));
+    }
+
+    // ---------------------------------------------------------------- setup
+
+    static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
+        return Mono.<RdmaConnection>create(sink -> {
+            ConnectionLifecycle c;
+            try {
+                c = new ConnectionLifecycle(Role.CLIENT, options, (Loops) options.loops());
+                c.loops.track(c.api);
+            } catch (RuntimeException e) {
+                sink.error(e);
+                return;
+            }
+            CmEventLoop cm = c.cm;
+            c.connectSink = sink;
+            c.remote = remote;
+            c.recorder = options.recorder().forPeer(remote);
+            sink.onCancel(() -> {
+                // Either the subscriber gets the connection or the cancel closes it, never neither: a
+                // cancel that raced the handshake's success used to leave an established, unowned
+                // connection (found by FaultsIT's random cancel points).
+                if (c.settled.compareAndSet(false, true)) {
+                    c.close();
+                }
+            });
+            cm.execute(() -> {
+                if (c.machine.state().isTerminal()) {
+                    return; // cancelled before it started: nothing was made
+                }
+                try {
+                    c.id = cm.channel().createId(PortSpace.TCP);
+                    cm.register(c.id, c::onCmEvent);
+                    if (options.typeOfService() != ConnectionOptions.DEVICE_DEFAULT) {
+                        c.id.setTypeOfService(options.typeOfService()); // before the route is resolved
+                    }
+                } catch (RuntimeException e) {
+                    c.run(c.machine.fail(e));
+                    return;
+                }
+                c.run(c.machine.start());
+            });
+        }).doOnDiscard(RdmaConnection.class, RdmaConnection::dispose); // delivered to nobody: close it
+    }
+
+    /**
+     * Server side: called on the CM loop with the id of a connect request that was accepted.
+     *
+     * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
+     */
+    static Connection accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
+                             MonoSink<RdmaConnection> established) {
+        ConnectionLifecycle c = new ConnectionLifecycle(Role.SERVER, options, loops);
+        c.id = request.id();
+        c.connectSink = established;
+        c.remote = request.id().peerAddress();
+        c.recorder = options.recorder().forPeer(c.remote);
+        c.request = request.connection();
+        c.applyHello(hello, request.privateData());
+        loops.track(c.api);
+        c.cm.register(c.id, c::onCmEvent);
+        c.run(c.machine.start());
+        return c.api;
+    }
+
+    private void applyHello(Wire.Hello hello, byte[] raw) {
+        if (credits) {
+            if (hello == null) {
+                throw new IllegalStateException("the peer is not an rdmaflux peer (no RFX1 header in its private "
+                        + "data): use ConnectionOptions.Protocol.RAW to talk to plain verbs applications");
+            }
+            peerData = hello.applicationData();
+            peerBufferSize = hello.bufferSize();
+            peerCredits = hello.credits();
+        } else {
+            peerData = raw;
+            peerBufferSize = options.bufferSize();
+        }
+    }
+
+    /**
+     * Ends the connect Mono (CM loop). The client's subscriber is told on the options' scheduler, and
+     * only if it did not cancel first ({@link #settled}); the server's sink is the server's own,
+     * non-blocking one.
+     */
+    private void settle(MonoSink<RdmaConnection> s, Throwable error) {
+        if (role == Role.SERVER) {
+            if (error == null) {
+                s.success(api);
+            } else {
+                s.error(error);
+            }
+            return;
+        }
+        options.scheduler().schedule(() -> {
+            if (!settled.compareAndSet(false, true)) {
+                return; // cancelled first; the cancel closes the connection
+            }
+            if (error == null) {
+                s.success(api);
+            } else {
+                s.error(error);
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------- the lifecycle (CM loop)
+
+    /** Every event for this connection's id. */
+    private void onCmEvent(CmEvent e) {
+        recorder.cmEvent(e.type());
+        if (e.type() == CmEventType.ESTABLISHED && role == Role.CLIENT && machine.state() == ConnectionState.CONNECTING) {
+            try {
+                applyHello(credits ? Wire.parse(e.privateData()) : null, e.privateData());
+            } catch (RuntimeException ex) {
+                run(machine.fail(ex));
+                return;
+            }
+        }
+        run(machine.onEvent(e.type(), e.status(), e.privateData()));
+    }
+
+    /**
+     * Performs what a transition requires. An effect that fails becomes the machine's next input, whose
+     * transition is performed in turn: the machine is never called from inside an effect.
+     */
+    private void run(Transition t) {
+        while (t.changed()) {
+            long now = System.nanoTime();
+            Step step = t.from().step();
+            if (step != null && step != Step.TRANSFER && !t.to().isTerminal()) {
+                recorder.stepDuration(step, now - stepStarted);
+            }
+            stepStarted = now;
+            try {
+                perform(t);
+                return;
+            } catch (RuntimeException ex) {
+                t = machine.fail(ex);
+            }
+        }
+    }
+
+    private void perform(Transition t) {
+        switch (t.effect()) {
+            case RESOLVE_ADDRESS -> {
+                try {
+                    id.resolveAddress(null, remote, options.timeout(Step.ADDRESS));
+                } catch (RdmaException e) {
+                    // rdma_resolve_addr fails at once (ENETUNREACH, EADDRNOTAVAIL, ...) when the kernel
+                    // already knows there is no route: the same failure as a later ADDR_ERROR event.
+                    throw stepError(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
+                }
+            }
+            case RESOLVE_ROUTE -> {
+                try {
+                    id.resolveRoute(options.timeout(Step.ROUTE));
+                } catch (RdmaException e) {
+                    throw stepError(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
+                }
+            }
+            case CONNECT -> {
+                ConnectionParameters p = TransportParameters.forConnect(options,
+                        TransportParameters.limits(id.context()), handshakeData());
+                queue = new RcQueue(id, options, recorder, completions, this);
+                setAckTimeout();
+                id.connect(p);
+            }
+            case ACCEPT -> {
+                ConnectionParameters p = TransportParameters.forAccept(options,
+                        TransportParameters.limits(id.context()), request, handshakeData());
+                queue = new RcQueue(id, options, recorder, completions, this);
+                setAckTimeout();
+                id.accept(p);
+            }
+            case ESTABLISHED -> established();
+            case DISCONNECT -> {
+                if (!queue.sendClose()) {
+                    id.disconnect();
+                }
+                // else: the CLOSE message's completion calls disconnect, so the peer reads it before DREQ.
+            }
+            case ANSWER_DISCONNECT -> {
+                queue.closeForSends();
+                try {
+                    id.disconnect(); // answers the peer's DREQ
+                } catch (RuntimeException e) {
+                    // The id may already be gone with the peer; teardown follows regardless.
+                }
+                teardown(null, t.from(), true);
+            }
+            case TEARDOWN -> teardown(t.to() instanceof ConnectionState.Failed f ? f.cause() : null, t.from(), false);
+            case NONE -> {
+            }
+        }
+    }
+
+    /**
+     * A CM call that failed synchronously, as the typed exception its error event would have produced
+     * (status = -errno, like an event's), so callers branch on one type whichever way it failed.
+     */
+    private static RdmaCmException stepError(Step step, CmEventType type, RdmaException cause) {
+        if (cause instanceof RdmaCmException typed) {
+            return typed;
+        }
+        RdmaCmException e = RdmaCmException.of(step, type, -cause.errno(), null);
+        e.addSuppressed(cause);
+        return e;
+    }
+
+    private byte[] handshakeData() {
+        return credits ? Wire.hello(options.receiveBuffers(), options.bufferSize(), options.privateData())
+                : options.privateData();
+    }
+
+    /** Before connect/accept, which move the QP to RTS with it. */
+    private void setAckTimeout() {
+        if (options.ackTimeout() != ConnectionOptions.DEVICE_DEFAULT) {
+            id.setAckTimeout(options.ackTimeout());
+        }
+    }
+
+    private void established() {
+        recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
+        recorder.activeConnections(1);
+        queue.start(peerCredits);
+        MonoSink<RdmaConnection> s = connectSink;
+        connectSink = null;
+        if (s != null) {
+            settle(s, null);
+        }
+    }
+
+    /**
+     * Frees everything, once: the queue leaves its completion loop first (final drain, operations
+     * failed, {@code receive()} ended), then {@link #release} destroys the id with everything made
+     * through it.
+     */
+    private void teardown(Throwable cause, ConnectionState from, boolean remoteClose) {
+        if (tornDown) {
+            return;
+        }
+        tornDown = true;
+        failure = cause;
+        boolean wasEstablished = from instanceof ConnectionState.Established || from instanceof Disconnecting;
+        if (wasEstablished) {
+            recorder.activeConnections(-1);
+        } else {
+            recorder.connectOutcome(role == Role.SERVER, cause == null ? RdmaRecorder.Outcome.CANCELLED
+                    : RdmaRecorder.Outcome.FAILURE, cause == null ? null : cause.getClass().getSimpleName());
+        }
+        MonoSink<RdmaConnection> s = connectSink;
+        connectSink = null;
+        if (s != null) {
+            // Closed before it was established without a failure: the subscriber cancelled (then
+            // settle() drops this) or the loops were disposed under it, which it must hear of.
+            settle(s, cause != null ? cause
+                    : new IllegalStateException("closed before it was established (its RdmaLoops were disposed)"));
+        }
+        RcQueue q = queue;
+        if (q == null) {
+            cm.execute(() -> release(cause));
+            return;
+        }
+        q.shutdown(cause, remoteClose, end -> {
+            if (end != null) {
+                failure = end;
+            }
+            cm.execute(() -> release(end));
+        });
+    }
+
+    /** Destroys the id, which destroys the QP and everything made through its context. */
+    private void release(Throwable end) {
+        RcQueue q = queue;
+        if (q != null) {
+            q.forgetOutstanding();
+        }
+        if (id != null) {
+            cm.unregister(id);
+            try {
+                id.close();
+            } catch (RuntimeException e) {
+                EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + id + " failed", e);
+            }
+        }
+        if (machine.state() instanceof Disconnecting) {
+            run(end != null ? machine.fail(end) : machine.teardownComplete());
+        }
+        disposed.tryEmitEmpty();
+        loops.untrack(api);
+    }
+
+    /** The application asked to close (any thread): the machine hears of it on the CM loop. */
+    void close() {
+        cm.execute(() -> run(machine.close()));
+    }
+
+    // ---------------------------------------------------------------- RcQueue.Owner (completion loop)
+
+    @Override
+    public void closeSent() {
+        cm.execute(() -> {
+            if (machine.state() instanceof Disconnecting) {
+                try {
+                    id.disconnect();
+                } catch (RuntimeException e) {
+                    run(machine.fail(e));
+                }
+            }
+        });
+    }
+
+    @Override
+    public void transferFailed(Throwable error) {
+        cm.execute(() -> run(machine.fail(error)));
+    }
+
+    @Override
+    public Throwable failure() {
+        return failure;
+    }
+}

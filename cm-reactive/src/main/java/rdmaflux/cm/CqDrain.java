@@ -1,0 +1,125 @@
+package rdmaflux.cm;
+
+import rdmaflux.verbs.CompletionQueue;
+import rdmaflux.verbs.WorkCompletions;
+
+/**
+ * Polls one CQ for its owner: batches of work completions handed to a {@link Sink}, the re-arm that
+ * cannot lose a completion, busy polling, and the final drain before the owner leaves its loop. The RC
+ * ({@link RcQueue}) and UD ({@link UdQueue}) data paths share it.
+ *
+ * <p>Thread: the completion loop the owner is registered with; nothing here is touched elsewhere.
+ */
+final class CqDrain {
+
+    /** What the owner does with completions. */
+    interface Sink {
+        /**
+         * One work completion; called on the completion loop.
+         *
+         * @param wc the batch
+         * @param i its index in the batch
+         */
+        void complete(WorkCompletions wc, int i);
+
+        /**
+         * A batch was polled (metrics); called before its completions.
+         *
+         * @param n how many completions it held
+         */
+        default void polled(int n) {
+        }
+    }
+
+    private final CompletionQueue cq;
+    private final Sink sink;
+    private final WorkCompletions wc = new WorkCompletions(32);
+    private final long busyPollNanos;
+    private long lastActivity;
+    private boolean draining;
+
+    /**
+     * The CQ (armed by {@link #start()}).
+     *
+     * @param cq the CQ (armed by {@link #start()})
+     * @param sink the owner
+     * @param busyPollNanos how long to keep polling without re-arming after the last completion; 0 for
+     *                      event-driven
+     */
+    CqDrain(CompletionQueue cq, Sink sink, long busyPollNanos) {
+        this.cq = cq;
+        this.sink = sink;
+        this.busyPollNanos = busyPollNanos;
+    }
+
+    /** Arms the CQ and takes what arrived before: the first call on the loop. */
+    void start() {
+        cq.requestNotification(false);
+        drain();
+    }
+
+    /** {@return whether the loop should call {@link #drain()} again without waiting for a notification} */
+    boolean busy() {
+        return busyPollNanos > 0 && System.nanoTime() - lastActivity < busyPollNanos;
+    }
+
+    /** {@return whether a drain is running (its sink is being called)} */
+    boolean draining() {
+        return draining;
+    }
+
+    /**
+     * Takes every completion; unless busy polling, re-arms and polls once more, because a completion
+     * that arrived between the last poll and the arming raises no notification.
+     */
+    void drain() {
+        if (cq.isClosed()) {
+            return;
+        }
+        draining = true;
+        try {
+            if (pollAll() > 0) {
+                lastActivity = System.nanoTime();
+            }
+            if (!busy()) {
+                cq.requestNotification(false);
+                while (pollAll() > 0) {
+                    cq.requestNotification(false);
+                }
+            }
+        } finally {
+            draining = false;
+        }
+    }
+
+    /**
+     * The last poll before the owner leaves the loop: completions that arrived before a disconnect are
+     * still delivered. A failing poll (the CQ already broken) is logged, not thrown: teardown goes on.
+     */
+    void finalDrain() {
+        if (cq.isClosed()) {
+            return;
+        }
+        draining = true;
+        try {
+            pollAll();
+        } catch (RuntimeException e) {
+            EventLoop.LOG.log(System.Logger.Level.DEBUG, "final drain failed", e);
+        } finally {
+            draining = false;
+        }
+    }
+
+    private int pollAll() {
+        int total = 0;
+        int n;
+        while ((n = cq.poll(wc)) > 0) {
+            sink.polled(n);
+            total += n;
+            for (int i = 0; i < n; i++) {
+                sink.complete(wc, i);
+            }
+        }
+        return total;
+    }
+}

@@ -1,0 +1,147 @@
+package rdmaflux.cm;
+
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * The implementation of {@link RdmaLoops}: owns the CM loop and the completion loops, hands completion
+ * loops out round robin, and tracks the handles running on them so {@link #dispose()} can close them
+ * before ending the threads.
+ *
+ * <p>Threads: any; the handle set is concurrent, the rest immutable or atomic.
+ */
+final class Loops implements RdmaLoops {
+    private static final Object SHARED_LOCK = new Object();
+    private static volatile Loops shared;
+
+    private final CmEventLoop cm;
+    private final CompletionLoop[] completions;
+    private final AtomicInteger next = new AtomicInteger();
+    private final Set<Disposable> handles = ConcurrentHashMap.newKeySet();
+    private final Sinks.Empty<Void> terminated = Sinks.empty();
+    private volatile boolean disposed;
+    private final AtomicInteger stopping = new AtomicInteger();
+
+    private Loops(String prefix, int completionLoops) {
+        Objects.requireNonNull(prefix, "prefix");
+        if (completionLoops < 1 || completionLoops > 64) {
+            throw new IllegalArgumentException("completion loops must be 1..64, got " + completionLoops);
+        }
+        cm = new CmEventLoop(prefix + "-cm");
+        completions = new CompletionLoop[completionLoops];
+        for (int i = 0; i < completionLoops; i++) {
+            completions[i] = new CompletionLoop(prefix + "-completion-" + i, i);
+        }
+        Flux.fromArray(completions).flatMap(EventLoop::terminated).then(cm.terminated())
+                .subscribe(null, e -> terminated.tryEmitEmpty(), terminated::tryEmitEmpty);
+    }
+
+    static Loops create(String prefix, int completionLoops) {
+        return new Loops(prefix, completionLoops);
+    }
+
+    static Loops shared() {
+        Loops l = shared;
+        if (l == null || l.disposed) {
+            synchronized (SHARED_LOCK) {
+                l = shared;
+                if (l == null || l.disposed) {
+                    l = new Loops("rdmaflux", DEFAULT_COMPLETION_LOOPS);
+                    shared = l;
+                }
+            }
+        }
+        return l;
+    }
+
+    CmEventLoop cm() {
+        return cm;
+    }
+
+    /** {@return the completion loop for the next connection} */
+    CompletionLoop nextCompletionLoop() {
+        return completions[Math.floorMod(next.getAndIncrement(), completions.length)];
+    }
+
+    @Override
+    public int completionLoops() {
+        return completions.length;
+    }
+
+    /**
+     * A handle starts running on these loops.
+     *
+     * @param handle closed by {@link #dispose()} if still running
+     * @throws IllegalStateException when the loops are disposed
+     */
+    void track(Disposable handle) {
+        handles.add(handle);
+        if (disposed) {
+            handles.remove(handle);
+            if (handles.isEmpty()) {
+                stop();
+            }
+            throw new IllegalStateException("these RdmaLoops are disposed");
+        }
+    }
+
+    /** A handle released everything it had on the loops (called on the CM loop). */
+    void untrack(Disposable handle) {
+        if (handles.remove(handle) && disposed && handles.isEmpty()) {
+            stop();
+        }
+    }
+
+    @Override
+    public void dispose() {
+        if (disposed) {
+            return;
+        }
+        disposed = true;
+        for (Disposable h : handles) {
+            h.dispose();
+        }
+        if (handles.isEmpty()) {
+            stop();
+        }
+    }
+
+    /** Ends the threads, once: the completion loops first, then the CM loop, which closes its channel. */
+    private void stop() {
+        if (stopping.getAndIncrement() != 0) {
+            return;
+        }
+        for (CompletionLoop c : completions) {
+            c.shutdown();
+        }
+        Flux.fromArray(completions).flatMap(EventLoop::terminated).then()
+                .subscribe(null, e -> cm.shutdown(), cm::shutdown);
+    }
+
+    @Override
+    public boolean isDisposed() {
+        return disposed;
+    }
+
+    @Override
+    public Mono<Void> onDispose() {
+        return terminated.asMono();
+    }
+
+    /** {@return every loop thread (tests check they end)} */
+    Thread[] threads() {
+        Thread[] t = new Thread[completions.length + 1];
+        t[0] = cm.thread();
+        for (int i = 0; i < completions.length; i++) {
+            t[i + 1] = completions[i].thread();
+        }
+        return t;
+    }
+}

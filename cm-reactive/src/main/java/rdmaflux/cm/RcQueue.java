@@ -1,0 +1,638 @@
+package rdmaflux.cm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
+import reactor.util.concurrent.Queues;
+import rdmaflux.verbs.CmId;
+import rdmaflux.verbs.CompletionChannel;
+import rdmaflux.verbs.CompletionQueue;
+import rdmaflux.verbs.MemoryRegion;
+import rdmaflux.verbs.ProtectionDomain;
+import rdmaflux.verbs.QpInitAttributes;
+import rdmaflux.verbs.QpType;
+import rdmaflux.verbs.QueuePair;
+import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.ReceiveRequests;
+import rdmaflux.verbs.RemoteBuffer;
+import rdmaflux.verbs.SendFlag;
+import rdmaflux.verbs.SendOpcode;
+import rdmaflux.verbs.SendRequests;
+import rdmaflux.verbs.WcOpcode;
+import rdmaflux.verbs.WcStatus;
+import rdmaflux.verbs.WorkCompletions;
+
+/**
+ * The data path of one RC connection: its CQ (drained by a {@link CqDrain} on the completion loop), the
+ * receive slots lent to the application, the table of posted send-queue operations, posting, and the
+ * {@link CreditWindow}.
+ *
+ * <p>Threads: created on the CM loop (all native objects are made through the CM id's context, so
+ * closing the id frees them); completions are taken on the completion loop; application threads post
+ * sends and release messages. The send side, the receive re-posting and the credit window are guarded
+ * by {@code this}; the {@link CqDrain} and the inbound sink's emission belong to the completion loop.
+ */
+final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
+    /**
+     * Receive buffers posted beyond the credits granted, for the peer's control messages, which need
+     * no credit (they return credits; needing one could deadlock). {@link CreditWindow#controlDue}
+     * bounds how many can be unprocessed at the peer.
+     */
+    private static final int CONTROL_SLOTS = ConnectionOptions.CONTROL_RECEIVE_BUFFERS;
+    private static final long RECV_TAG = 1L << 62;
+    private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
+
+    /** What the queue tells its connection. */
+    interface Owner {
+        /** Completion loop: the orderly close message left; the connection may disconnect now. */
+        void closeSent();
+
+        /**
+         * Completion loop: a work request failed; the connection fails.
+         *
+         * @param error the typed failure
+         */
+        void transferFailed(Throwable error);
+
+        /** {@return why the connection is going away, to report instead of a flush error; or {@code null}} */
+        Throwable failure();
+    }
+
+    /** What a send-queue operation is. */
+    enum Kind {
+        SEND, CONTROL, CLOSE, READ, WRITE, WRITE_IMM, CAS, FAA
+    }
+
+    /** A posted send-queue work request and whom to tell when it completes. */
+    private static final class Op {
+        final int index;
+        Kind kind;
+        MonoSink<Object> sink;
+        int sendSlot = -1;
+        int bytes;
+        long started;
+
+        Op(int index) {
+            this.index = index;
+        }
+    }
+
+    /**
+     * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
+     * posted at once are queued, so the common case allocates none.
+     */
+    private record Pending(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                           MonoSink<Object> sink) {
+    }
+
+    private final Owner owner;
+    private final ConnectionOptions options;
+    private final RdmaRecorder recorder;
+    private final CompletionLoop loop;
+    private final boolean credits;
+    private final Arena arena = Arena.ofAuto();
+    private final Sinks.Many<RdmaMessage> inbound;
+    private final AtomicInteger outstanding = new AtomicInteger();
+
+    final ProtectionDomain pd;
+    private final CompletionChannel channel;
+    private final CompletionQueue cq;
+    private final CqDrain drain;
+    private final QueuePair qp;
+    private final MemoryRegion recvMr;
+    private final MemoryRegion sendMr;
+    private final MemoryRegion atomicMr;
+    private final ReceiveSlot[] slots;
+    private final MemorySegment sendBuffers;
+    private final MemorySegment atomics;
+    private final ReceiveRequests recvBatch;
+
+    // Completion loop only (tornDown is also read by releasing threads).
+    private boolean registered;
+    private volatile boolean tornDown;
+    private boolean peerClosed;
+
+    // Send side, guarded by this.
+    private final Op[] ops;
+    private final ArrayDeque<Op> freeOps = new ArrayDeque<>();
+    private final int[] freeSendSlots;
+    private int freeSendTop;
+    private final CreditWindow window;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /**
+     * Per send buffer slot, a ByteBuffer view of its memory, made on the slot's first use: copying a
+     * message in through it allocates nothing (MemorySegment.ofBuffer would wrap each message).
+     */
+    private final ByteBuffer[] sendViews;
+    private final SendRequests sendBatch = new SendRequests(1, 1);
+    private volatile boolean closed;
+
+    /**
+     * CM loop: creates the PD, completion channel, CQ, QP and buffers through {@code id}'s context and
+     * posts every receive. On failure what was made belongs to the id, which the caller closes.
+     */
+    RcQueue(CmId id, ConnectionOptions options, RdmaRecorder recorder, CompletionLoop loop, Owner owner) {
+        this.owner = owner;
+        this.options = options;
+        this.recorder = recorder;
+        this.loop = loop;
+        this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
+        this.inbound = Sinks.many().unicast().onBackpressureBuffer(
+                Queues.<RdmaMessage>get(options.receiveBuffers() + CONTROL_SLOTS + 1).get());
+        this.window = new CreditWindow(options.receiveBuffers(), 0);
+        RdmaContext ctx = id.context();
+        pd = ctx.allocateProtectionDomain();
+        channel = ctx.createCompletionChannel();
+        int recvCount = options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
+        int depth = options.sendQueueDepth();
+        cq = ctx.createCompletionQueue(depth + recvCount, channel,
+                loop.completionVector(ctx.completionVectorCount()));
+        drain = new CqDrain(cq, this, options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL
+                ? Math.max(1, options.busyPoll().toNanos()) : 0);
+        qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cq)
+                .depth(depth, recvCount).sge(1, 1).maxInlineData(options.maxInlineData()).build());
+        int size = options.bufferSize();
+        MemorySegment recvMemory = arena.allocate((long) size * recvCount, 64);
+        recvMr = pd.register(recvMemory);
+        sendBuffers = arena.allocate((long) size * options.sendBuffers(), 64);
+        sendMr = pd.register(sendBuffers);
+        ops = new Op[qp.maxSendWr()];
+        atomics = arena.allocate(8L * ops.length, 8);
+        atomicMr = pd.register(atomics);
+        for (int i = 0; i < ops.length; i++) {
+            ops[i] = new Op(i);
+            freeOps.add(ops[i]);
+        }
+        freeSendSlots = new int[options.sendBuffers()];
+        for (int i = 0; i < freeSendSlots.length; i++) {
+            freeSendSlots[i] = freeSendSlots.length - 1 - i;
+        }
+        freeSendTop = freeSendSlots.length;
+        sendViews = new ByteBuffer[freeSendSlots.length];
+        recvBatch = new ReceiveRequests(recvCount, 1);
+        slots = new ReceiveSlot[recvCount];
+        for (int i = 0; i < recvCount; i++) {
+            slots[i] = new ReceiveSlot(this, i, recvMemory.asSlice((long) size * i, size));
+            recvBatch.set(i, RECV_TAG | i).sge(i, 0, recvMr, (long) size * i, size);
+        }
+        qp.postReceive(recvBatch, recvCount);
+        outstanding(recvCount);
+    }
+
+    /** {@return the queue pair (queries only: posting belongs to this class)} */
+    QueuePair queuePair() {
+        return qp;
+    }
+
+    /** {@return the largest payload the QP sends inline} */
+    int maxInlineData() {
+        return qp.maxInlineData();
+    }
+
+    /** {@return the received messages, in order; one subscriber} */
+    Flux<RdmaMessage> inbound() {
+        return inbound.asFlux();
+    }
+
+    /**
+     * CM loop, once established: the peer's initial credits, then the CQ goes to the completion loop.
+     *
+     * @param peerCredits the credits the peer's hello granted
+     */
+    void start(int peerCredits) {
+        if (credits) {
+            synchronized (this) {
+                window.grant(peerCredits);
+            }
+        }
+        loop.execute(() -> {
+            if (tornDown) {
+                return;
+            }
+            loop.register(channel, this);
+            registered = true;
+            drain.start();
+        });
+    }
+
+    /** Refuses new operations from now on; any thread. */
+    void closeForSends() {
+        closed = true;
+    }
+
+    /** {@return whether new operations are refused} */
+    boolean closedForSends() {
+        return closed;
+    }
+
+    // ---------------------------------------------------------------- completions (completion loop)
+
+    @Override
+    public boolean busy() {
+        return drain.busy();
+    }
+
+    @Override
+    public void drain() {
+        if (!tornDown) {
+            drain.drain();
+        }
+    }
+
+    @Override
+    public void polled(int n) {
+        recorder.pollBatch(n);
+    }
+
+    @Override
+    public void complete(WorkCompletions wc, int i) {
+        long wrId = wc.wrId(i);
+        boolean ok = wc.isSuccess(i);
+        outstanding(-1);
+        if ((wrId & RECV_TAG) != 0) {
+            ReceiveSlot slot = slots[(int) (wrId & ~RECV_TAG)];
+            if (!ok) {
+                slot.state = ReceiveSlot.DEAD;
+                completionError(wc, i);
+                return;
+            }
+            received(slot, wc, i);
+            return;
+        }
+        synchronized (this) {
+            Op op = ops[(int) wrId];
+            if (!ok) {
+                finishOp(op, null, completionError(wc, i));
+                return;
+            }
+            Kind kind = op.kind;
+            long latency = System.nanoTime() - op.started;
+            Object result = null;
+            switch (kind) {
+                case SEND -> {
+                    recorder.messageSent(op.bytes);
+                    recorder.operationLatency("send", latency);
+                }
+                case CONTROL -> window.controlCompleted();
+                case CLOSE -> owner.closeSent();
+                case CAS, FAA -> {
+                    result = atomics.get(ValueLayout.JAVA_LONG, 8L * op.index);
+                    recorder.operationLatency(kind == Kind.CAS ? "cas" : "faa", latency);
+                }
+                case READ -> recorder.operationLatency("read", latency);
+                case WRITE -> recorder.operationLatency("write", latency);
+                case WRITE_IMM -> recorder.operationLatency("write_imm", latency);
+            }
+            finishOp(op, result, null);
+            drainPending();
+            maybeReturnCredits();
+        }
+    }
+
+    private Throwable completionError(WorkCompletions wc, int i) {
+        WcStatus status = wc.status(i);
+        if (status == WcStatus.WR_FLUSH_ERR) {
+            // Flushes follow a failure or a disconnect; report that, not the flush.
+            Throwable f = owner.failure();
+            return f != null ? f : new RdmaCmException.Disconnected(Step.TRANSFER, "connection closed");
+        }
+        recorder.completionError(status);
+        RdmaCmException.CompletionError e = new RdmaCmException.CompletionError(status,
+                "work completion failed: " + wc.describe(i));
+        owner.transferFailed(e);
+        return e;
+    }
+
+    private void received(ReceiveSlot slot, WorkCompletions wc, int i) {
+        int len = wc.byteLength(i);
+        if (wc.opcode(i) == WcOpcode.RECV_RDMA_WITH_IMM) {
+            if (credits) {
+                synchronized (this) {
+                    window.delivered();
+                }
+            }
+            slot.deliver(0, true, wc.immediateData(i), credits);
+            emit(slot, 0);
+            return;
+        }
+        if (credits && wc.hasImmediate(i)) {
+            int imm = wc.immediateData(i);
+            synchronized (this) {
+                window.grant(imm & Wire.CREDITS);
+                if ((imm & Wire.CONTROL) != 0) {
+                    if ((imm & Wire.CLOSE) != 0) {
+                        peerClosed = true;
+                    }
+                    repost(slot);
+                    drainPending();
+                    return;
+                }
+                window.delivered();
+                drainPending();
+            }
+        }
+        slot.deliver(len, false, 0, credits && wc.hasImmediate(i));
+        emit(slot, len);
+    }
+
+    private void emit(ReceiveSlot slot, int len) {
+        recorder.messageReceived(len);
+        if (inbound.tryEmitNext(slot).isFailure()) {
+            slot.release();
+        }
+    }
+
+    /** Called by {@link ReceiveSlot#release()} from any thread. */
+    void released(ReceiveSlot slot) {
+        synchronized (this) {
+            if (slot.state != ReceiveSlot.DELIVERED) {
+                return; // released twice, concurrently: posting the buffer twice would corrupt it
+            }
+            boolean counted = slot.counted;
+            if (tornDown || qp.isClosed()) {
+                slot.state = ReceiveSlot.DEAD;
+                if (counted) {
+                    window.dropped();
+                }
+                return;
+            }
+            repost(slot);
+            if (counted) {
+                window.released();
+                maybeReturnCredits();
+            }
+        }
+    }
+
+    /** Guarded by this. */
+    private void repost(ReceiveSlot slot) {
+        slot.state = ReceiveSlot.POSTED;
+        recvBatch.set(0, RECV_TAG | slot.index).sge(0, 0, recvMr, (long) options.bufferSize() * slot.index,
+                options.bufferSize());
+        try {
+            qp.postReceive(recvBatch, 1);
+            outstanding(1);
+        } catch (RuntimeException e) {
+            slot.state = ReceiveSlot.DEAD;
+        }
+    }
+
+    // ---------------------------------------------------------------- posting
+
+    /**
+     * Queues or posts an operation; the Mono ends (on the completion loop) when its work completes.
+     * {@code a} and {@code b} are the immediate data (WRITE_IMM) or the atomic operands.
+     */
+    Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b) {
+        return Mono.create(sink -> {
+            synchronized (this) {
+                if (closed) {
+                    sink.error(new IllegalStateException("the connection is closed; cannot "
+                            + kind.name().toLowerCase(Locale.ROOT)));
+                    return;
+                }
+                if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink)) {
+                    return;
+                }
+                if (needsCredit(kind) && !window.canSpend()) {
+                    recorder.creditWait();
+                }
+                pending.add(new Pending(kind, data, local, remote, a, b, sink));
+            }
+        });
+    }
+
+    private boolean needsCredit(Kind kind) {
+        return credits && (kind == Kind.SEND || kind == Kind.WRITE_IMM);
+    }
+
+    /** Guarded by this. */
+    private void drainPending() {
+        Pending p;
+        while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink)) {
+            pending.poll();
+        }
+    }
+
+    /**
+     * Guarded by this. Posts the request (the fields of a {@link Pending}) if a send-queue entry, buffer and
+     * credit are free; returns whether it was taken (posted, or failed to post and its sink told so).
+     */
+    private boolean tryPost(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                            MonoSink<Object> sink) {
+        if (closed) {
+            return false;
+        }
+        if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend())
+                || (kind == Kind.SEND && freeSendTop == 0)) {
+            return false;
+        }
+        Op op = freeOps.poll();
+        op.kind = kind;
+        op.sink = sink;
+        op.started = System.nanoTime();
+        int flags = SIGNALED;
+        switch (kind) {
+            case SEND -> {
+                int slot = freeSendSlots[--freeSendTop];
+                op.sendSlot = slot;
+                int len = data.remaining();
+                op.bytes = len;
+                long off = (long) options.bufferSize() * slot;
+                sendView(slot, off).put(0, data, data.position(), len);
+                if (len <= qp.maxInlineData()) {
+                    flags |= SendFlag.INLINE.value();
+                }
+                sendBatch.set(0, op.index, credits ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND, flags);
+                if (len > 0) {
+                    sendBatch.sge(0, 0, sendMr, off, len);
+                }
+                if (credits) {
+                    sendBatch.immediate(0, window.owed());
+                }
+            }
+            case READ -> sendBatch.set(0, op.index, SendOpcode.RDMA_READ, flags)
+                    .sge(0, 0, local.segment().address(), (int) remote.length(), Registration.lkeyOf(local))
+                    .rdma(0, remote.address(), remote.rkey());
+            case WRITE, WRITE_IMM -> {
+                sendBatch.set(0, op.index, kind == Kind.WRITE ? SendOpcode.RDMA_WRITE
+                                : SendOpcode.RDMA_WRITE_WITH_IMM, flags)
+                        .sge(0, 0, local.segment().address(), (int) local.length(), Registration.lkeyOf(local))
+                        .rdma(0, remote.address(), remote.rkey());
+                if (kind == Kind.WRITE_IMM) {
+                    sendBatch.immediate(0, (int) a);
+                }
+            }
+            case CAS, FAA -> sendBatch.set(0, op.index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
+                            : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
+                    .sge(0, 0, atomicMr, 8L * op.index, 8)
+                    .atomic(0, remote.address(), remote.rkey(), a, b);
+            default -> throw new IllegalStateException(kind.toString());
+        }
+        try {
+            qp.postSend(sendBatch, 1);
+        } catch (RuntimeException e) {
+            finishOp(op, null, e);
+            return true;
+        }
+        outstanding(1);
+        if (needsCredit(kind)) {
+            window.spend();
+        }
+        if (credits && kind == Kind.SEND) {
+            window.takeOwed();
+        }
+        return true;
+    }
+
+    /** Guarded by this. The view of send buffer {@code slot} (at {@code offset}); see {@link #sendViews}. */
+    private ByteBuffer sendView(int slot, long offset) {
+        ByteBuffer v = sendViews[slot];
+        if (v == null) {
+            v = sendBuffers.asSlice(offset, options.bufferSize()).asByteBuffer();
+            sendViews[slot] = v;
+        }
+        return v;
+    }
+
+    /** Guarded by this. Returns credits with a control message when no data send will carry them soon. */
+    private void maybeReturnCredits() {
+        if (credits && !closed && window.controlDue(!pending.isEmpty())) {
+            postControl(Kind.CONTROL);
+        }
+    }
+
+    /**
+     * CM loop: starts the orderly close (credits protocol): refuses new sends and posts the CLOSE
+     * message, whose completion lets the connection disconnect, so the peer reads it before the DREQ.
+     *
+     * @return whether the close message was posted
+     */
+    boolean sendClose() {
+        closed = true;
+        if (!credits) {
+            return false;
+        }
+        synchronized (this) {
+            return postControl(Kind.CLOSE);
+        }
+    }
+
+    /** Guarded by this. A zero-length SEND_WITH_IMM carrying credits (and the close flag). */
+    private boolean postControl(Kind kind) {
+        Op op = freeOps.poll();
+        if (op == null) {
+            return false;
+        }
+        int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | window.owed();
+        op.kind = kind;
+        op.started = System.nanoTime();
+        sendBatch.set(0, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(0, imm);
+        try {
+            qp.postSend(sendBatch, 1);
+        } catch (RuntimeException e) {
+            op.kind = null;
+            freeOps.push(op);
+            return false;
+        }
+        outstanding(1);
+        if (kind == Kind.CONTROL) {
+            window.controlSent();
+        } else {
+            window.takeOwed();
+        }
+        return true;
+    }
+
+    /** Guarded by this. */
+    private void finishOp(Op op, Object result, Throwable error) {
+        if (op.sendSlot >= 0) {
+            freeSendSlots[freeSendTop++] = op.sendSlot;
+            op.sendSlot = -1;
+        }
+        MonoSink<Object> s = op.sink;
+        op.sink = null;
+        op.kind = null;
+        freeOps.push(op);
+        if (s != null) {
+            if (error != null) {
+                s.error(error);
+            } else {
+                s.success(result);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- teardown
+
+    /**
+     * Leaves the completion loop: a final drain (messages that arrived before the disconnect are
+     * delivered, and the peer's orderly close recognised), then every unfinished operation fails and
+     * {@code receive()} ends; {@code after} gets the end (on the completion loop).
+     *
+     * @param cause the failure, or {@code null} for an orderly close
+     * @param remoteClose whether the peer disconnected
+     * @param after told how the connection ended
+     */
+    void shutdown(Throwable cause, boolean remoteClose, java.util.function.Consumer<Throwable> after) {
+        closed = true;
+        loop.execute(() -> {
+            Throwable end = cause;
+            if (registered) {
+                drain.finalDrain();
+                loop.unregister(this);
+                registered = false;
+            }
+            tornDown = true;
+            if (end == null && remoteClose && credits && !peerClosed) {
+                end = new RdmaCmException.Disconnected(Step.TRANSFER,
+                        "the peer disconnected without an orderly close (did its process die?)");
+            }
+            Throwable opFailure = end != null ? end : new IllegalStateException("connection closed");
+            synchronized (this) {
+                failAllOps(opFailure);
+            }
+            if (end != null) {
+                inbound.tryEmitError(end);
+            } else {
+                inbound.tryEmitComplete();
+            }
+            after.accept(end);
+        });
+    }
+
+    /** Guarded by this. */
+    private void failAllOps(Throwable cause) {
+        for (Op op : ops) {
+            if (op.sink != null) {
+                MonoSink<Object> s = op.sink;
+                op.sink = null;
+                s.error(cause);
+            }
+        }
+        Pending p;
+        while ((p = pending.poll()) != null) {
+            p.sink.error(cause);
+        }
+    }
+
+    /** Counts posted, uncompleted work requests for the recorder and for the final reckoning. */
+    private void outstanding(int delta) {
+        outstanding.addAndGet(delta);
+        recorder.outstanding(delta);
+    }
+
+    /** CM loop, before the id (and with it the QP) is destroyed: what never completed dies with it. */
+    void forgetOutstanding() {
+        outstanding(-outstanding.get());
+    }
+}

@@ -1,0 +1,55 @@
+package rdmaflux.cm;
+
+/**
+ * The threads rdmaflux runs on, in the manner of Reactor Netty's {@code LoopResources}: one connection
+ * manager loop (every rdma_cm call and event, the connection state machines and their step timers) and
+ * N completion loops (each drains the CQs of the connections assigned to it, round robin, spread over
+ * the device's completion vectors; busy polling spins only the loop of a busy connection).
+ *
+ * <p>Zero configuration uses {@link #shared()}. Give {@link ConnectionOptions.Builder#loops} a set of your
+ * own to isolate connections or to size the completion side. {@link #dispose()} closes every connection
+ * and server still running on the loops, then ends every thread; {@link #onDispose()} completes when they
+ * have ended. Datagram endpoints and multicast run on the shared loops.
+ *
+ * <p>Loop threads run rdmaflux code only; user code runs on the options' scheduler.
+ */
+public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
+
+    /** The completion loops of {@link #shared()} and of {@link #create(String)}: the processors, at most 4. */
+    int DEFAULT_COMPLETION_LOOPS = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 4));
+
+    /**
+     * The process-wide loops (threads {@code rdmaflux-cm} and {@code rdmaflux-completion-N}), created on
+     * first use. Once disposed, the next call creates new ones.
+     *
+     * @return the shared loops
+     */
+    static RdmaLoops shared() {
+        return Loops.shared();
+    }
+
+    /**
+     * New loops with {@link #DEFAULT_COMPLETION_LOOPS} completion loops.
+     *
+     * @param prefix thread name prefix: threads are {@code prefix-cm} and {@code prefix-completion-N}
+     * @return the loops; their threads start now
+     */
+    static RdmaLoops create(String prefix) {
+        return create(prefix, DEFAULT_COMPLETION_LOOPS);
+    }
+
+    /**
+     * New loops.
+     *
+     * @param prefix thread name prefix: threads are {@code prefix-cm} and {@code prefix-completion-N}
+     * @param completionLoops how many completion threads, 1..64
+     * @return the loops; their threads start now
+     * @throws rdmaflux.verbs.RdmaException when rdma-core is unusable (no library)
+     */
+    static RdmaLoops create(String prefix, int completionLoops) {
+        return Loops.create(prefix, completionLoops);
+    }
+
+    /** {@return how many completion loops there are} */
+    int completionLoops();
+}

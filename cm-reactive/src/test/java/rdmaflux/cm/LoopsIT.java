@@ -1,0 +1,162 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import rdmaflux.testing.RdmaTestEnv;
+
+/**
+ * Loops of one's own: connections are spread over their completion loops, and disposing them closes the
+ * connections still open and ends every thread; the shared loops can be disposed too.
+ */
+class LoopsIT {
+    private static final Duration T = Duration.ofSeconds(60);
+    private static final String PREFIX = "rdmaflux-it-loops";
+    private static final int CONNECTIONS = 4;
+    private static final int MESSAGES = 20;
+
+    private static Set<String> liveThreads(String prefix) {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith(prefix)).collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    @Test
+    void connectionsSpreadOverTheCompletionLoopsAndDisposeClosesThemAndEndsEveryThread() {
+        RdmaLoops loops = RdmaLoops.create(PREFIX, 2);
+        assertEquals(Set.of(PREFIX + "-cm", PREFIX + "-completion-0", PREFIX + "-completion-1"), liveThreads(PREFIX));
+        // The server stays on the shared loops, so the client connections alone take turns on these.
+        // Signals on Schedulers.immediate() arrive on the completion loop that drained them.
+        ConnectionOptions client = ConnectionOptions.defaults().toBuilder().loops(loops)
+                .scheduler(Schedulers.immediate()).receiveBuffers(8).sendBuffers(8).build();
+        Set<String> drainedBy = new ConcurrentSkipListSet<>();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            List<RdmaConnection> cs = Flux.range(0, CONNECTIONS)
+                    .concatMap(i -> RdmaConnection.connect(echo.address(), client)).collectList().block(T);
+            Flux.fromIterable(cs).flatMap(c -> {
+                Mono<List<byte[]>> echoes = c.receiveBytes().take(MESSAGES).collectList();
+                Mono<Void> sends = Flux.range(0, MESSAGES)
+                        .concatMap(n -> c.send(Payloads.message(n, 64 + n))
+                                .doOnSuccess(v -> drainedBy.add(Thread.currentThread().getName())))
+                        .then();
+                return Mono.zip(echoes, sends.thenReturn(true)).map(t -> t.getT1());
+            }).doOnNext(list -> {
+                assertEquals(MESSAGES, list.size());
+                for (int n = 0; n < MESSAGES; n++) {
+                    Payloads.verify(list.get(n), n, 64 + n);
+                }
+            }).then().block(T);
+            assertEquals(Set.of(PREFIX + "-completion-0", PREFIX + "-completion-1"), drainedBy,
+                    "round robin over both completion loops");
+
+            // Disposing the loops closes what still runs on them, then ends the threads.
+            loops.disposeNow(T);
+            for (RdmaConnection c : cs) {
+                assertTrue(c.isDisposed(), c + " still open after its loops were disposed");
+            }
+            Thread[] threads = ((Loops) loops).threads();
+            for (Thread t : threads) {
+                assertFalse(t.isAlive(), t.getName() + " still alive");
+            }
+            assertEquals(Set.of(), liveThreads(PREFIX));
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> RdmaConnection.connect(echo.address(), client).block(T));
+            assertInstanceOf(IllegalStateException.class, e instanceof IllegalStateException ? e : e.getCause());
+        }
+    }
+
+    @Test
+    void aBusyPollingConnectionSpinsOnlyItsOwnLoop() {
+        RdmaLoops loops = RdmaLoops.create(PREFIX + "-busy", 2);
+        ConnectionOptions eventDriven = ConnectionOptions.defaults().toBuilder().loops(loops).build();
+        // Spins for 5 s after each completion: long enough to measure, short enough to end with the test.
+        ConnectionOptions busy = eventDriven.toBuilder().busyPoll(Duration.ofSeconds(5)).build();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            // Connected one after the other: the busy one on completion-0, the other on completion-1.
+            RdmaConnection spinning = RdmaConnection.connect(echo.address(), busy).block(T);
+            RdmaConnection sleeping = RdmaConnection.connect(echo.address(), eventDriven).block(T);
+            for (RdmaConnection c : List.of(spinning, sleeping)) {
+                Mono<byte[]> reply = c.receiveBytes().next();
+                c.send(ByteBuffer.wrap(new byte[] {7})).block(T);
+                assertEquals(1, reply.block(T).length);
+            }
+            java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+            Thread[] threads = ((Loops) loops).threads();
+            long busy0 = cpu.getThreadCpuTime(threads[1].threadId());
+            long idle0 = cpu.getThreadCpuTime(threads[2].threadId());
+            Resources.sleep(2000);
+            long busyCpu = cpu.getThreadCpuTime(threads[1].threadId()) - busy0;
+            long idleCpu = cpu.getThreadCpuTime(threads[2].threadId()) - idle0;
+            System.out.printf("busy poll: %s used %d ms of CPU in 2 s, %s %d ms%n", threads[1].getName(),
+                    busyCpu / 1_000_000, threads[2].getName(), idleCpu / 1_000_000);
+            assertTrue(busyCpu > Duration.ofMillis(300).toNanos(), "the busy loop did not spin: " + busyCpu + " ns");
+            assertTrue(idleCpu * 10 < busyCpu, "the other loop spun too: " + idleCpu + " ns vs " + busyCpu + " ns");
+            spinning.disposeNow(T);
+            sleeping.disposeNow(T);
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
+    @Test
+    void aConnectInProgressWhenItsLoopsAreDisposedFailsInsteadOfHanging() throws Exception {
+        RdmaLoops loops = RdmaLoops.create(PREFIX + "-connecting", 1);
+        // Nobody has this address on the sandbox's link: address resolution waits for ARP.
+        byte[] a = RdmaTestEnv.address().getAddress();
+        a[3] = (byte) 0xEE;
+        InetSocketAddress nobody = new InetSocketAddress(java.net.InetAddress.getByAddress(a), 7471);
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().loops(loops)
+                .timeout(Step.ADDRESS, Duration.ofSeconds(30)).build();
+        java.util.concurrent.CompletableFuture<RdmaConnection> pending =
+                RdmaConnection.connect(nobody, options).toFuture();
+        loops.disposeNow(T);
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> pending.get(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertInstanceOf(IllegalStateException.class, e.getCause(), e.getCause().toString());
+        assertEquals(Set.of(), liveThreads(PREFIX + "-connecting"));
+    }
+
+    @Test
+    void disposingTheSharedLoopsLeavesNoRdmafluxThreadAndTheNextUseStartsNewOnes() {
+        // Whatever ran before in this JVM has been closed by its test; its loops are the shared ones.
+        RdmaLoops first = RdmaLoops.shared();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            RdmaConnection c = RdmaConnection.connect(echo.address()).block(T);
+            c.send(ByteBuffer.wrap(new byte[] {1, 2, 3})).block(T);
+            assertEquals(3, c.receiveBytes().blockFirst(T).length);
+        }
+        first.disposeNow(T);
+        for (Thread t : ((Loops) first).threads()) {
+            try {
+                t.join(T.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+        assertEquals(Set.of(), liveThreads("rdmaflux-"));
+        RdmaLoops second = RdmaLoops.shared();
+        assertFalse(second == first, "a disposed shared instance must be replaced");
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            RdmaConnection c = RdmaConnection.connect(echo.address()).block(T);
+            c.send(ByteBuffer.wrap(new byte[] {4})).block(T);
+            assertEquals(1, c.receiveBytes().blockFirst(T).length);
+            c.disposeNow(T);
+        }
+    }
+}

@@ -1,0 +1,364 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.MemorySegment;
+
+import rdmaflux.verbs.ffi.RdmaH;
+import rdmaflux.verbs.ffi.ibv_qp;
+import rdmaflux.verbs.ffi.ibv_qp_ex;
+
+/**
+ * The extended post API of a QP made with {@link ProtectionDomain#createExtendedQueuePair}
+ * ({@code struct ibv_qp_ex} and the {@code ibv_wr_*} functions): a batch is {@link #start()}, then per
+ * work request {@link #wrId}/{@link #flags}, one operation ({@link #send()}, {@link #rdmaWrite}, ...)
+ * and its data ({@link #sge} or {@link #inlineData}, {@link #udAddress} on UD), then {@link #complete()}
+ * posts them all, or {@link #abort()} drops them.
+ *
+ * <pre>{@code
+ * ExtendedSendQueue sq = qp.extendedSendQueue();
+ * sq.start();
+ * sq.wrId(1).flags(SIGNALED).rdmaWrite(remote.rkey(), remote.address()).sge(mr, 0, 64);
+ * sq.wrId(2).flags(SIGNALED).sendWithImm(7).sge(mr, 64, 8);
+ * sq.complete();
+ * }</pre>
+ *
+ * <p>The {@code ibv_wr_*} functions are static inline in verbs.h, calling function pointers inside
+ * {@code ibv_qp_ex}; this class reads those pointers once and calls them through the generated
+ * {@code ibv_qp_ex.wr_*.invoke}, so a batch allocates nothing. Each operation checks that it was
+ * among the {@link SendOp}s the QP was created with ({@link IllegalStateException} if not), since a
+ * provider's function for an operation not requested may be missing or wrong.
+ *
+ * <p>Not thread-safe: one thread builds a batch from {@code start} to {@code complete}. Between them
+ * the QP holds a lease, so closing it waits for the batch to end.
+ */
+public final class ExtendedSendQueue {
+    private final QueuePair qp;
+    private final MemorySegment qpx;
+    private final int ops;
+    private final MemorySegment start;
+    private final MemorySegment complete;
+    private final MemorySegment abort;
+    private final MemorySegment send;
+    private final MemorySegment sendImm;
+    private final MemorySegment sendInv;
+    private final MemorySegment write;
+    private final MemorySegment writeImm;
+    private final MemorySegment read;
+    private final MemorySegment cmpSwp;
+    private final MemorySegment fetchAdd;
+    private final MemorySegment localInv;
+    private final MemorySegment atomicWrite;
+    private final MemorySegment setSge;
+    private final MemorySegment setInline;
+    private final MemorySegment setUdAddr;
+    private boolean started;
+
+    ExtendedSendQueue(QueuePair qp, MemorySegment qpx, int ops) {
+        this.qp = qp;
+        this.qpx = qpx.reinterpret(ibv_qp_ex.sizeof());
+        this.ops = ops;
+        MemorySegment q = this.qpx;
+        start = ibv_qp_ex.wr_start(q);
+        complete = ibv_qp_ex.wr_complete(q);
+        abort = ibv_qp_ex.wr_abort(q);
+        send = ibv_qp_ex.wr_send(q);
+        sendImm = ibv_qp_ex.wr_send_imm(q);
+        sendInv = ibv_qp_ex.wr_send_inv(q);
+        write = ibv_qp_ex.wr_rdma_write(q);
+        writeImm = ibv_qp_ex.wr_rdma_write_imm(q);
+        read = ibv_qp_ex.wr_rdma_read(q);
+        cmpSwp = ibv_qp_ex.wr_atomic_cmp_swp(q);
+        fetchAdd = ibv_qp_ex.wr_atomic_fetch_add(q);
+        localInv = ibv_qp_ex.wr_local_inv(q);
+        atomicWrite = ibv_qp_ex.wr_atomic_write(q);
+        setSge = ibv_qp_ex.wr_set_sge(q);
+        setInline = ibv_qp_ex.wr_set_inline_data(q);
+        setUdAddr = ibv_qp_ex.wr_set_ud_addr(q);
+    }
+
+    /** Finds the ibv_qp_ex of a QP, or says why there is none. */
+    static ExtendedSendQueue of(QueuePair qp, MemorySegment qpHandle, int ops) {
+        MemorySegment qpx = RdmaH.ibv_qp_to_qp_ex(qpHandle);
+        if (ops == 0 || qpx.equals(MemorySegment.NULL)) {
+            throw new IllegalStateException(qp + " was not created with ProtectionDomain.createExtendedQueuePair:"
+                    + " it has no ibv_qp_ex");
+        }
+        return new ExtendedSendQueue(qp, qpx, ops);
+    }
+
+    /** {@return the QP this posts to} */
+    public QueuePair queuePair() {
+        return qp;
+    }
+
+    /** {@return whether the QP was created with this operation} */
+    public boolean supports(SendOp op) {
+        return (ops & op.value()) != 0;
+    }
+
+    /**
+     * Begins a batch ({@code ibv_wr_start}).
+     *
+     * @return this
+     * @throws IllegalStateException when a batch is already open, or the QP is closed
+     */
+    public ExtendedSendQueue start() {
+        if (started) {
+            throw new IllegalStateException("a batch is already open on " + qp + ": complete() or abort() it first");
+        }
+        qp.acquire();
+        started = true;
+        ibv_qp_ex.wr_start.invoke(start, qpx);
+        return this;
+    }
+
+    /**
+     * Sets the id of the next work request ({@code qpx->wr_id}).
+     *
+     * @param wrId the id its completion carries
+     * @return this
+     */
+    public ExtendedSendQueue wrId(long wrId) {
+        ibv_qp_ex.wr_id(qpx, wrId);
+        return this;
+    }
+
+    /**
+     * Sets the flags of the next work request ({@code qpx->wr_flags}, {@link SendFlag#mask}).
+     *
+     * @param sendFlags e.g. {@code SendFlag.mask(SendFlag.SIGNALED)}
+     * @return this
+     */
+    public ExtendedSendQueue flags(int sendFlags) {
+        ibv_qp_ex.wr_flags(qpx, sendFlags);
+        return this;
+    }
+
+    /** {@return this, after adding a SEND ({@code ibv_wr_send})} */
+    public ExtendedSendQueue send() {
+        check(SendOp.SEND);
+        ibv_qp_ex.wr_send.invoke(send, qpx);
+        return this;
+    }
+
+    /**
+     * Adds a SEND with immediate data ({@code ibv_wr_send_imm}).
+     *
+     * @param imm the value; it travels in network order and {@link WorkCompletions#immediateData} gives it back
+     * @return this
+     */
+    public ExtendedSendQueue sendWithImm(int imm) {
+        check(SendOp.SEND_WITH_IMM);
+        ibv_qp_ex.wr_send_imm.invoke(sendImm, qpx, Integer.reverseBytes(imm));
+        return this;
+    }
+
+    /**
+     * Adds a SEND that invalidates a remote key at the receiver ({@code ibv_wr_send_inv}).
+     *
+     * @param invalidateRkey the receiver's key to invalidate
+     * @return this
+     */
+    public ExtendedSendQueue sendWithInvalidate(int invalidateRkey) {
+        check(SendOp.SEND_WITH_INV);
+        ibv_qp_ex.wr_send_inv.invoke(sendInv, qpx, invalidateRkey);
+        return this;
+    }
+
+    /**
+     * Adds an RDMA WRITE ({@code ibv_wr_rdma_write}).
+     *
+     * @param rkey the remote key
+     * @param remoteAddress the remote address
+     * @return this
+     */
+    public ExtendedSendQueue rdmaWrite(int rkey, long remoteAddress) {
+        check(SendOp.RDMA_WRITE);
+        ibv_qp_ex.wr_rdma_write.invoke(write, qpx, rkey, remoteAddress);
+        return this;
+    }
+
+    /**
+     * Adds an RDMA WRITE with immediate data, which consumes a receive at the peer ({@code ibv_wr_rdma_write_imm}).
+     *
+     * @param rkey the remote key
+     * @param remoteAddress the remote address
+     * @param imm the immediate value, as for {@link #sendWithImm}
+     * @return this
+     */
+    public ExtendedSendQueue rdmaWriteWithImm(int rkey, long remoteAddress, int imm) {
+        check(SendOp.RDMA_WRITE_WITH_IMM);
+        ibv_qp_ex.wr_rdma_write_imm.invoke(writeImm, qpx, rkey, remoteAddress, Integer.reverseBytes(imm));
+        return this;
+    }
+
+    /**
+     * Adds an RDMA READ into the request's {@link #sge} ({@code ibv_wr_rdma_read}).
+     *
+     * @param rkey the remote key
+     * @param remoteAddress the remote address
+     * @return this
+     */
+    public ExtendedSendQueue rdmaRead(int rkey, long remoteAddress) {
+        check(SendOp.RDMA_READ);
+        ibv_qp_ex.wr_rdma_read.invoke(read, qpx, rkey, remoteAddress);
+        return this;
+    }
+
+    /**
+     * Adds an 8-byte compare-and-swap; the old value lands in the request's 8-byte {@link #sge}
+     * ({@code ibv_wr_atomic_cmp_swp}).
+     *
+     * @param rkey the remote key
+     * @param remoteAddress the remote address, 8-byte aligned
+     * @param compare the value expected there
+     * @param swap the value written when it matches
+     * @return this
+     */
+    public ExtendedSendQueue compareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
+        check(SendOp.ATOMIC_CMP_AND_SWP);
+        ibv_qp_ex.wr_atomic_cmp_swp.invoke(cmpSwp, qpx, rkey, remoteAddress, compare, swap);
+        return this;
+    }
+
+    /**
+     * Adds an 8-byte fetch-and-add; the old value lands in the request's 8-byte {@link #sge}
+     * ({@code ibv_wr_atomic_fetch_add}).
+     *
+     * @param rkey the remote key
+     * @param remoteAddress the remote address, 8-byte aligned
+     * @param add the addend
+     * @return this
+     */
+    public ExtendedSendQueue fetchAndAdd(int rkey, long remoteAddress, long add) {
+        check(SendOp.ATOMIC_FETCH_AND_ADD);
+        ibv_qp_ex.wr_atomic_fetch_add.invoke(fetchAdd, qpx, rkey, remoteAddress, add);
+        return this;
+    }
+
+    /**
+     * Adds an atomic 8-byte write ({@code ibv_wr_atomic_write}, {@code IBV_WR_ATOMIC_WRITE}).
+     *
+     * @param rkey the remote key
+     * @param remoteAddress the remote address, 8-byte aligned
+     * @param value 8 bytes of native memory holding the value, read when the request is built
+     * @return this
+     */
+    public ExtendedSendQueue atomicWrite(int rkey, long remoteAddress, MemorySegment value) {
+        check(SendOp.ATOMIC_WRITE);
+        if (value.byteSize() < 8 || !value.isNative()) {
+            throw new IllegalArgumentException("an atomic write takes 8 bytes of native memory, got " + value);
+        }
+        ibv_qp_ex.wr_atomic_write.invoke(atomicWrite, qpx, rkey, remoteAddress, value);
+        return this;
+    }
+
+    /**
+     * Adds a local invalidation of one of this side's keys ({@code ibv_wr_local_inv}).
+     *
+     * @param invalidateRkey the key
+     * @return this
+     */
+    public ExtendedSendQueue localInvalidate(int invalidateRkey) {
+        check(SendOp.LOCAL_INV);
+        ibv_qp_ex.wr_local_inv.invoke(localInv, qpx, invalidateRkey);
+        return this;
+    }
+
+    /**
+     * Sets the one scatter/gather entry of the last operation ({@code ibv_wr_set_sge}).
+     *
+     * @param region the registered memory
+     * @param offset where in it the data starts
+     * @param length how many bytes
+     * @return this
+     */
+    public ExtendedSendQueue sge(MemoryRegion region, long offset, int length) {
+        if (offset < 0 || length < 0 || offset + length > region.length()) {
+            throw new IndexOutOfBoundsException("[" + offset + ", +" + length + ") is outside " + region);
+        }
+        ibv_qp_ex.wr_set_sge.invoke(setSge, qpx, region.lkey(), region.address() + offset, length);
+        return this;
+    }
+
+    /**
+     * Copies the payload of the last operation into the request ({@code ibv_wr_set_inline_data}); at most
+     * {@link QueuePair#maxInlineData()} bytes.
+     *
+     * @param data native memory, read now
+     * @return this
+     */
+    public ExtendedSendQueue inlineData(MemorySegment data) {
+        if (!data.isNative() || data.byteSize() > qp.maxInlineData()) {
+            throw new IllegalArgumentException("inline data must be native and at most " + qp.maxInlineData()
+                    + " bytes, got " + data);
+        }
+        ibv_qp_ex.wr_set_inline_data.invoke(setInline, qpx, data, data.byteSize());
+        return this;
+    }
+
+    /**
+     * Sets the destination of the last operation on a UD QP ({@code ibv_wr_set_ud_addr}).
+     *
+     * @param ah the address handle
+     * @param remoteQpn the destination QP number
+     * @param remoteQkey its queue key
+     * @return this
+     */
+    public ExtendedSendQueue udAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        MemorySegment a = ah.acquire();
+        try {
+            ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddr, qpx, a, remoteQpn, remoteQkey);
+        } finally {
+            ah.release();
+        }
+        return this;
+    }
+
+    /**
+     * Posts the batch ({@code ibv_wr_complete}).
+     *
+     * @throws RdmaException when the provider refused the batch (nothing of it was posted)
+     */
+    public void complete() {
+        requireStarted();
+        int rc;
+        try {
+            rc = ibv_qp_ex.wr_complete.invoke(complete, qpx);
+        } finally {
+            started = false;
+            qp.release();
+        }
+        if (rc != 0) {
+            throw RdmaException.of("ibv_wr_complete", rc, "on " + qp);
+        }
+    }
+
+    /** Drops the batch without posting anything ({@code ibv_wr_abort}). */
+    public void abort() {
+        requireStarted();
+        try {
+            ibv_qp_ex.wr_abort.invoke(abort, qpx);
+        } finally {
+            started = false;
+            qp.release();
+        }
+    }
+
+    private void check(SendOp op) {
+        requireStarted();
+        if ((ops & op.value()) == 0) {
+            throw new IllegalStateException(qp + " was not created with " + op + " among its send operations");
+        }
+    }
+
+    private void requireStarted() {
+        if (!started) {
+            throw new IllegalStateException("no batch is open on " + qp + ": call start() first");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ExtendedSendQueue[qpn=" + ibv_qp.qp_num(qp.handle) + "]";
+    }
+}
