@@ -29,16 +29,33 @@ final class Wire {
     record Hello(int credits, int bufferSize, byte[] applicationData) {
     }
 
+    /**
+     * Encodes a hello.
+     *
+     * @throws IllegalArgumentException when a value does not fit its field (credits 0..65535, at most 255
+     *                                  bytes of application data, a positive buffer size): truncating it
+     *                                  would tell the peer something else
+     */
     static byte[] hello(int credits, int bufferSize, byte[] applicationData) {
+        if (credits < 0 || credits > 0xFFFF || bufferSize <= 0 || applicationData.length > 0xFF) {
+            throw new IllegalArgumentException("hello fields out of range: credits " + credits + " (0..65535), buffer "
+                    + "size " + bufferSize + " (> 0), " + applicationData.length + " bytes of application data (<= 255)");
+        }
         ByteBuffer b = ByteBuffer.allocate(HEADER + applicationData.length).order(ByteOrder.BIG_ENDIAN);
         b.putInt(MAGIC).put((byte) VERSION).put((byte) applicationData.length).putShort((short) credits).putInt(bufferSize)
                 .put(applicationData);
         return b.array();
     }
 
-    /** {@return the peer's hello, or {@code null} when the private data is not ours (e.g. rping)} */
+    /**
+     * Parses a peer's private data. Never throws, whatever the bytes: the data comes from the network.
+     *
+     * @param privateData the private data of a connect request or reply (null counts as none)
+     * @return the peer's hello, or {@code null} when the private data is not a valid hello: not ours
+     *         (e.g. rping), truncated, or with a buffer size that is not positive
+     */
     static Hello parse(byte[] privateData) {
-        if (privateData.length < HEADER) {
+        if (privateData == null || privateData.length < HEADER) {
             return null;
         }
         ByteBuffer b = ByteBuffer.wrap(privateData).order(ByteOrder.BIG_ENDIAN);
@@ -48,7 +65,7 @@ final class Wire {
         int appLength = Byte.toUnsignedInt(b.get());
         int credits = Short.toUnsignedInt(b.getShort());
         int size = b.getInt();
-        if (HEADER + appLength > privateData.length) {
+        if (size <= 0 || HEADER + appLength > privateData.length) {
             return null;
         }
         return new Hello(credits, size, Arrays.copyOfRange(privateData, HEADER, HEADER + appLength));

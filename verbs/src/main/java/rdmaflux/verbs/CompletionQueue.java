@@ -37,7 +37,9 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment notifyFn;
 
     CompletionQueue(RdmaContext context, CompletionChannel channel, MemorySegment cq) {
-        super(Rank.CQ, cq.reinterpret(ibv_cq.sizeof()), context);
+        // The channel owns the CQ too: destroying a channel a CQ still uses fails (EBUSY) in the kernel.
+        super(Rank.CQ, cq.reinterpret(ibv_cq.sizeof()),
+                channel == null ? new NativeResource[] {context} : new NativeResource[] {context, channel});
         this.context = context;
         this.channel = channel;
         this.capacity = ibv_cq.cqe(handle);

@@ -271,11 +271,14 @@ public final class ExtendedSendQueue {
      * @param offset where in it the data starts
      * @param length how many bytes
      * @return this
+     * @throws IllegalStateException when the region is closed or its memory was freed
+     * @throws IndexOutOfBoundsException when the range is not inside the region
      */
     public ExtendedSendQueue sge(MemoryRegion region, long offset, int length) {
-        if (offset < 0 || length < 0 || offset + length > region.length()) {
-            throw new IndexOutOfBoundsException("[" + offset + ", +" + length + ") is outside " + region);
-        }
+        // The provider copies the entry into the send queue now: a closed region or freed memory must
+        // fail here. The range check is overflow-safe.
+        region.checkUsable();
+        region.checkRange(offset, length);
         ibv_qp_ex.wr_set_sge.invoke(setSge, qpx, region.lkey(), region.address() + offset, length);
         return this;
     }

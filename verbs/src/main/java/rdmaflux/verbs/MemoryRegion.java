@@ -76,15 +76,31 @@ public final class MemoryRegion extends NativeResource {
     }
 
     /**
-     * Checks that {@code [offset, offset + length)} lies inside the region.
+     * Checks that {@code [offset, offset + length)} lies inside the region. The check cannot overflow:
+     * a negative offset or length, or a sum beyond {@code Long.MAX_VALUE}, is out of range.
      *
      * @param offset bytes from the start
      * @param length bytes
+     * @throws IndexOutOfBoundsException when the range is not inside the region
      */
     public void checkRange(long offset, long length) {
-        if (offset < 0 || length < 0 || offset + length > segment.byteSize()) {
-            throw new IndexOutOfBoundsException("range [" + offset + ", " + (offset + length) + ") is outside "
-                    + this);
+        // offset > size - length, not offset + length > size: the sum overflows for offsets near MAX_VALUE.
+        long size = segment.byteSize();
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException("range of " + length + " bytes at offset " + offset
+                    + " is outside " + this);
+        }
+    }
+
+    /**
+     * Fails unless the region is open and its memory is still allocated; for posting, which must never
+     * hand the provider freed memory.
+     */
+    void checkUsable() {
+        checkOpen();
+        if (!segment.scope().isAlive()) {
+            throw new IllegalStateException("the memory of " + this + " was freed (its arena is closed); "
+                    + "close the region before its arena");
         }
     }
 

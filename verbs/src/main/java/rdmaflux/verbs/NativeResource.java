@@ -80,6 +80,11 @@ public abstract sealed class NativeResource implements AutoCloseable
         state.decrementAndGet();
     }
 
+    /** {@return the leases held right now; for tests that check none is leaked} */
+    final int leaseCount() {
+        return state.get() & ~CLOSED;
+    }
+
     /** Fails with the standard message if closed; for calls that need no lease. */
     final void checkOpen() {
         if (isClosed()) {

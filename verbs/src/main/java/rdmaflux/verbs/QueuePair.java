@@ -63,7 +63,7 @@ public final class QueuePair extends NativeResource {
      * @param cmId the connection manager id that created it with rdma_create_qp, or null
      */
     QueuePair(ProtectionDomain pd, MemorySegment qp, QpInitAttributes attributes, MemorySegment init, CmId cmId) {
-        super(Rank.QP, qp.reinterpret(ibv_qp.sizeof()), owners(pd, cmId));
+        super(Rank.QP, qp.reinterpret(ibv_qp.sizeof()), owners(pd, cmId, attributes));
         this.pd = pd;
         this.cmId = cmId;
         this.type = attributes.type();
@@ -82,9 +82,20 @@ public final class QueuePair extends NativeResource {
         this.postRecvFn = ibv_context_ops.post_recv(ops);
     }
 
-    private static NativeResource[] owners(ProtectionDomain pd, CmId cmId) {
-        return cmId == null ? new NativeResource[] {pd, pd.context()}
-                : new NativeResource[] {pd, pd.context(), cmId};
+    /**
+     * Everything the QP uses: closing any of them closes the QP first. Without the CQs and the SRQ here,
+     * closing a CQ a QP still uses fails in the kernel (EBUSY) and leaves a "closed" CQ that still
+     * receives completions.
+     */
+    private static NativeResource[] owners(ProtectionDomain pd, CmId cmId, QpInitAttributes attributes) {
+        java.util.List<NativeResource> o = new java.util.ArrayList<>(6);
+        for (NativeResource r : new NativeResource[] {pd, pd.context(), cmId, attributes.sendCq(),
+            attributes.receiveCq(), attributes.srq()}) {
+            if (r != null && !o.contains(r)) {
+                o.add(r);
+            }
+        }
+        return o.toArray(new NativeResource[0]);
     }
 
     /** {@return the QP number peers address} */
@@ -369,7 +380,13 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendRequests requests, int count) {
         requests.link(count, maxSendSge);
-        MemorySegment qp = acquire();
+        MemorySegment qp;
+        try {
+            qp = acquire();
+        } catch (RuntimeException e) {
+            requests.unlink();
+            throw e;
+        }
         try {
             int rc = requests.post(postSendFn, qp.address());
             if (rc != 0) {
@@ -377,6 +394,7 @@ public final class QueuePair extends NativeResource {
             }
         } finally {
             release();
+            requests.unlink();
         }
     }
 
@@ -391,7 +409,13 @@ public final class QueuePair extends NativeResource {
             throw new IllegalStateException(this + " receives through " + srq + "; post receives there");
         }
         requests.link(count, maxReceiveSge);
-        MemorySegment qp = acquire();
+        MemorySegment qp;
+        try {
+            qp = acquire();
+        } catch (RuntimeException e) {
+            requests.unlink();
+            throw e;
+        }
         try {
             int rc = requests.post(postRecvFn, qp.address());
             if (rc != 0) {
@@ -399,6 +423,7 @@ public final class QueuePair extends NativeResource {
             }
         } finally {
             release();
+            requests.unlink();
         }
     }
 

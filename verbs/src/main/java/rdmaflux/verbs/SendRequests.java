@@ -13,6 +13,8 @@ import rdmaflux.verbs.ffi.ibv_send_wr;
 public final class SendRequests extends WorkRequestBatch<SendRequests> {
     /** Per request, the immediate in network order: {@code set} clears it, so it is written when posting. */
     private final int[] immediates;
+    /** Per request, the address handle {@link #ud} set (leased while posting), or null. */
+    private final AddressHandle[] ahs;
 
     private static final long WR_ID = ibv_send_wr.wr_id$offset();
     private static final long OPCODE = ibv_send_wr.opcode$offset();
@@ -41,6 +43,7 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
         super(capacity, maxSge, ibv_send_wr.sizeof(), ibv_send_wr.layout().byteAlignment(), WR_ID,
                 ibv_send_wr.next$offset(), ibv_send_wr.sg_list$offset(), ibv_send_wr.num_sge$offset());
         this.immediates = new int[capacity];
+        this.ahs = new AddressHandle[capacity];
     }
 
     /**
@@ -86,6 +89,7 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
      */
     public SendRequests rdma(int i, long remoteAddress, int rkey) {
         long wr = offset(i);
+        ahs[i] = null; // the same union as a UD destination: that is overwritten
         putLong(wr + RDMA_ADDR, remoteAddress);
         putInt(wr + RDMA_RKEY, rkey);
         return this;
@@ -107,6 +111,7 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
                     + Long.toHexString(remoteAddress));
         }
         long wr = offset(i);
+        ahs[i] = null; // the same union as a UD destination: that is overwritten
         putLong(wr + ATOMIC_ADDR, remoteAddress);
         putInt(wr + ATOMIC_RKEY, rkey);
         putLong(wr + ATOMIC_CMP, compareOrAdd);
@@ -118,14 +123,18 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
      * Sets the destination of a UD send.
      *
      * @param i request index
-     * @param ah the address handle (must stay open until the send completes)
+     * @param ah the address handle; posting fails with {@link IllegalStateException} once it is closed (it
+     *           is remembered, and leased while the request is posted, until {@link #rdma} or
+     *           {@link #atomic} overwrite the destination)
      * @param remoteQpn the destination QP number (0xFFFFFF for multicast)
      * @param remoteQkey the destination's queue key
      * @return this
+     * @throws IllegalStateException when the address handle is closed
      */
     public SendRequests ud(int i, AddressHandle ah, int remoteQpn, int remoteQkey) {
         ah.checkOpen();
         long wr = offset(i);
+        ahs[i] = ah;
         putLong(wr + UD_AH, ah.handle.address());
         putInt(wr + UD_QPN, remoteQpn);
         putInt(wr + UD_QKEY, remoteQkey);
@@ -140,6 +149,11 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
      */
     public long wrId(int i) {
         return wrs.get(ValueLayout.JAVA_LONG, offset(i) + WR_ID);
+    }
+
+    @Override
+    NativeResource leaseExtra(int i) {
+        return ahs[i];
     }
 
     @Override

@@ -48,7 +48,13 @@ public final class SharedReceiveQueue extends NativeResource {
      */
     public void postReceive(ReceiveRequests requests, int count) {
         requests.link(count, maxSge);
-        MemorySegment srq = acquire();
+        MemorySegment srq;
+        try {
+            srq = acquire();
+        } catch (RuntimeException e) {
+            requests.unlink();
+            throw e;
+        }
         try {
             int rc = requests.post(postFn, srq.address());
             if (rc != 0) {
@@ -56,6 +62,7 @@ public final class SharedReceiveQueue extends NativeResource {
             }
         } finally {
             release();
+            requests.unlink();
         }
     }
 

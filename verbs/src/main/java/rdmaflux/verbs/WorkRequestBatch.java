@@ -17,6 +17,13 @@ import rdmaflux.verbs.ffi.ibv_sge;
  * and allocates nothing on the Java heap, so the same batch is reused for every message; a field is only
  * written when its value changed since the last time.
  *
+ * <p>Memory safety: each scatter/gather entry set from a {@link MemoryRegion} or a {@link MemorySegment}
+ * remembers it (a reference in a preallocated array, no allocation). Posting checks every entry it posts
+ * and fails with {@link IllegalStateException} before the provider is called when a region is closed or
+ * memory was freed (its arena closed); the regions (and a send's address handle) are leased for the
+ * duration of the post, so a {@code close()} on another thread waits for it. An entry set from a raw
+ * address ({@link #sge(int, int, long, int, int)}) cannot be checked: the caller vouches for it.
+ *
  * <p>Not thread-safe: one batch per posting thread (or guarded by the caller).
  *
  * @param <T> the concrete batch type, for fluent setters
@@ -63,6 +70,13 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
      * differs from last time (in native memory every message would cost two writes).
      */
     private final int[] sgeCounts;
+    /** Per scatter/gather slot ({@code maxSge * i + j}), the region it was set from, or null. */
+    private final MemoryRegion[] regions;
+    /** Per scatter/gather slot, the segment it was set from (a region's own memory too), or null. */
+    private final MemorySegment[] segments;
+    /** Leases taken by {@link #link} and given back by {@link #unlink}; the first {@link #leased} are held. */
+    private final NativeResource[] leases;
+    private int leased;
 
     WorkRequestBatch(int capacity, int maxSge, long wrSize, long wrAlign, long wrIdOffset, long nextOffset,
                      long sgListOffset, long numSgeOffset) {
@@ -85,6 +99,10 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         this.badWr = arena.allocate(ValueLayout.ADDRESS);
         this.shadow = new int[(int) (bytes / 4)];
         this.sgeCounts = new int[capacity];
+        this.regions = new MemoryRegion[capacity * maxSge];
+        this.segments = new MemorySegment[capacity * maxSge];
+        // One per entry, plus one per request for a UD send's address handle.
+        this.leases = new NativeResource[capacity * (maxSge + 1)];
         for (int i = 0; i < capacity; i++) {
             // Each request owns a fixed slice of the SGE array, so sg_list never changes after this.
             putLong(wrSize * i + sgListOffset, wrs.address() + sgeBase + SGE_SIZE * maxSge * i);
@@ -151,6 +169,14 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
      * @return this
      */
     public final T sge(int i, int j, long address, int length, int lkey) {
+        putSge(i, j, address, length, lkey);
+        int slot = maxSge * i + j;
+        regions[slot] = null;
+        segments[slot] = null;
+        return self();
+    }
+
+    private void putSge(int i, int j, long address, int length, int lkey) {
         offset(i);
         if (j < 0 || j >= maxSge) {
             throw new IllegalArgumentException("scatter/gather entry " + j + " exceeds this batch's " + maxSge
@@ -166,7 +192,38 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         if (j >= sgeCounts[i]) {
             sgeCounts[i] = j + 1;
         }
+    }
+
+    /**
+     * Sets scatter/gather entry {@code j} of request {@code i} to a whole segment. Unlike the raw-address
+     * form, posting checks that the segment's memory is still allocated.
+     *
+     * @param i request index
+     * @param j entry index, below {@link #maxSge()}
+     * @param segment registered memory (for inline sends, any memory), at most {@code Integer.MAX_VALUE} bytes
+     * @param lkey the local key of the region containing the segment
+     * @return this
+     * @throws IllegalStateException when the segment's memory was already freed
+     * @throws IllegalArgumentException when the segment is longer than an entry can describe
+     */
+    public final T sge(int i, int j, MemorySegment segment, int lkey) {
+        if (!segment.scope().isAlive()) {
+            throw freed(segment);
+        }
+        if (segment.byteSize() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a scatter/gather entry holds at most " + Integer.MAX_VALUE
+                    + " bytes, not " + segment.byteSize());
+        }
+        putSge(i, j, segment.address(), (int) segment.byteSize(), lkey);
+        int slot = maxSge * i + j;
+        regions[slot] = null;
+        segments[slot] = segment;
         return self();
+    }
+
+    private static IllegalStateException freed(MemorySegment segment) {
+        return new IllegalStateException("the memory at 0x" + Long.toHexString(segment.address())
+                + " was freed (its arena is closed); it cannot be posted");
     }
 
     /**
@@ -180,8 +237,13 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
      * @return this
      */
     public final T sge(int i, int j, MemoryRegion region, long offset, int length) {
+        region.checkUsable();
         region.checkRange(offset, length);
-        return sge(i, j, region.address() + offset, length, region.lkey());
+        putSge(i, j, region.address() + offset, length, region.lkey());
+        int slot = maxSge * i + j;
+        regions[slot] = region;
+        segments[slot] = null;
+        return self();
     }
 
     /** {@return the scatter/gather entries request {@code i} uses} */
@@ -193,6 +255,11 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     /**
      * Checks the first {@code count} requests against the queue's limits and writes what posting them
      * needs: entry counts, immediates (send requests) and the {@code next} links of a NULL-terminated chain.
+     * Leases every region and address handle the requests use and checks every remembered segment is
+     * still allocated; on success the caller must call {@link #unlink()} once the post returned.
+     *
+     * @throws IllegalStateException when a region or address handle is closed or memory was freed (no
+     *                               lease is then held)
      */
     final void link(int count, int queueMaxSge) {
         if (count < 1 || count > capacity) {
@@ -209,14 +276,59 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
             linkExtra(wr, k);
             putLong(wr + nextOffset, k == count - 1 ? 0L : wrs.address() + wrSize * (k + 1));
         }
+        // Last, so that nothing after a lease can throw before the caller's finally gives it back.
+        try {
+            for (int k = 0; k < count; k++) {
+                int n = sgeCounts[k];
+                int base = maxSge * k;
+                for (int j = 0; j < n; j++) {
+                    MemoryRegion r = regions[base + j];
+                    if (r != null) {
+                        r.acquire();
+                        leases[leased++] = r;
+                        if (!r.segment().scope().isAlive()) {
+                            r.checkUsable();
+                        }
+                    } else {
+                        MemorySegment m = segments[base + j];
+                        if (m != null && !m.scope().isAlive()) {
+                            throw freed(m);
+                        }
+                    }
+                }
+                NativeResource extra = leaseExtra(k);
+                if (extra != null) {
+                    extra.acquire();
+                    leases[leased++] = extra;
+                }
+            }
+        } catch (RuntimeException e) {
+            unlink();
+            throw e;
+        }
     }
 
     /** Writes the fields of request {@code i} that the subclass keeps on the Java side until posting. */
     abstract void linkExtra(long wrOffset, int i);
 
+    /** {@return a resource request {@code i} references besides its entries (a UD send's AH), or null} */
+    NativeResource leaseExtra(int i) {
+        return null;
+    }
+
+    /** Gives back the leases {@link #link} took. */
+    final void unlink() {
+        for (int k = 0; k < leased; k++) {
+            leases[k].release();
+            leases[k] = null;
+        }
+        leased = 0;
+    }
+
     /** Links the first {@code count} requests (see {@link #link}) and returns the chain's head. */
     final MemorySegment chain(int count, int queueMaxSge) {
         link(count, queueMaxSge);
+        unlink();
         return wrs;
     }
 

@@ -81,13 +81,14 @@ final class CTools {
      */
     Outcome latency(String tool, int size, int iters) {
         // #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-        return perftest(tool, size, iters, 9, 4, 1.0, List.of());
+        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of());
     }
 
     /**
-     * Runs a perftest bandwidth tool and returns its average bandwidth in bytes per second.
-     * The default MiB/s report is parsed rather than {@code --report_gbits}: on a slow device the Gbit/s
-     * column keeps only two significant digits, too coarse for a 5 % target. {@code -N} turns off the
+     * Runs a perftest bandwidth tool and returns its average bandwidth in bytes per second, computed
+     * from the message rate column (Mpps, six decimals) times the size: the MB/s and Gbit/s columns keep
+     * two decimals, which on an emulated device rounds small messages to 0.00, no measurement at all,
+     * and is too coarse for a 5 % target. {@code -N} turns off the
      * per-message timestamps perftest takes for its peak column, so the C loop is as lean as ours.
      *
      * @param tool e.g. {@code ib_write_bw}
@@ -97,10 +98,10 @@ final class CTools {
      */
     Outcome bandwidth(String tool, int size, int iters) {
         // #bytes #iterations BW_peak[MB/sec] BW_average[MB/sec] MsgRate[Mpps]
-        return perftest(tool, size, iters, 5, 3, 1024.0 * 1024.0, List.of("-N"));
+        return perftest(tool, size, iters, text -> bandwidthBytesPerSecond(text, size), List.of("-N"));
     }
 
-    private Outcome perftest(String tool, int size, int iters, int columns, int column, double scale,
+    private Outcome perftest(String tool, int size, int iters, java.util.function.ToDoubleFunction<String> parse,
                              List<String> extra) {
         if (!installed(tool)) {
             return Outcome.failed(tool + " is not installed (Debian package perftest)");
@@ -136,14 +137,14 @@ final class CTools {
                 if (verbose) {
                     System.out.print(text);
                 }
-                double v = parseRow(text, size, columns, column);
+                double v = parse.applyAsDouble(text);
                 // perftest prints 0.00 when a run went wrong without failing; that is no measurement.
                 if (client.exitValue() != 0 || Double.isNaN(v) || v <= 0) {
                     last = tool + " client exited with " + client.exitValue() + ": " + tail(clientOut);
                     continue;
                 }
                 server.waitFor(10, TimeUnit.SECONDS);
-                return new Outcome(v * scale, null);
+                return new Outcome(v, null);
             } catch (IOException e) {
                 last = "cannot run " + tool + ": " + e.getMessage();
             } catch (InterruptedException e) {
@@ -156,6 +157,20 @@ final class CTools {
             }
         }
         return Outcome.failed(last);
+    }
+
+    /**
+     * Reads a perftest bandwidth report's average in bytes per second from whichever column keeps more
+     * digits: BW average (MiB/s, two decimals) for fast runs, the message rate (Mpps, six decimals) times
+     * the size for slow ones, where the MiB/s column rounds to a few hundredths or to 0.00.
+     */
+    static double bandwidthBytesPerSecond(String text, long size) {
+        double mib = parseRow(text, size, 5, 3);
+        double mpps = parseRow(text, size, 5, 4);
+        if (!Double.isNaN(mib) && mib >= 100) {
+            return mib * 1024 * 1024;
+        }
+        return mpps * 1e6 * size;
     }
 
     /** Finds the result line of {@code size} and returns one column, NaN if absent. */

@@ -46,6 +46,20 @@ class BenchParsingTest {
         assertEquals(4004.18, CTools.parseRow(SEND_LAT, 2, 9, 4), 1e-9);
         assertEquals(7.19, CTools.parseRow(SEND_BW, 65536, 5, 3), 1e-9);
         assertTrue(Double.isNaN(CTools.parseRow(SEND_BW, 2, 5, 3)), "no row for another size");
+        // 7.19 MiB/s has three digits; 0.000115 Mpps x 64 KiB has as many and is the same bandwidth.
+        assertEquals(0.000115e6 * 65536, CTools.bandwidthBytesPerSecond(SEND_BW, 65536), 1e-6);
+        assertEquals(7.19 * 1024 * 1024, CTools.bandwidthBytesPerSecond(SEND_BW, 65536), 0.05 * 7.19 * 1024 * 1024);
+        // A slow 2-byte run: MiB/s rounds to 0.00, the message rate still measures it.
+        String slow = """
+                 #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+                 2          500              0.00               0.00   		   0.001693
+                """;
+        assertEquals(0.001693e6 * 2, CTools.bandwidthBytesPerSecond(slow, 2), 1e-6);
+        String fast = """
+                 #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+                 65536      5000             1180.23            1175.52   		   0.018808
+                """;
+        assertEquals(1175.52 * 1024 * 1024, CTools.bandwidthBytesPerSecond(fast, 65536), 1e-3);
     }
 
     @Test

@@ -1,0 +1,204 @@
+package rdmaflux.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+
+import rdmaflux.testing.Completions;
+import rdmaflux.testing.RcPair;
+import rdmaflux.testing.RdmaTestEnv;
+
+/**
+ * The child JVM of {@link MisuseIT}: runs each misuse of the verbs API in turn on the real device and
+ * prints one line per case, {@code CASE name -> result}. A misuse that reached the provider with freed
+ * memory would kill this JVM (SIGSEGV, hs_err file) before it could print the rest and exit 0, which is
+ * what the parent checks.
+ */
+public final class MisuseMain {
+    private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
+    private static final Duration T = Duration.ofSeconds(30);
+
+    private MisuseMain() {
+    }
+
+    /** A misuse that must fail with an exception. */
+    @FunctionalInterface
+    private interface Case {
+        void run() throws Exception;
+    }
+
+    /** A misuse that must not crash and may end normally, with an outcome to report. */
+    @FunctionalInterface
+    private interface Outcome {
+        String run() throws Exception;
+    }
+
+    /**
+     * Runs every case.
+     *
+     * @param args unused
+     */
+    public static void main(String[] args) {
+        run("post-send-closed-mr", () -> {
+            try (RcPair p = RcPair.open()) {
+                SendRequests s = new SendRequests(1, 1).set(0, 1, SendOpcode.SEND, SIGNALED).sge(0, 0, p.a.mr, 0, 64);
+                p.a.mr.close();
+                p.a.qp.postSend(s, 1);
+            }
+        });
+        run("sge-closed-mr", () -> {
+            try (RcPair p = RcPair.open()) {
+                p.a.mr.close();
+                new SendRequests(1, 1).set(0, 1, SendOpcode.SEND, SIGNALED).sge(0, 0, p.a.mr, 0, 64);
+            }
+        });
+        run("post-receive-closed-mr", () -> {
+            try (RcPair p = RcPair.open()) {
+                ReceiveRequests r = new ReceiveRequests(1, 1).set(0, 1).sge(0, 0, p.b.mr, 0, 64);
+                p.b.mr.close();
+                p.b.qp.postReceive(r, 1);
+            }
+        });
+        run("post-send-freed-arena", () -> {
+            try (RcPair p = RcPair.open()) {
+                Arena arena = Arena.ofShared();
+                MemoryRegion mr = p.pd.register(arena.allocate(1 << 20, 4096));
+                SendRequests s = new SendRequests(1, 1).set(0, 1, SendOpcode.RDMA_WRITE, SIGNALED)
+                        .sge(0, 0, mr, 0, 4096).rdma(0, p.b.mr.address(), p.b.mr.rkey());
+                arena.close();
+                p.a.qp.postSend(s, 1);
+            }
+        });
+        run("inline-send-freed-segment", () -> {
+            try (RcPair p = RcPair.open()) {
+                Arena arena = Arena.ofShared();
+                MemorySegment payload = arena.allocate(32);
+                SendRequests s = new SendRequests(1, 1)
+                        .set(0, 1, SendOpcode.RDMA_WRITE, SendFlag.mask(SendFlag.SIGNALED, SendFlag.INLINE))
+                        .sge(0, 0, payload, 0).rdma(0, p.b.mr.address(), p.b.mr.rkey());
+                arena.close();
+                p.a.qp.postSend(s, 1);
+            }
+        });
+        run("ud-send-closed-ah", MisuseMain::udSendWithClosedAddressHandle);
+        run("post-send-closed-qp", () -> {
+            try (RcPair p = RcPair.open()) {
+                SendRequests s = new SendRequests(1, 1).set(0, 1, SendOpcode.SEND, SIGNALED).sge(0, 0, p.a.mr, 0, 8);
+                p.a.qp.close();
+                p.a.qp.postSend(s, 1);
+            }
+        });
+        run("post-send-closed-cq", () -> {
+            try (RcPair p = RcPair.open()) {
+                SendRequests s = new SendRequests(1, 1).set(0, 1, SendOpcode.SEND, SIGNALED).sge(0, 0, p.a.mr, 0, 8);
+                p.a.cq.close(); // closes the QP that uses it first
+                p.a.qp.postSend(s, 1);
+            }
+        });
+        run("post-send-closed-pd", () -> {
+            try (RcPair p = RcPair.open()) {
+                SendRequests s = new SendRequests(1, 1).set(0, 1, SendOpcode.SEND, SIGNALED).sge(0, 0, p.a.mr, 0, 8);
+                p.pd.close(); // closes its QPs and MRs first
+                p.a.qp.postSend(s, 1);
+            }
+        });
+        run("extended-sge-closed-mr", () -> {
+            try (RcPair p = RcPair.openExtended(java.util.EnumSet.of(SendOp.SEND))) {
+                ExtendedSendQueue sq = p.a.qp.extendedSendQueue();
+                p.a.mr.close();
+                sq.start();
+                try {
+                    sq.wrId(1).flags(SIGNALED).send().sge(p.a.mr, 0, 16);
+                } finally {
+                    sq.abort();
+                }
+            }
+        });
+        run("extended-inline-freed-segment", () -> {
+            try (RcPair p = RcPair.openExtended(java.util.EnumSet.of(SendOp.SEND))) {
+                ExtendedSendQueue sq = p.a.qp.extendedSendQueue();
+                Arena arena = Arena.ofShared();
+                MemorySegment payload = arena.allocate(16);
+                arena.close();
+                sq.start();
+                try {
+                    sq.wrId(1).flags(SIGNALED).send().inlineData(payload);
+                } finally {
+                    sq.abort();
+                }
+            }
+        });
+        run("poll-closed-cq", () -> {
+            try (RcPair p = RcPair.open()) {
+                p.a.cq.close();
+                p.a.cq.poll(new WorkCompletions(4));
+            }
+        });
+        run("poll-cq-of-closed-channel", () -> {
+            try (RcPair p = RcPair.open()) {
+                p.a.channel.close(); // closes the CQ that reports to it, and that CQ's QP, first
+                p.a.cq.poll(new WorkCompletions(4));
+            }
+        });
+        run("srq-post-after-close", () -> {
+            try (RcPair p = RcPair.open()) {
+                SharedReceiveQueue srq = p.pd.createSharedReceiveQueue(4, 1, 0);
+                ReceiveRequests r = new ReceiveRequests(1, 1).set(0, 1).sge(0, 0, p.b.mr, 0, 64);
+                srq.close();
+                srq.postReceive(r, 1);
+            }
+        });
+        report("mr-closed-with-write-outstanding", MisuseMain::closeRegionWithWriteOutstanding);
+        System.out.println("DONE");
+    }
+
+    private static void udSendWithClosedAddressHandle() {
+        try (RdmaContext ctx = Rdma.open(RdmaTestEnv.device()); Arena arena = Arena.ofConfined()) {
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            CompletionQueue cq = ctx.createCompletionQueue(16, null, 0);
+            QueuePair qp = pd.createQueuePair(QpInitAttributes.builder(QpType.UD).completionQueue(cq).build());
+            QpConnectOptions opts = QpConnectOptions.builder().qkey(0x1234).build();
+            qp.activateDatagram(opts, 0);
+            MemoryRegion mr = pd.register(arena.allocate(4096));
+            Gid dgid = ctx.queryGid(1, opts.gidIndex());
+            AddressHandle ah = pd.createAddressHandle(AddressHandleAttributes.global(1, dgid, opts.gidIndex()));
+            SendRequests s = new SendRequests(1, 1).set(0, 1, SendOpcode.SEND, SIGNALED).sge(0, 0, mr, 0, 9)
+                    .ud(0, ah, qp.number(), 0x1234);
+            ah.close();
+            qp.postSend(s, 1);
+        }
+    }
+
+    /**
+     * Not refused (see docs/verbs.md): the verbs layer does not track completions, so it cannot tell that
+     * the write is still outstanding. What must hold is that nothing crashes and the write completes,
+     * successfully or with an error status, once the region is gone.
+     */
+    private static String closeRegionWithWriteOutstanding() {
+        try (RcPair p = RcPair.open()) {
+            SendRequests s = new SendRequests(1, 1).set(0, 7, SendOpcode.RDMA_WRITE, SIGNALED)
+                    .sge(0, 0, p.a.mr, 0, RcPair.BUFFER).rdma(0, p.b.mr.address(), p.b.mr.rkey());
+            p.a.qp.postSend(s, 1);
+            p.a.mr.close();
+            WorkCompletions wc = new WorkCompletions(1);
+            Completions.awaitOne(p.a.cq, wc, T);
+            return "completed " + wc.status(0);
+        }
+    }
+
+    private static void run(String name, Case c) {
+        report(name, () -> {
+            c.run();
+            return "no exception";
+        });
+    }
+
+    private static void report(String name, Outcome c) {
+        try {
+            System.out.println("CASE " + name + " -> " + c.run());
+        } catch (Exception e) {
+            System.out.println("CASE " + name + " -> " + e.getClass().getName() + ": " + e.getMessage());
+        }
+        System.out.flush();
+    }
+}
