@@ -1,0 +1,233 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import reactor.core.publisher.Flux;
+import rdmaflux.cm.MulticastTestSupport.Tool;
+import rdmaflux.testing.RemoteProcess;
+import rdmaflux.testing.SandboxHosts;
+import rdmaflux.verbs.AccessFlags;
+import rdmaflux.verbs.RemoteBuffer;
+
+/**
+ * Traffic that crosses a wire: this JVM on host 1 of {@code scripts/sandbox/hosts} (192.0.2.1), peers on
+ * hosts 2 and 3, each with its own rxe device on its own virtio NIC. Run with {@code RDMAFLUX_IT_HOSTS=3
+ * scripts/it}. The crash of host 3 comes last: no later test may need it.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CrossHostsIT {
+    private static final Duration T = Duration.ofSeconds(60);
+    /** A peer JVM under emulation, with three VMs sharing two cores: tens of seconds to main. */
+    private static final Duration STARTUP = Duration.ofSeconds(180);
+    /**
+     * The handshake crosses two emulated hosts that share two cores with the peer's JVM still warming up:
+     * the default 10 s connect bound was seen to pass before the peer's reply did.
+     */
+    static final ConnectionOptions SLOW_HANDSHAKE = ConnectionOptions.defaults().toBuilder()
+            .timeout(Step.CONNECT, Duration.ofSeconds(60)).timeout(Step.ACCEPT, Duration.ofSeconds(60)).build();
+    /** rping's server prints nothing once it listens, but its listening CM id shows in the kernel's table. */
+    private static final String UNTIL_LISTENING =
+            "until rdma resource show cm_id | grep -q LISTEN; do sleep 0.1; done";
+
+    @Test
+    @Order(1)
+    void wireCutDuringConnectFailsTypedWithinBoundAndLeaksNothing() {
+        SandboxHosts.require(2);
+        Map<String, Integer> baseline = Resources.baseline();
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
+                .timeout(Step.ADDRESS, Duration.ofSeconds(5)).timeout(Step.ROUTE, Duration.ofSeconds(5))
+                .timeout(Step.CONNECT, Duration.ofSeconds(10)).build();
+        SandboxHosts.link(2, false);
+        try {
+            long start = System.nanoTime();
+            Throwable e = assertThrows(Throwable.class, () -> RdmaConnection.connect(
+                    new InetSocketAddress(SandboxHosts.address(2), 7471), options).block(T));
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            System.out.println("wire cut during connect: " + e + " after " + took.toMillis() + " ms");
+            assertInstanceOf(RdmaCmException.class, e, "a typed CM error");
+            assertTrue(took.compareTo(Duration.ofSeconds(30)) < 0, "failed within the step timeouts: " + took);
+        } finally {
+            SandboxHosts.link(2, true);
+        }
+        Resources.awaitBaseline(baseline, T, "after a connect over a cut wire");
+    }
+
+    @Test
+    @Order(2)
+    void echoReadWriteAndAtomicsAcrossHosts() {
+        SandboxHosts.require(2);
+        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve");
+             Arena local = Arena.ofShared()) {
+            int port = Integer.parseInt(peer.awaitLine(l -> l.startsWith("PORT "), STARTUP).substring(5).trim());
+            RdmaConnection c = RdmaConnection.connect(new InetSocketAddress(SandboxHosts.address(2), port),
+                    SLOW_HANDSHAKE).block(T);
+            assertEquals(SandboxHosts.address(1), c.localAddress().getAddress());
+            LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+            c.receiveBytes().subscribe(inbox::add, inbox::add);
+            ByteBuffer advert = ByteBuffer.wrap(take(inbox));
+            RemoteBuffer region = RemoteBuffer.readFrom(advert);
+            RemoteBuffer word = RemoteBuffer.readFrom(advert);
+
+            // Echo, including messages of the largest size, in order and intact.
+            int n = 50;
+            c.send(Flux.range(0, n).map(i -> Payloads.message(i, i % 10 == 0 ? c.maxMessageSize() : 100 + i)))
+                    .block(T);
+            for (int i = 0; i < n; i++) {
+                Payloads.verify(take(inbox), i, i % 10 == 0 ? c.maxMessageSize() : 100 + i);
+            }
+
+            // RDMA read of the peer's whole region (many packets on the wire), then write and read back.
+            RegisteredBuffer buf = c.register(local.allocate(HostsPeerMain.REGION, 4096), AccessFlags.LOCAL_WRITE);
+            c.read(buf, region).block(T);
+            Payloads.verify(buf.segment(), 1, HostsPeerMain.REGION);
+            MemorySegment.copy(MemorySegment.ofBuffer(Payloads.message(7, HostsPeerMain.REGION)), 0,
+                    buf.segment(), 0, HostsPeerMain.REGION);
+            c.write(buf, region).block(T);
+            buf.segment().fill((byte) 0);
+            c.read(buf, region).block(T);
+            Payloads.verify(buf.segment(), 7, HostsPeerMain.REGION);
+
+            assertEquals(HostsPeerMain.WORD_START, c.fetchAndAdd(word, 5).block(T));
+            assertEquals(HostsPeerMain.WORD_START + 5, c.compareAndSwap(word, HostsPeerMain.WORD_START + 5, 1).block(T));
+            assertEquals(1L, c.fetchAndAdd(word, 0).block(T));
+            c.disposeNow(T);
+        }
+    }
+
+    @Test
+    @Order(3)
+    void rpingInteropBothDirections() throws Exception {
+        SandboxHosts.require(2);
+        String here = SandboxHosts.address(1).getHostAddress();
+        String there = SandboxHosts.address(2).getHostAddress();
+        // rping server over there, client here: rping -V verifies the data on both sides.
+        try (RemoteProcess server = SandboxHosts.start(2, List.of("sh", "-c", "rping -s -a " + there
+                + " -C 10 -V & " + UNTIL_LISTENING + "; echo LISTENING; wait $!"))) {
+            server.awaitLine("LISTENING"::equals, T);
+            try (Tool client = new Tool(List.of("rping", "-c", "-a", there, "-C", "10", "-V", "-v"))) {
+                assertEquals(0, client.exitCode(T), client.output());
+            }
+            assertEquals(0, server.waitFor(T), server.stderr());
+        }
+        // And the other way round.
+        try (Tool server = new Tool(List.of("rping", "-s", "-a", here, "-C", "10", "-V", "-v"))) {
+            Tool listening = new Tool(List.of("sh", "-c", UNTIL_LISTENING));
+            assertEquals(0, listening.exitCode(T), listening.output());
+            try (RemoteProcess client = SandboxHosts.start(2, List.of("rping", "-c", "-a", here, "-C", "10", "-V"))) {
+                assertEquals(0, client.waitFor(T), client.stderr());
+            }
+            assertEquals(0, server.exitCode(T), server.output());
+        }
+    }
+
+    @Test
+    @Order(4)
+    void mckeyInteropBothDirections() throws Exception {
+        SandboxHosts.require(3);
+        InetAddress group = InetAddress.getByName("239.1.2.1");
+        MulticastOptions options = MulticastOptions.defaults().withLocalAddress(SandboxHosts.address(1));
+        // Our sender, mckey receivers on the two other hosts.
+        try (RemoteProcess r2 = SandboxHosts.start(2, mckey(group, 2, "-C", "20", "-S", "100"));
+             RemoteProcess r3 = SandboxHosts.start(3, mckey(group, 3, "-C", "20", "-S", "100"))) {
+            // mckey posts its receives before it joins: once it says so, nothing sent can be lost.
+            r2.awaitLine(l -> l.contains("joined"), T);
+            r3.awaitLine(l -> l.contains("joined"), T);
+            MulticastSender s = RdmaMulticast.sender(group, options).block(T);
+            s.send(Flux.range(0, 20).map(i -> MulticastTestSupport.payload(i, 100))).block(T);
+            assertEquals(0, r2.waitFor(T), r2.stdoutLines().toString());
+            assertEquals(0, r3.waitFor(T), r3.stdoutLines().toString());
+            s.dispose();
+            s.onDispose().block(T);
+        }
+        // mckey's sender over there, our receiver here.
+        InetAddress group2 = InetAddress.getByName("239.1.2.2");
+        MulticastMembership m = RdmaMulticast.join(group2, options).block(T);
+        try (RemoteProcess sender = SandboxHosts.start(2, mckey(group2, 2, "-s", "-C", "20", "-S", "100"))) {
+            assertEquals(0, sender.waitFor(T), sender.stdoutLines().toString());
+        }
+        List<Datagram> got = m.datagrams().take(20).collectList().block(T);
+        assertEquals(20, got.size());
+        for (Datagram d : got) {
+            assertEquals(SandboxHosts.address(2), d.source());
+            assertEquals(100, d.length());
+        }
+        m.dispose();
+        m.onDispose().block(T);
+    }
+
+    @Test
+    @Order(5)
+    void multicastToTwoHostsAndOneReceiverHostDies() throws Exception {
+        SandboxHosts.require(3);
+        InetAddress group = InetAddress.getByName("239.1.2.3");
+        int first = 20;
+        int total = 40;
+        try (RemoteProcess r2 = SandboxHosts.startJava(2, HostsPeerMain.class, "mcast", group.getHostAddress(),
+                     Integer.toString(total));
+             RemoteProcess r3 = SandboxHosts.startJava(3, HostsPeerMain.class, "mcast", group.getHostAddress(),
+                     Integer.toString(total))) {
+            r2.awaitLine("JOINED"::equals, STARTUP);
+            r3.awaitLine("JOINED"::equals, STARTUP);
+            MulticastSender s = RdmaMulticast.sender(group, MulticastOptions.defaults()
+                    .withLocalAddress(SandboxHosts.address(1))).block(T);
+            s.send(Flux.range(0, first).map(i -> MulticastTestSupport.payload(i, 100))).block(T);
+            r2.awaitLine(("GOT " + (first - 1))::equals, T);
+            r3.awaitLine(("GOT " + (first - 1))::equals, T);
+
+            // Host 3 crashes: no leave message, its VM just stops. The sender and host 2 carry on.
+            SandboxHosts.kill(3);
+            s.send(Flux.range(first, total - first).map(i -> MulticastTestSupport.payload(i, 100))).block(T);
+            assertEquals(0, r2.waitFor(T), r2.stderr());
+            List<String> lines = r2.stdoutLines();
+            for (int i = 0; i < total; i++) {
+                assertEquals("GOT " + i, lines.get(i + 1), "host 2 got every datagram, in order");
+            }
+            s.dispose();
+            s.onDispose().block(T);
+        }
+    }
+
+    private static List<String> mckey(InetAddress group, int host, String... more) {
+        List<String> cmd = new java.util.ArrayList<>(List.of("stdbuf", "-oL", "mckey", "-m", group.getHostAddress(),
+                "-b", SandboxHosts.address(host).getHostAddress()));
+        cmd.addAll(List.of(more));
+        return cmd;
+    }
+
+
+    private static byte[] take(LinkedBlockingQueue<Object> inbox) {
+        try {
+            Object o = inbox.poll(T.toSeconds(), TimeUnit.SECONDS);
+            if (o instanceof Throwable t) {
+                throw new AssertionError("receive failed", t);
+            }
+            if (o == null) {
+                throw new AssertionError("no message within " + T);
+            }
+            return (byte[]) o;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

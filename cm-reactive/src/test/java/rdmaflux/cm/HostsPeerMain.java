@@ -1,0 +1,92 @@
+package rdmaflux.cm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+
+import rdmaflux.testing.RdmaTestEnv;
+import rdmaflux.verbs.AccessFlags;
+import rdmaflux.verbs.RemoteBuffer;
+
+/**
+ * Test fixture: the peer side of {@link CrossHostsIT}, started on another host of the multi-host sandbox
+ * by {@link rdmaflux.testing.SandboxHosts#startJava}. Works on its own host's address (the sandbox sets
+ * it as the test address there) and runs until killed or done.
+ *
+ * <ul>
+ *   <li>{@code serve}: a server; every connection first gets an advert of two registered buffers (a
+ *       {@link #REGION}-byte region holding {@code Payloads.message(1, REGION)} and an 8-byte word holding
+ *       {@link #WORD_START}), then every message it sends is echoed. Prints {@code PORT <n>}.</li>
+ *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
+ *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
+ *       exits 0.</li>
+ * </ul>
+ */
+public final class HostsPeerMain {
+    static final int REGION = 64 * 1024;
+    static final long WORD_START = 42;
+    private static final Duration T = Duration.ofSeconds(60);
+
+    private HostsPeerMain() {
+    }
+
+    /**
+     * @param args the mode and its arguments
+     * @throws Exception when the peer fails: it exits non-zero with the stack trace
+     */
+    public static void main(String[] args) throws Exception {
+        switch (args.length > 0 ? args[0] : "") {
+            case "serve" -> serve();
+            case "mcast" -> mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
+            default -> {
+                System.err.println("usage: HostsPeerMain serve | mcast GROUP COUNT");
+                System.exit(2);
+            }
+        }
+    }
+
+    private static void serve() throws InterruptedException {
+        Arena arena = Arena.ofShared();
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
+        server.connections().subscribe(c -> {
+            MemorySegment region = arena.allocate(REGION, 4096);
+            MemorySegment.copy(MemorySegment.ofBuffer(Payloads.message(1, REGION)), 0, region, 0, REGION);
+            MemorySegment word = arena.allocate(64, 64);
+            word.set(ValueLayout.JAVA_LONG, 0, WORD_START);
+            ByteBuffer advert = ByteBuffer.allocate(2 * RemoteBuffer.ENCODED_SIZE);
+            c.register(region, AccessFlags.REMOTE_ALL).remote().writeTo(advert);
+            c.register(word, AccessFlags.REMOTE_ALL).slice(0, 8).remote().writeTo(advert);
+            c.send(advert.flip())
+                    .thenMany(c.receive().concatMap(m -> c.send(m.asByteBuffer()).doFinally(s -> m.release())))
+                    .subscribe(null, e -> { }, c::dispose);
+        });
+        System.out.println("PORT " + server.address().getPort());
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    private static void mcast(InetAddress group, int count) {
+        MulticastMembership m = RdmaMulticast.join(group, MulticastOptions.defaults()
+                .withLocalAddress(RdmaTestEnv.address())).block(T);
+        System.out.println("JOINED");
+        System.out.flush();
+        List<Datagram> got = m.datagrams().take(count).doOnNext(d -> {
+            int seq = MulticastTestSupport.seq(d);
+            if (!MulticastTestSupport.isPayload(d, seq, 100)) {
+                throw new IllegalStateException("corrupt datagram " + seq);
+            }
+            System.out.println("GOT " + seq);
+            System.out.flush();
+        }).collectList().block(Duration.ofMinutes(5));
+        System.out.println("DONE " + got.size());
+        m.dispose();
+        m.onDispose().block(T);
+        System.exit(0);
+    }
+}
