@@ -93,9 +93,8 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             c.remote = remote;
             c.recorder = options.recorder().forPeer(remote);
             sink.onCancel(() -> {
-                // Either the subscriber gets the connection or the cancel closes it, never neither: a
-                // cancel that raced the handshake's success used to leave an established, unowned
-                // connection (found by FaultsIT's random cancel points).
+                // Either the subscriber gets the connection or the cancel closes it, never neither:
+                // whichever of delivery and cancel sets `settled` first owns the connection.
                 if (c.settled.compareAndSet(false, true)) {
                     c.close();
                 }

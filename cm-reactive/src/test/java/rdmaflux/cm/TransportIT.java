@@ -21,8 +21,8 @@ import rdmaflux.verbs.QpAttributes;
 import rdmaflux.verbs.RemoteBuffer;
 
 /**
- * The transport options reach the QP: RDMA reads in flight up to the device's maximum by default (it
- * used to be 1), explicit depths, ACK timeout and retry count as set, and a depth beyond the device's
+ * The transport options reach the QP: RDMA reads in flight up to the device's maximum by default (more than one
+ * at once), explicit depths, ACK timeout and retry count as set, and a depth beyond the device's
  * limit refused with an error that names it.
  */
 class TransportIT {
