@@ -79,7 +79,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     // ---------------------------------------------------------------- setup
 
     static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
-        return Mono.<RdmaConnection>create(sink -> {
+        return Handoff.guard(Mono.<RdmaConnection>create(sink -> {
             ConnectionLifecycle c;
             try {
                 c = new ConnectionLifecycle(Role.CLIENT, options, (Loops) options.loops());
@@ -115,7 +115,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
                 }
                 c.run(c.machine.start());
             });
-        }).doOnDiscard(RdmaConnection.class, RdmaConnection::dispose); // delivered to nobody: close it
+        }), RdmaConnection.class, RdmaConnection::dispose); // delivered to nobody: close it
     }
 
     /**

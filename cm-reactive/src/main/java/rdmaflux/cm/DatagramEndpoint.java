@@ -72,12 +72,12 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             return Mono.error(new IllegalArgumentException("bind to the address of an RDMA interface, not " + local
                     + ": the address picks the device"));
         }
-        return SharedLoops.<RdmaDatagramEndpoint>create((sink, loops) -> {
+        return Handoff.guard(SharedLoops.<RdmaDatagramEndpoint>create((sink, loops) -> {
             CmEventLoop cm = loops.cm();
             CompletionLoop completions = loops.completions();
             DatagramEndpoint ep = new DatagramEndpoint(options, cm, completions);
             cm.execute(() -> ep.open(local, sink));
-        }).publishOn(options.scheduler()).doOnDiscard(RdmaDatagramEndpoint.class, RdmaDatagramEndpoint::dispose);
+        }).publishOn(options.scheduler()), RdmaDatagramEndpoint.class, RdmaDatagramEndpoint::dispose);
     }
 
     /** CM loop. */
@@ -110,7 +110,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             return;
         }
         // A subscriber that cancelled meanwhile gets nothing: the value is discarded, and the
-        // doOnDiscard in bind() disposes the endpoint.
+        // Handoff in bind() disposes the endpoint.
         sink.success(this);
     }
 

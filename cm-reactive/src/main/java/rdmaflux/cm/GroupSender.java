@@ -30,13 +30,13 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
     }
 
     static Mono<MulticastSender> create(InetAddress group, MulticastOptions options) {
-        return SharedLoops.<MulticastSender>create((sink, loops) -> {
+        return Handoff.guard(SharedLoops.<MulticastSender>create((sink, loops) -> {
             CmEventLoop cm = loops.cm();
             CompletionLoop completions = loops.completions();
             GroupSender s = new GroupSender(group, options, cm, completions, sink);
             sink.onCancel(s::dispose);
             cm.execute(s.join::start);
-        }).publishOn(options.scheduler()).doOnDiscard(MulticastSender.class, MulticastSender::dispose);
+        }).publishOn(options.scheduler()), MulticastSender.class, MulticastSender::dispose);
     }
 
     @Override

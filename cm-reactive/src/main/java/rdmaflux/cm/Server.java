@@ -34,7 +34,7 @@ final class Server implements RdmaServer {
     }
 
     static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter) {
-        return Mono.<RdmaServer>create(sink -> {
+        return Handoff.guard(Mono.<RdmaServer>create(sink -> {
             Server s;
             try {
                 s = new Server(options, filter, (Loops) options.loops());
@@ -61,7 +61,7 @@ final class Server implements RdmaServer {
                     sink.error(e);
                 }
             });
-        }).publishOn(options.scheduler());
+        }).publishOn(options.scheduler()), RdmaServer.class, RdmaServer::dispose);
     }
 
     /** CM loop: connect requests for the listener. */

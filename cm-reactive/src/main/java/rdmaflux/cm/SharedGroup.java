@@ -47,7 +47,7 @@ final class SharedGroup implements GroupJoin.Listener {
     }
 
     static Mono<MulticastMembership> acquire(InetAddress group, MulticastOptions options) {
-        return SharedLoops.<MulticastMembership>create((sink, loops) -> {
+        return Handoff.guard(SharedLoops.<MulticastMembership>create((sink, loops) -> {
             CmEventLoop cm = loops.cm();
             CompletionLoop completions = loops.completions();
             Key key = new Key(group, options.localAddress());
@@ -70,8 +70,7 @@ final class SharedGroup implements GroupJoin.Listener {
                 cm.execute(shared.join::start);
             }
             cm.execute(() -> shared.attach(m));
-        }).publishOn(options.scheduler())
-                .doOnDiscard(MulticastMembership.class, MulticastMembership::dispose);
+        }).publishOn(options.scheduler()), MulticastMembership.class, MulticastMembership::dispose);
     }
 
     /** CM loop. */

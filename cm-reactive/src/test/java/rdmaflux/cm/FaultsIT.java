@@ -34,6 +34,8 @@ import rdmaflux.testing.RdmaTestEnv;
 /** Faults and bad input: every failure is typed, prompt, and leaves no native object behind. */
 class FaultsIT {
     private static final Duration T = Duration.ofSeconds(60);
+    /** A cancelled connect's slot: a connection delivered after it is closed by the consumer. */
+    private static final Object ABANDONED = new Object();
 
     private static Throwable connectFailure(InetSocketAddress to, ConnectionOptions options) {
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -307,12 +309,17 @@ class FaultsIT {
             int cancelled = 0;
             int attempts = 40;
             for (int i = 0; i < attempts; i++) {
-                AtomicReference<RdmaConnection> got = new AtomicReference<>();
-                Disposable d = RdmaConnection.connect(echo.address()).subscribe(got::set, e -> { });
+                // dispose() returns while an onNext that beat it may still be running on another thread:
+                // whichever of the consumer and this thread takes the slot first decides who closes it.
+                AtomicReference<Object> slot = new AtomicReference<>();
+                Disposable d = RdmaConnection.connect(echo.address()).subscribe(c -> {
+                    if (!slot.compareAndSet(null, c)) {
+                        c.dispose();
+                    }
+                }, e -> { });
                 Resources.sleep(random.nextInt((int) window + 1));
                 d.dispose();
-                RdmaConnection c = got.get();
-                if (c != null) {
+                if (slot.getAndSet(ABANDONED) instanceof RdmaConnection c) {
                     c.disposeNow(T); // delivered before the cancel: ours to close
                     window *= 0.7;
                 } else {
