@@ -14,9 +14,11 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>Defaults: 32 receive buffers and 32 send buffers of 8 KiB, send queue depth 128, 64 bytes of
  * inline data, per-step timeouts of 2 s (address, route), 10 s (connect, accept) and 3 s
- * (disconnect), retry count 7, RNR retry 7 (forever), event-driven completions, the credit protocol,
+ * (disconnect), retry count 6 and ACK timeout 17 (0.54 s: a silent peer fails sends within 3.8 s),
+ * RNR retry 7 (forever), event-driven completions, the credit protocol,
  * user code on {@link Schedulers#parallel()}; RDMA reads and atomics in flight (initiator depth and
- * responder resources) up to the device's maximum, the device's ACK timeout and type of service.
+ * responder resources) up to the device's maximum, the device's type of service, and a keepalive probe
+ * after 4 s without traffic (credit protocol).
  */
 public final class ConnectionOptions {
 
@@ -75,6 +77,7 @@ public final class ConnectionOptions {
     private final Protocol protocol;
     private final CompletionMode completionMode;
     private final Duration busyPoll;
+    private final Duration keepalive;
     private final Scheduler scheduler;
     private final RdmaRecorder recorder;
     private final RdmaLoops loops;
@@ -106,6 +109,10 @@ public final class ConnectionOptions {
         this.protocol = Objects.requireNonNull(b.protocol);
         this.completionMode = Objects.requireNonNull(b.completionMode);
         this.busyPoll = Objects.requireNonNull(b.busyPoll);
+        if (b.keepalive.isNegative()) {
+            throw new IllegalArgumentException("keepalive must be >= 0 (0 = off), got " + b.keepalive);
+        }
+        this.keepalive = b.keepalive;
         this.scheduler = Objects.requireNonNull(b.scheduler);
         this.recorder = Objects.requireNonNull(b.recorder);
         this.loops = b.loops;
@@ -183,7 +190,12 @@ public final class ConnectionOptions {
         return maxInlineData;
     }
 
-    /** {@return transport retries} */
+    /**
+     * {@return transport retries: a send the peer does not acknowledge is sent this many times more
+     * before the connection fails with {@code RETRY_EXC_ERR}}
+     *
+     * <p>Soft-RoCE (rxe) retries forever when this is 7, so the failure bound only holds below 7.
+     */
     public int retryCount() {
         return retryCount;
     }
@@ -209,7 +221,14 @@ public final class ConnectionOptions {
         return responderResources;
     }
 
-    /** {@return the local ACK timeout exponent (4.096 us x 2^n), or {@link #DEVICE_DEFAULT}} */
+    /**
+     * {@return the local ACK timeout exponent (4.096 us x 2^n), or {@link #DEVICE_DEFAULT}}
+     *
+     * <p>With {@link #retryCount()}, it bounds how long a silent peer (wire cut, host gone) goes
+     * unnoticed while something is being sent: 4.096 us x 2^n x (retries + 1), 3.8 s by default (Soft-RoCE
+     * was measured taking up to twice that with a stream in flight). rdma_cm's own default on RoCE (kept
+     * with {@link #DEVICE_DEFAULT}) is 19 on Soft-RoCE, 2.1 s per try.
+     */
     public int ackTimeout() {
         return ackTimeout;
     }
@@ -288,6 +307,21 @@ public final class ConnectionOptions {
         return toBuilder().protocol(protocol).build();
     }
 
+    /**
+     * {@return how long a connection may see no traffic before it probes its peer; zero when off}
+     *
+     * <p>With the {@link Protocol#CREDITS} protocol, a connection on which nothing completed for this long
+     * sends a zero-length control message (it carries no credit and the peer only reposts its buffer).
+     * Like every RC send it must be acknowledged: when the peer's host is gone, its transport retries run
+     * out ({@link #ackTimeout()} x ({@link #retryCount()} + 1)) and the connection fails with
+     * {@link RdmaCmException.CompletionError} ({@code RETRY_EXC_ERR}). So a dead peer is noticed within
+     * 1.5 x this duration plus the retry time even on an idle connection. {@link Protocol#RAW} sends
+     * nothing the peer did not ask for, so it has no keepalive.
+     */
+    public Duration keepalive() {
+        return keepalive;
+    }
+
     /** Mutable builder. */
     public static final class Builder {
         private final Map<Step, Duration> timeouts = new EnumMap<>(Step.class);
@@ -296,16 +330,17 @@ public final class ConnectionOptions {
         private int bufferSize = 8192;
         private int sendQueueDepth = 128;
         private int maxInlineData = 64;
-        private int retryCount = 7;
+        private int retryCount = 6;
         private int rnrRetryCount = 7;
         private int initiatorDepth = DEVICE_MAXIMUM;
         private int responderResources = DEVICE_MAXIMUM;
-        private int ackTimeout = DEVICE_DEFAULT;
+        private int ackTimeout = 17;
         private int typeOfService = DEVICE_DEFAULT;
         private byte[] privateData = new byte[0];
         private Protocol protocol = Protocol.CREDITS;
         private CompletionMode completionMode = CompletionMode.EVENT_DRIVEN;
         private Duration busyPoll = Duration.ofMillis(1);
+        private Duration keepalive = Duration.ofSeconds(4);
         private Scheduler scheduler = Schedulers.parallel();
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
         private RdmaLoops loops;
@@ -335,6 +370,7 @@ public final class ConnectionOptions {
             protocol = o.protocol;
             completionMode = o.completionMode;
             busyPoll = o.busyPoll;
+            keepalive = o.keepalive;
             scheduler = o.scheduler;
             recorder = o.recorder;
             loops = o.loops;
@@ -416,7 +452,7 @@ public final class ConnectionOptions {
         /**
          * Sets the transport retries.
          *
-         * @param n transport retries 0..7
+         * @param n transport retries 0..7 (7: forever on Soft-RoCE)
          * @return this
          */
         public Builder retryCount(int n) {
@@ -531,6 +567,17 @@ public final class ConnectionOptions {
         public Builder busyPoll(Duration spin) {
             busyPoll = spin;
             completionMode = CompletionMode.BUSY_POLL;
+            return this;
+        }
+
+        /**
+         * Sets how long a connection may be idle before it probes its peer ({@link ConnectionOptions#keepalive()}).
+         *
+         * @param idle the idle time before a probe; {@link Duration#ZERO} turns keepalive off
+         * @return this
+         */
+        public Builder keepalive(Duration idle) {
+            keepalive = Objects.requireNonNull(idle);
             return this;
         }
 

@@ -120,6 +120,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private boolean registered;
     private volatile boolean tornDown;
     private boolean peerClosed;
+    private final Keepalive keepalive;
 
     // Send side, guarded by this.
     private final Op[] ops;
@@ -149,6 +150,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         this.inbound = Sinks.many().unicast().onBackpressureBuffer(
                 Queues.<RdmaMessage>get(options.receiveBuffers() + CONTROL_SLOTS + 1).get());
         this.window = new CreditWindow(options.receiveBuffers(), 0);
+        this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, this::probe);
         RdmaContext ctx = id.context();
         pd = ctx.allocateProtectionDomain();
         channel = ctx.createCompletionChannel();
@@ -221,7 +223,17 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
             loop.register(channel, this);
             registered = true;
             drain.start();
+            keepalive.start();
         });
+    }
+
+    /** Completion loop: the keepalive probe, a control message (no credit needed) unless one is on its way. */
+    private void probe() {
+        synchronized (this) {
+            if (!closed && !window.controlInFlight()) {
+                postControl(Kind.CONTROL);
+            }
+        }
     }
 
     /** Refuses new operations from now on; any thread. */
@@ -255,6 +267,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     @Override
     public void complete(WorkCompletions wc, int i) {
+        keepalive.touch();
         long wrId = wc.wrId(i);
         boolean ok = wc.isSuccess(i);
         outstanding(-1);
@@ -593,6 +606,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 registered = false;
             }
             tornDown = true;
+            keepalive.stop();
             if (end == null && remoteClose && credits && !peerClosed) {
                 end = new RdmaCmException.Disconnected(Step.TRANSFER,
                         "the peer disconnected without an orderly close (did its process die?)");

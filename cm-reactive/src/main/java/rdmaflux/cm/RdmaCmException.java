@@ -40,6 +40,32 @@ public class RdmaCmException extends RdmaException {
     }
 
     /**
+     * Whether connecting again may succeed: the failure can be transient (the server is restarting, the
+     * route or the peer's host is briefly gone), as opposed to a decision or a defect that a retry would
+     * only repeat. {@link RdmaRetry#reconnect} retries exactly these.
+     *
+     * <p>Retryable: {@link AddressError}, {@link RouteError}, {@link ConnectError}, {@link Unreachable};
+     * {@link Rejected} for {@link Rejected#INVALID_SERVICE_ID} (nobody listens yet) and
+     * {@link Rejected#TIMEOUT}; a {@link StepTimeout} of the address, route, connect or accept step.
+     * Not retryable: a rejection by the server's application ({@link Rejected#CONSUMER_REJECT}) or for
+     * any other reason, {@link DeviceRemoved}, and failures of an established connection
+     * ({@link Disconnected}, {@link CompletionError}, {@link IllegalEvent}, {@link TimewaitExit}).
+     *
+     * @return whether a new connect may succeed
+     */
+    public boolean isRetryable() {
+        return switch (this) {
+            case AddressError e -> true;
+            case RouteError e -> true;
+            case ConnectError e -> true;
+            case Unreachable e -> true;
+            case Rejected r -> r.reason() == Rejected.INVALID_SERVICE_ID || r.reason() == Rejected.TIMEOUT;
+            case StepTimeout t -> t.step() != Step.DISCONNECT && t.step() != Step.TRANSFER;
+            default -> false;
+        };
+    }
+
+    /**
      * Maps an error event to its exception.
      *
      * @param step the step in progress
@@ -111,6 +137,8 @@ public class RdmaCmException extends RdmaException {
         public static final int CONSUMER_REJECT = 28;
         /** IB CM reject reason: nobody listens on the service id (port). */
         public static final int INVALID_SERVICE_ID = 8;
+        /** IB CM reject reason: the peer's CM timed out waiting for this side. */
+        public static final int TIMEOUT = 1;
 
         /** The private data the server sent with the rejection. */
         private final byte[] privateData;

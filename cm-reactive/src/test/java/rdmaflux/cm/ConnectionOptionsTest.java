@@ -38,7 +38,7 @@ class ConnectionOptionsTest {
         assertEquals(Duration.ofSeconds(10), o.timeout(Step.ACCEPT));
         assertEquals(Duration.ofSeconds(3), o.timeout(Step.DISCONNECT));
         assertNull(o.timeout(Step.TRANSFER), "an established connection must not time out");
-        assertEquals(7, o.retryCount());
+        assertEquals(6, o.retryCount());
         assertEquals(7, o.rnrRetryCount());
         assertEquals(CompletionMode.EVENT_DRIVEN, o.completionMode());
         assertEquals(Protocol.CREDITS, o.protocol());
@@ -48,7 +48,7 @@ class ConnectionOptionsTest {
         assertEquals(Duration.ofMillis(1), o.busyPoll());
         assertEquals(ConnectionOptions.DEVICE_MAXIMUM, o.initiatorDepth());
         assertEquals(ConnectionOptions.DEVICE_MAXIMUM, o.responderResources());
-        assertEquals(ConnectionOptions.DEVICE_DEFAULT, o.ackTimeout());
+        assertEquals(17, o.ackTimeout());
         assertEquals(ConnectionOptions.DEVICE_DEFAULT, o.typeOfService());
     }
 

@@ -20,8 +20,11 @@ final class EchoServer implements AutoCloseable {
     private final Disposable.Composite handlers = Disposables.composite();
 
     EchoServer(ConnectionOptions options) {
-        server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options, AcceptFilter.ACCEPT_ALL)
-                .block(Duration.ofSeconds(30));
+        this(new InetSocketAddress(RdmaTestEnv.address(), 0), options, AcceptFilter.ACCEPT_ALL);
+    }
+
+    EchoServer(InetSocketAddress at, ConnectionOptions options, AcceptFilter filter) {
+        server = RdmaServer.bind(at, options, filter).block(Duration.ofSeconds(30));
         handlers.add(server.connections().subscribe(c -> {
             handlers.add(c); // closed with the fixture if the client did not close it first
             handlers.add(c.receive().flatMapSequential(m -> c.send(m.asByteBuffer()).doFinally(s -> m.release()),

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,30 @@ class RdmaCmExceptionTest {
             assertEquals("rdma_cm " + step.name().toLowerCase(java.util.Locale.ROOT), e.operation());
             assertTrue(e.getMessage().startsWith(e.operation() + ": "), e.getMessage());
         }
+    }
+
+    @Test
+    void transientConnectFailuresAreRetryableAndDecisionsAreNot() {
+        for (CmEventType t : List.of(CmEventType.ADDR_ERROR, CmEventType.ROUTE_ERROR, CmEventType.CONNECT_ERROR,
+                CmEventType.UNREACHABLE)) {
+            assertTrue(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, t, ETIMEDOUT, null)), t.name());
+        }
+        assertTrue(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.INVALID_SERVICE_ID, null)), "nobody listens yet");
+        assertTrue(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.TIMEOUT, null)));
+        assertFalse(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.CONSUMER_REJECT, new byte[] {1})), "the server's application said no");
+        for (CmEventType t : List.of(CmEventType.DEVICE_REMOVAL, CmEventType.DISCONNECTED, CmEventType.TIMEWAIT_EXIT)) {
+            assertFalse(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, t, 0, null)), t.name());
+        }
+        for (Step step : Step.values()) {
+            boolean connecting = step != Step.DISCONNECT && step != Step.TRANSFER;
+            assertEquals(connecting, new RdmaCmException.StepTimeout(step, java.time.Duration.ofSeconds(1))
+                    .isRetryable(), step.name());
+        }
+        assertFalse(RdmaRetry.isRetryable(new RdmaCmException.CompletionError(WcStatus.RETRY_EXC_ERR, "lost")));
+        assertFalse(RdmaRetry.isRetryable(new IllegalArgumentException("bad options")));
     }
 
     @ParameterizedTest

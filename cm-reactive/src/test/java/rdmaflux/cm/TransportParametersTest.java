@@ -21,7 +21,7 @@ class TransportParametersTest {
         ConnectionParameters p = TransportParameters.forConnect(ConnectionOptions.defaults(), RXE, DATA);
         assertEquals(TransportParameters.RDMA_MAXIMUM, p.initiatorDepth());
         assertEquals(TransportParameters.RDMA_MAXIMUM, p.responderResources());
-        assertEquals(7, p.retryCount());
+        assertEquals(6, p.retryCount());
         assertEquals(7, p.rnrRetryCount());
         assertArrayEquals(DATA, p.privateData());
     }

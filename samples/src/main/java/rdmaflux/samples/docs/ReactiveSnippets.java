@@ -13,6 +13,7 @@ import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaLoops;
+import rdmaflux.cm.RdmaRetry;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.verbs.AccessFlags;
@@ -159,5 +160,38 @@ public final class ReactiveSnippets {
         loops.disposeNow(timeout);                           // closes the client and the server, ends the threads
         // end::loops[]
         return List.of(depth, client.isDisposed() && server.isDisposed());
+    }
+    /**
+     * docs/api.md: a client that keeps connecting until its server listens again, with a keepalive.
+     *
+     * @param address an IP address of an RDMA interface
+     * @return the echo the client got from the server that came back
+     */
+    public static String reconnect(InetAddress address) {
+        Duration timeout = Duration.ofSeconds(30);
+        RdmaServer gone = RdmaServer.bind(new InetSocketAddress(address, 0)).block(timeout);
+        InetSocketAddress serverAddress = gone.address();
+        gone.disposeNow(timeout); // the server restarts: for a while nobody listens on its port
+        reactor.core.publisher.Sinks.One<RdmaServer> back = reactor.core.publisher.Sinks.one();
+        reactor.core.publisher.Mono.delay(Duration.ofSeconds(1))
+                .subscribe(t -> back.tryEmitValue(RdmaServer.bind(serverAddress).block(timeout)));
+        back.asMono().subscribe(server -> server.connections().subscribe(c -> c.receive()
+                .concatMap(msg -> c.send(ByteBuffer.wrap(msg.toByteArray())).doFinally(x -> msg.release()))
+                .subscribe()));
+
+        // tag::reconnect[]
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
+                .keepalive(Duration.ofSeconds(2))   // probe an idle peer: a dead host is noticed within ~11 s
+                .build();
+        RdmaConnection client = RdmaConnection.connect(serverAddress, options)
+                // retries what may pass later (nobody listening, no route, timeouts), not a refusal
+                .retryWhen(RdmaRetry.reconnect(20, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(1)))
+                .block(timeout);
+        // end::reconnect[]
+        client.send(ByteBuffer.wrap("back again".getBytes(StandardCharsets.UTF_8))).block(timeout);
+        byte[] echo = client.receiveBytes().blockFirst(timeout);
+        client.disposeNow(timeout);
+        back.asMono().block(timeout).disposeNow(timeout);
+        return new String(echo, StandardCharsets.UTF_8);
     }
 }

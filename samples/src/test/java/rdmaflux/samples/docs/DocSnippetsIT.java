@@ -99,6 +99,11 @@ class DocSnippetsIT {
     }
 
     @Test
+    void apiReconnectOutlivesTheServersRestart() {
+        assertEquals("back again", ReactiveSnippets.reconnect(address));
+    }
+
+    @Test
     void apiClientGetsAllThreeReplies() {
         assertEquals(List.of("a", "b", "c"), ReactiveSnippets.clientAndServer(address, 7481));
     }
