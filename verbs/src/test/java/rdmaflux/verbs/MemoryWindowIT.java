@@ -121,7 +121,7 @@ class MemoryWindowIT {
 
     @ParameterizedTest
     @EnumSource(PostPath.class)
-    void aType2WindowGrantsItsRangeAndNothingOutside(PostPath path) {
+    void aType2WindowGrantsItsRangeAndTheRegionsEndStopsIt(PostPath path) {
         Grant g = grant(MemoryWindowType.TYPE_2);
         try (RcPair p = g.pair()) {
             RemoteBuffer remote = bind(g, path, WINDOW_AT, WINDOW_LENGTH, READ_WRITE);
