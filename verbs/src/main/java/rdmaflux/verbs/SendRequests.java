@@ -161,13 +161,22 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
         return new RemoteBuffer(region.address() + offset, length, rkey);
     }
 
-    /** Checks the binds among the first {@code count} requests against the QP they are posted to. */
+    /**
+     * Checks the binds among the first {@code count} requests against the QP they are posted to.
+     *
+     * @throws IllegalArgumentException for a bind with scatter/gather entries (providers refuse them, EINVAL)
+     *     or a QP that cannot bind the window
+     */
     void checkBinds(int count, QueuePair qp) {
         if (binds == 0) {
             return;
         }
         for (int k = 0; k < count; k++) {
             if (windows[k] != null) {
+                if (sgeCount(k) != 0) {
+                    throw new IllegalArgumentException("work request " + k + " binds a memory window and carries no "
+                            + "data, but has " + sgeCount(k) + " scatter/gather entries");
+                }
                 windows[k].checkQueuePair(qp);
             }
         }

@@ -146,6 +146,16 @@ class MemoryWindowBindTest {
     }
 
     @Test
+    void aBindWithDataIsRefusedWhenPosted() {
+        SendRequests s = new SendRequests(1, 1);
+        s.set(0, 1, SendOpcode.BIND_MW, 0).bindWindow(0, window, region, 0, 64, READ_WRITE);
+        s.sge(0, 0, region, 0, 8);
+        assertThrows(IllegalArgumentException.class, () -> fake.qp.postSend(s, 1));
+        assertEquals(0, region.leaseCount());
+        assertNull(window.boundRegion());
+    }
+
+    @Test
     void invalidateWritesTheKeyUnconverted() {
         SendRequests s = new SendRequests(1, 1);
         s.set(0, 1, SendOpcode.LOCAL_INV, 0).invalidate(0, KEY);

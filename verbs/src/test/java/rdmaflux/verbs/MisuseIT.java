@@ -62,6 +62,7 @@ class MisuseIT {
         expected.put("poll-cq-of-closed-channel", CLOSED + "CompletionQueue");
         expected.put("srq-post-after-close", CLOSED + "SharedReceiveQueue");
         expected.put("close-mr-under-bound-window", CLOSED + "MemoryRegion[");
+        expected.put("ibv-dereg-mr-under-bound-window", "rdmaflux.verbs.RdmaException: ibv_dereg_mr failed: EINVAL");
         expected.put("post-bind-of-window-closed-since", CLOSED + "MemoryWindow[");
         expected.put("bind-closed-type-1-window", CLOSED + "MemoryWindow[");
         expected.put("mr-closed-with-write-outstanding", "completed ");

@@ -161,6 +161,17 @@ public final class MisuseMain {
                 mr.close();
             }
         });
+        // Why MemoryRegion.close() refuses: ibv_dereg_mr itself, called past that check, must fail and leave
+        // the region registered (a success would free it under its owner, whose close then crashes this JVM).
+        run("ibv-dereg-mr-under-bound-window", () -> {
+            try (RcPair p = RcPair.open()) {
+                MemoryRegion mr = p.pd.register(p.b.buffer, windowed);
+                MemoryWindow w = p.pd.allocateMemoryWindow(MemoryWindowType.TYPE_1);
+                w.bind(p.b.qp, mr, 0, 4096, read, 1, SIGNALED);
+                Completions.awaitSuccess(p.b.cq, T);
+                Calls.IBV_DEREG_MR.callStatus(mr.handle);
+            }
+        });
         run("post-bind-of-window-closed-since", () -> {
             try (RcPair p = RcPair.open()) {
                 MemoryRegion mr = p.pd.register(p.b.buffer, windowed);
