@@ -20,7 +20,8 @@ import rdmaflux.verbs.ffi.ibv_pd;
  * only through the QP that bound it; {@code LOCAL_INV} on that QP ({@link SendRequests#invalidate} or
  * {@link ExtendedSendQueue#localInvalidate}) or the peer's {@code SEND_WITH_INV} revokes its key, after which it
  * can be bound again. Each bind returns the {@link RemoteBuffer} to hand the peer; use it once the bind's
- * completion arrived (the bind runs in send-queue order).
+ * completion arrived (the bind runs in send-queue order). Soft-RoCE on Linux 6.1 checks an access through a
+ * window against the window's region, not its range (docs/verbs.md, "Memory windows").
  *
  * <p>Lifetimes: from the post of a bind until the window is closed or bound to another region, the window
  * holds its region, whose {@link MemoryRegion#close()} then fails with {@link IllegalStateException} (the

@@ -171,7 +171,8 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
         if (binds == 0) {
             return;
         }
-        for (int k = 0; k < count; k++) {
+        // link() reports a count beyond the batch; up to there, look.
+        for (int k = 0; k < Math.min(count, capacity()); k++) {
             if (windows[k] != null) {
                 if (sgeCount(k) != 0) {
                     throw new IllegalArgumentException("work request " + k + " binds a memory window and carries no "
