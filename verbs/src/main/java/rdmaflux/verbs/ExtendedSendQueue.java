@@ -1,9 +1,11 @@
 package rdmaflux.verbs;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_qp;
+import rdmaflux.verbs.ffi.ibv_mw_bind_info;
 import rdmaflux.verbs.ffi.ibv_qp_ex;
 
 /**
@@ -50,6 +52,14 @@ public final class ExtendedSendQueue {
     private final MemorySegment setSge;
     private final MemorySegment setInline;
     private final MemorySegment setUdAddr;
+    private final MemorySegment bindMw;
+    /** The {@code ibv_mw_bind_info} handed to {@code wr_bind_mw}, which copies it: one per queue, reused. */
+    private final MemorySegment bindInfo;
+    /** The binds of the open batch, recorded in their windows when {@link #complete()} posts them. */
+    private MemoryWindow[] pendingWindows = new MemoryWindow[0];
+    private MemoryRegion[] pendingRegions = new MemoryRegion[0];
+    private int[] pendingRkeys = new int[0];
+    private int pending;
     private boolean started;
 
     ExtendedSendQueue(QueuePair qp, MemorySegment qpx, int ops) {
@@ -73,6 +83,8 @@ public final class ExtendedSendQueue {
         setSge = ibv_qp_ex.wr_set_sge(q);
         setInline = ibv_qp_ex.wr_set_inline_data(q);
         setUdAddr = ibv_qp_ex.wr_set_ud_addr(q);
+        bindMw = ibv_qp_ex.wr_bind_mw(q);
+        bindInfo = Arena.ofAuto().allocate(ibv_mw_bind_info.layout());
     }
 
     /** Finds the ibv_qp_ex of a QP, or says why there is none. */
@@ -270,6 +282,52 @@ public final class ExtendedSendQueue {
     }
 
     /**
+     * Adds a bind of a type-2 window to a range of a region ({@code ibv_wr_bind_mw}) with the window's next key
+     * ({@code ibv_inc_rkey}). Once {@link #complete()} posted it, the window holds the region (see
+     * {@link MemoryWindow}) and is closed with this QP.
+     *
+     * @param window a {@link MemoryWindowType#TYPE_2} window of the QP's PD, not bound twice in one batch
+     * @param region the region, registered with {@link AccessFlag#MW_BIND} in the same PD
+     * @param offset where in the region the window starts
+     * @param length bytes
+     * @param access {@link AccessFlag#REMOTE_READ}, {@link AccessFlag#REMOTE_WRITE}, {@link AccessFlag#REMOTE_ATOMIC}
+     * @return what the peer gets once the bind completed: the range and the window's new key
+     * @throws IllegalStateException for a type-1 window, one already bound in this batch, or anything closed
+     * @throws IllegalArgumentException when the region, QP or access do not fit the window
+     */
+    public RemoteBuffer bindWindow(MemoryWindow window, MemoryRegion region, long offset, long length,
+                                   AccessFlags access) {
+        check(SendOp.BIND_MW);
+        if (window.type() != MemoryWindowType.TYPE_2) {
+            throw new IllegalStateException(window + " is bound with MemoryWindow.bind, not by a work request");
+        }
+        for (int k = 0; k < pending; k++) {
+            if (pendingWindows[k] == window) {
+                throw new IllegalStateException(window + " is already bound in this batch");
+            }
+        }
+        window.checkBind(qp, region, offset, length, access);
+        int rkey = MemoryWindow.nextRkey(window.rkey());
+        try (Leases leases = new Leases()) {
+            MemorySegment mw = leases.take(window);
+            MemorySegment mr = leases.take(region);
+            MemoryWindow.writeBindInfo(bindInfo, mr, region.address() + offset, length, access);
+            ibv_qp_ex.wr_bind_mw.invoke(bindMw, qpx, mw, rkey, bindInfo);
+        }
+        if (pending == pendingWindows.length) {
+            int n = Math.max(4, pending * 2);
+            pendingWindows = java.util.Arrays.copyOf(pendingWindows, n);
+            pendingRegions = java.util.Arrays.copyOf(pendingRegions, n);
+            pendingRkeys = java.util.Arrays.copyOf(pendingRkeys, n);
+        }
+        pendingWindows[pending] = window;
+        pendingRegions[pending] = region;
+        pendingRkeys[pending] = rkey;
+        pending++;
+        return new RemoteBuffer(region.address() + offset, length, rkey);
+    }
+
+    /**
      * Sets the one scatter/gather entry of the last operation ({@code ibv_wr_set_sge}).
      *
      * @param region the registered memory
@@ -332,7 +390,13 @@ public final class ExtendedSendQueue {
         int rc;
         try {
             rc = ibv_qp_ex.wr_complete.invoke(complete, qpx);
+            if (rc == 0) {
+                for (int k = 0; k < pending; k++) {
+                    pendingWindows[k].posted(pendingRkeys[k], pendingRegions[k], qp);
+                }
+            }
         } finally {
+            dropPending();
             started = false;
             qp.release();
         }
@@ -347,9 +411,18 @@ public final class ExtendedSendQueue {
         try {
             ibv_qp_ex.wr_abort.invoke(abort, qpx);
         } finally {
+            dropPending();
             started = false;
             qp.release();
         }
+    }
+
+    private void dropPending() {
+        for (int k = 0; k < pending; k++) {
+            pendingWindows[k] = null;
+            pendingRegions[k] = null;
+        }
+        pending = 0;
     }
 
     private void check(SendOp op) {

@@ -1,6 +1,7 @@
 package rdmaflux.verbs;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import rdmaflux.verbs.ffi.ibv_mr;
 
@@ -14,6 +15,8 @@ public final class MemoryRegion extends NativeResource {
     private final int lkey;
     private final int rkey;
     private final ProtectionDomain pd;
+    /** Memory windows whose last bind used this region: the kernel refuses to deregister it under them. */
+    private final AtomicInteger windows = new AtomicInteger();
 
     MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, AccessFlags access) {
         super(Rank.MR, mr.reinterpret(ibv_mr.sizeof()), pd, pd.context());
@@ -101,6 +104,28 @@ public final class MemoryRegion extends NativeResource {
         if (!segment.scope().isAlive()) {
             throw new IllegalStateException("the memory of " + this + " was freed (its arena is closed); "
                     + "close the region before its arena");
+        }
+    }
+
+    /** {@return how many memory windows hold this region (see {@link MemoryWindow}): while any does, it cannot close} */
+    public int boundWindowCount() {
+        return windows.get();
+    }
+
+    void holdWindow() {
+        windows.incrementAndGet();
+    }
+
+    void releaseWindow() {
+        windows.decrementAndGet();
+    }
+
+    @Override
+    void checkClosable() {
+        int n = windows.get();
+        if (n > 0) {
+            throw new IllegalStateException(this + " is held by " + n + " memory window(s) bound to it (the kernel "
+                    + "refuses to deregister it, EINVAL): close them, or close the protection domain, first");
         }
     }
 

@@ -20,12 +20,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  */
 public abstract sealed class NativeResource implements AutoCloseable
-        permits RdmaContext, XrcDomain, ProtectionDomain, MemoryRegion, CompletionChannel, CompletionQueue, QueuePair,
-        SharedReceiveQueue, AddressHandle, EventChannel, CmId {
+        permits RdmaContext, XrcDomain, ProtectionDomain, MemoryRegion, MemoryWindow, CompletionChannel, CompletionQueue,
+        QueuePair, SharedReceiveQueue, AddressHandle, EventChannel, CmId {
 
     /** Teardown order: lower ranks are destroyed first. */
     enum Rank {
-        QP, SRQ, AH, MR, CQ, CHANNEL, PD, CM_ID, CONTEXT, EVENT_CHANNEL
+        // A type-2 window bound through a QP references it (rxe waits for the QP's last reference on
+        // destroy), and a bound window keeps its MR from being deregistered (EINVAL): windows go first.
+        MW, QP, SRQ, AH, MR, CQ, CHANNEL, PD, CM_ID, CONTEXT, EVENT_CHANNEL
     }
 
     private static final int CLOSED = Integer.MIN_VALUE;
@@ -33,6 +35,8 @@ public abstract sealed class NativeResource implements AutoCloseable
     private final AtomicInteger state = new AtomicInteger();
     private final Rank rank;
     private final NativeResource[] owners;
+    /** Owners gained after construction ({@link #addOwner}), or null while there are none. */
+    private List<NativeResource> laterOwners;
     private final List<NativeResource> children = new ArrayList<>();
     /** The native object, sized to its struct so field access is bounds-checked. */
     final MemorySegment handle;
@@ -96,6 +100,31 @@ public abstract sealed class NativeResource implements AutoCloseable
         return new IllegalStateException(this + " is closed");
     }
 
+    /**
+     * Makes {@code owner} close this object first when it closes, as the constructor's owners do; for a use
+     * that starts after creation (a type-2 memory window bound through a QP).
+     *
+     * @throws IllegalStateException when {@code owner} is closed
+     */
+    final void addOwner(NativeResource owner) {
+        synchronized (children) {
+            if (laterOwners == null) {
+                laterOwners = new ArrayList<>(1);
+            } else if (laterOwners.contains(owner)) {
+                return;
+            }
+            owner.adopt(this);
+            laterOwners.add(owner);
+        }
+    }
+
+    /**
+     * Called by {@link #close()} before anything is closed, on the first call only; throwing leaves the
+     * object open. For objects whose destroy the kernel would refuse (a memory region under a bound window).
+     */
+    void checkClosable() {
+    }
+
     private void adopt(NativeResource child) {
         synchronized (children) {
             if (isClosed()) {
@@ -117,9 +146,15 @@ public abstract sealed class NativeResource implements AutoCloseable
      *
      * @throws RdmaException when the native destroy fails (the object counts as closed all the same,
      *                       so a retry cannot double-free)
+     * @throws IllegalStateException when the object cannot be closed yet and stays open (a
+     *                               {@link MemoryRegion} that a bound {@link MemoryWindow} holds)
      */
     @Override
     public final void close() {
+        if (isClosed()) {
+            return;
+        }
+        checkClosable();
         int s;
         do {
             s = state.get();
@@ -151,6 +186,16 @@ public abstract sealed class NativeResource implements AutoCloseable
         } finally {
             for (NativeResource o : owners) {
                 o.disown(this);
+            }
+            List<NativeResource> later;
+            synchronized (children) {
+                later = laterOwners;
+                laterOwners = null;
+            }
+            if (later != null) {
+                for (NativeResource o : later) {
+                    o.disown(this);
+                }
             }
         }
         if (failure != null) {

@@ -72,6 +72,24 @@ public final class ProtectionDomain extends NativeResource {
     }
 
     /**
+     * Allocates a memory window ({@code ibv_alloc_mw}) to grant peers revocable access to part of a region.
+     *
+     * @param type {@link MemoryWindowType#TYPE_1} (bound with {@link MemoryWindow#bind}) or
+     *             {@link MemoryWindowType#TYPE_2} (bound by posting)
+     * @return the window, unbound
+     * @throws RdmaUnsupportedException (EOPNOTSUPP) when the device has no memory windows of that type
+     */
+    public MemoryWindow allocateMemoryWindow(MemoryWindowType type) {
+        java.util.Objects.requireNonNull(type, "type");
+        MemorySegment pd = acquire();
+        try {
+            return MemoryWindow.allocate(this, pd, type);
+        } finally {
+            release();
+        }
+    }
+
+    /**
      * Creates a queue pair in this PD.
      *
      * @param attributes type, completion queues and capacities
@@ -98,7 +116,8 @@ public final class ProtectionDomain extends NativeResource {
      * @param sendOps the operations its extended send queue may post; not empty
      * @return the QP, in state RESET
      * @throws RdmaUnsupportedException (EOPNOTSUPP) when the device has no {@code create_qp_ex} or cannot do one
-     *     of {@code sendOps} on this QP type (e.g. RDMA WRITE on UD)
+     *     of {@code sendOps} on this QP type (e.g. RDMA WRITE on UD), or {@link SendOp#ATOMIC_WRITE} is asked for
+     *     and the device does not report it ({@link RdmaContext#supportsAtomicWrite()})
      */
     public QueuePair createExtendedQueuePair(QpInitAttributes attributes, java.util.Set<SendOp> sendOps) {
         int ops = NativeConstant.mask(sendOps);
@@ -113,6 +132,10 @@ public final class ProtectionDomain extends NativeResource {
             if (fn.equals(MemorySegment.NULL)) {
                 throw new RdmaUnsupportedException("ibv_create_qp_ex", "the provider of " + context.deviceName()
                         + " has no create_qp_ex");
+            }
+            if ((ops & SendOp.ATOMIC_WRITE.value()) != 0) {
+                ExtendedCapabilities.checkSendOps(ops, ExtendedCapabilities.query(ctx.reinterpret(ibv_context.sizeof())),
+                        context.deviceName());
             }
             MemorySegment init = ibv_qp_init_attr_ex.allocate(arena);
             // ibv_qp_init_attr_ex begins with the fields of ibv_qp_init_attr, in the same places.

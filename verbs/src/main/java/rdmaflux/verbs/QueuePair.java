@@ -379,6 +379,7 @@ public final class QueuePair extends NativeResource {
      *                       EINVAL for an inline payload beyond {@link #maxInlineData()})
      */
     public void postSend(SendRequests requests, int count) {
+        requests.checkBinds(count, this);
         requests.link(count, maxSendSge);
         MemorySegment qp;
         try {
@@ -390,8 +391,10 @@ public final class QueuePair extends NativeResource {
         try {
             int rc = requests.post(postSendFn, qp.address());
             if (rc != 0) {
+                requests.commitBinds(requests.postedBeforeFailure(), this);
                 throw requests.postFailure("ibv_post_send", rc);
             }
+            requests.commitBinds(count, this);
         } finally {
             release();
             requests.unlink();

@@ -110,6 +110,29 @@ public final class RdmaContext extends NativeResource {
     }
 
     /**
+     * Queries the 64-bit capability mask ({@code ibv_query_device_ex}'s {@code device_cap_flags_ex}, the
+     * kernel's {@code ib_uverbs_device_cap_flags}); its low 32 bits are {@link DeviceAttributes#deviceCapFlags()}.
+     *
+     * @return the mask, or the 32-bit {@code ibv_query_device} flags where the provider has no extended query
+     */
+    public long queryCapabilityFlagsEx() {
+        MemorySegment ctx = acquire();
+        try {
+            return ExtendedCapabilities.query(ctx);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * {@return whether the device executes {@code IBV_WR_ATOMIC_WRITE} ({@code IB_UVERBS_DEVICE_ATOMIC_WRITE} in
+     * {@link #queryCapabilityFlagsEx()}; Linux 6.1's Soft-RoCE does not)}
+     */
+    public boolean supportsAtomicWrite() {
+        return (queryCapabilityFlagsEx() & ExtendedCapabilities.ATOMIC_WRITE) != 0;
+    }
+
+    /**
      * Queries a port.
      *
      * @param port the port number, from 1

@@ -22,7 +22,7 @@ public enum SendOp implements NativeConstant {
     ATOMIC_FETCH_AND_ADD(1 << 6),
     /** {@code ibv_wr_local_inv}. */
     LOCAL_INV(1 << 7),
-    /** {@code ibv_wr_bind_mw} (no memory windows in rdmaflux yet: requestable, not postable). */
+    /** {@code ibv_wr_bind_mw}: {@link ExtendedSendQueue#bindWindow}. */
     BIND_MW(1 << 8),
     /** {@code ibv_wr_send_inv}. */
     SEND_WITH_INV(1 << 9),

@@ -2,12 +2,13 @@ package rdmaflux.verbs;
 
 import java.lang.foreign.ValueLayout;
 
+import rdmaflux.verbs.ffi.ibv_mw_bind_info;
 import rdmaflux.verbs.ffi.ibv_send_wr;
 
 /**
  * A reusable batch of send work requests ({@code struct ibv_send_wr}). Fill request {@code i} with
  * {@link #set}, its data with {@code sge}, and the opcode's extra fields ({@link #rdma}, {@link #atomic},
- * {@link #ud}, {@link #immediate}); then {@link QueuePair#postSend(SendRequests, int)} posts the first
+ * {@link #ud}, {@link #immediate}, {@link #invalidate}, {@link #bindWindow}); then {@link QueuePair#postSend(SendRequests, int)} posts the first
  * {@code count} as one chain.
  */
 public final class SendRequests extends WorkRequestBatch<SendRequests> {
@@ -15,6 +16,14 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
     private final int[] immediates;
     /** Per request, the address handle {@link #ud} set (leased while posting), or null. */
     private final AddressHandle[] ahs;
+    /** Per request, the type-2 window a BIND_MW request binds (leased while posting), or null. */
+    private final MemoryWindow[] windows;
+    /** Per request, the region of that bind (leased while posting). */
+    private final MemoryRegion[] bindRegions;
+    /** Per request, the key that bind gives the window. */
+    private final int[] bindRkeys;
+    /** How many entries of {@link #windows} are set: posting looks at binds only when there are any. */
+    private int binds;
 
     private static final long WR_ID = ibv_send_wr.wr_id$offset();
     private static final long OPCODE = ibv_send_wr.opcode$offset();
@@ -32,6 +41,14 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
     private static final long UD_AH = UD + ibv_send_wr.wr.ud.ah$offset();
     private static final long UD_QPN = UD + ibv_send_wr.wr.ud.remote_qpn$offset();
     private static final long UD_QKEY = UD + ibv_send_wr.wr.ud.remote_qkey$offset();
+    private static final long BIND = ibv_send_wr.bind_mw$offset();
+    private static final long BIND_MW = BIND + ibv_send_wr.bind_mw.mw$offset();
+    private static final long BIND_RKEY = BIND + ibv_send_wr.bind_mw.rkey$offset();
+    private static final long BIND_INFO = BIND + ibv_send_wr.bind_mw.bind_info$offset();
+    private static final long BIND_MR = BIND_INFO + ibv_mw_bind_info.mr$offset();
+    private static final long BIND_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
+    private static final long BIND_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
+    private static final long BIND_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
 
     /**
      * Allocates a batch.
@@ -44,6 +61,9 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
                 ibv_send_wr.next$offset(), ibv_send_wr.sg_list$offset(), ibv_send_wr.num_sge$offset());
         this.immediates = new int[capacity];
         this.ahs = new AddressHandle[capacity];
+        this.windows = new MemoryWindow[capacity];
+        this.bindRegions = new MemoryRegion[capacity];
+        this.bindRkeys = new int[capacity];
     }
 
     /**
@@ -61,6 +81,11 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
         putInt(wr + OPCODE, opcode.value());
         putInt(wr + FLAGS, sendFlags);
         immediates[i] = 0;
+        if (windows[i] != null) {
+            windows[i] = null;
+            bindRegions[i] = null;
+            binds--;
+        }
         resetSges(i);
         return this;
     }
@@ -77,6 +102,97 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
         offset(i);
         immediates[i] = Integer.reverseBytes(imm);
         return this;
+    }
+
+    /**
+     * Sets the key a LOCAL_INV request invalidates on this side, or a SEND_WITH_INV request at the peer
+     * ({@code invalidate_rkey}): typically a {@link MemoryWindowType#TYPE_2} window's {@link MemoryWindow#rkey()}.
+     *
+     * @param i request index
+     * @param rkey the key
+     * @return this
+     */
+    public SendRequests invalidate(int i, int rkey) {
+        offset(i);
+        immediates[i] = rkey; // invalidate_rkey shares imm_data's union: written when posting, unconverted
+        return this;
+    }
+
+    /**
+     * Makes request {@code i}, {@link #set} with {@link SendOpcode#BIND_MW}, bind a type-2 window to a range
+     * of a region ({@code ibv_send_wr.bind_mw}) with the window's next key ({@code ibv_inc_rkey}). Posting it
+     * checks the QP (RC or UC, the window's PD) and leases the window and the region; once posted, the window
+     * holds the region (see {@link MemoryWindow}) and is closed with the QP.
+     *
+     * @param i request index
+     * @param window a {@link MemoryWindowType#TYPE_2} window
+     * @param region the region, registered with {@link AccessFlag#MW_BIND} in the window's PD
+     * @param offset where in the region the window starts
+     * @param length bytes
+     * @param access {@link AccessFlag#REMOTE_READ}, {@link AccessFlag#REMOTE_WRITE}, {@link AccessFlag#REMOTE_ATOMIC}
+     * @return what the peer gets once the bind completed: the range and the window's new key
+     * @throws IllegalStateException for a type-1 window, a request not set to BIND_MW, or anything closed
+     * @throws IllegalArgumentException when the region or access do not fit the window
+     */
+    public RemoteBuffer bindWindow(int i, MemoryWindow window, MemoryRegion region, long offset, long length,
+                                   AccessFlags access) {
+        long wr = offset(i);
+        if (window.type() != MemoryWindowType.TYPE_2) {
+            throw new IllegalStateException(window + " is bound with MemoryWindow.bind, not by a work request");
+        }
+        if (wrs.get(java.lang.foreign.ValueLayout.JAVA_INT, wr + OPCODE) != SendOpcode.BIND_MW.value()) {
+            throw new IllegalStateException("work request " + i + " is not a BIND_MW: set(i, wrId, "
+                    + "SendOpcode.BIND_MW, flags) first");
+        }
+        window.checkBind(null, region, offset, length, access);
+        int rkey = MemoryWindow.nextRkey(window.rkey());
+        putLong(wr + BIND_MW, window.handle.address());
+        putInt(wr + BIND_RKEY, rkey);
+        putLong(wr + BIND_MR, region.handle.address());
+        putLong(wr + BIND_ADDR, region.address() + offset);
+        putLong(wr + BIND_LENGTH, length);
+        putInt(wr + BIND_ACCESS, MemoryWindow.windowAccess(access));
+        if (windows[i] == null) {
+            binds++;
+        }
+        windows[i] = window;
+        bindRegions[i] = region;
+        bindRkeys[i] = rkey;
+        return new RemoteBuffer(region.address() + offset, length, rkey);
+    }
+
+    /**
+     * Checks the binds among the first {@code count} requests against the QP they are posted to.
+     *
+     * @throws IllegalArgumentException for a bind with scatter/gather entries (providers refuse them, EINVAL)
+     *     or a QP that cannot bind the window
+     */
+    void checkBinds(int count, QueuePair qp) {
+        if (binds == 0) {
+            return;
+        }
+        // link() reports a count beyond the batch; up to there, look.
+        for (int k = 0; k < Math.min(count, capacity()); k++) {
+            if (windows[k] != null) {
+                if (sgeCount(k) != 0) {
+                    throw new IllegalArgumentException("work request " + k + " binds a memory window and carries no "
+                            + "data, but has " + sgeCount(k) + " scatter/gather entries");
+                }
+                windows[k].checkQueuePair(qp);
+            }
+        }
+    }
+
+    /** Records the binds among the first {@code posted} requests, which the provider accepted. */
+    void commitBinds(int posted, QueuePair qp) {
+        if (binds == 0) {
+            return;
+        }
+        for (int k = 0; k < posted; k++) {
+            if (windows[k] != null) {
+                windows[k].posted(bindRkeys[k], bindRegions[k], qp);
+            }
+        }
     }
 
     /**
@@ -152,8 +268,12 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
     }
 
     @Override
-    NativeResource leaseExtra(int i) {
-        return ahs[i];
+    NativeResource leaseExtra(int i, int k) {
+        MemoryWindow w = windows[i];
+        if (w != null) {
+            return k == 0 ? w : bindRegions[i];
+        }
+        return k == 0 ? ahs[i] : null;
     }
 
     @Override

@@ -296,8 +296,12 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
                         }
                     }
                 }
-                NativeResource extra = leaseExtra(k);
-                if (extra != null) {
+                // At most two (a bind's window and region), and a bind has no entries: the array holds them.
+                for (int x = 0; x < 2; x++) {
+                    NativeResource extra = leaseExtra(k, x);
+                    if (extra == null) {
+                        break;
+                    }
                     extra.acquire();
                     leases[leased++] = extra;
                 }
@@ -311,8 +315,11 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     /** Writes the fields of request {@code i} that the subclass keeps on the Java side until posting. */
     abstract void linkExtra(long wrOffset, int i);
 
-    /** {@return a resource request {@code i} references besides its entries (a UD send's AH), or null} */
-    NativeResource leaseExtra(int i) {
+    /**
+     * {@return resource {@code k} (0, then 1) that request {@code i} references besides its entries (a UD send's
+     * AH; a bind's window and region), or null after the last}
+     */
+    NativeResource leaseExtra(int i, int k) {
         return null;
     }
 
@@ -350,6 +357,13 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
             // The call got raw addresses: keep the auto arena behind them alive until it returns.
             Reference.reachabilityFence(this);
         }
+    }
+
+    /** {@return how many requests the last failed post posted: those before the rejected one (0 if unknown)} */
+    final int postedBeforeFailure() {
+        long bad = badWr.get(ValueLayout.JAVA_LONG, 0);
+        long index = bad == 0 ? -1 : (bad - wrs.address()) / wrSize;
+        return index < 0 || index >= capacity ? 0 : (int) index;
     }
 
     /** Turns a post's errno into an exception naming the request the provider rejected. */

@@ -1,6 +1,7 @@
 package rdmaflux.verbs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -133,12 +134,29 @@ class ExtendedSendQueueIT {
     }
 
     /**
-     * rdma-core 44's rxe provider accepts IBV_QP_EX_WITH_ATOMIC_WRITE, but the 6.1 kernel's rxe has no
-     * ATOMIC WRITE opcode (it came with 6.2): the request completes with a local QP operation error and
-     * writes nothing. Elsewhere the device is expected to have it.
+     * rdma-core 44's rxe provider accepts IBV_QP_EX_WITH_ATOMIC_WRITE, but the 6.1 kernel's rxe has no ATOMIC
+     * WRITE (it came with 6.2) and would complete each request with LOC_QP_OP_ERR: the device does not report
+     * IB_UVERBS_DEVICE_ATOMIC_WRITE, so the QP is refused at creation. Where it is reported, the write lands.
      */
     @Test
-    void atomicWriteOnSoftRoce() {
+    void atomicWriteNeedsTheDevicesCapability() {
+        try (RcPair p = RcPair.open()) {
+            QpInitAttributes attrs = QpInitAttributes.builder(QpType.RC).completionQueue(p.a.cq).build();
+            if (RdmaTestEnv.inSandbox()) {
+                assertFalse(p.context.supportsAtomicWrite());
+                RdmaUnsupportedException e = assertThrows(RdmaUnsupportedException.class,
+                        () -> p.pd.createExtendedQueuePair(attrs, EnumSet.of(SendOp.SEND, SendOp.ATOMIC_WRITE)));
+                assertEquals("ibv_create_qp_ex", e.operation());
+                assertEquals(Errno.EOPNOTSUPP, e.errno());
+                assertTrue(e.getMessage().contains("ATOMIC WRITE"), e::getMessage);
+                return;
+            }
+            if (!p.context.supportsAtomicWrite()) {
+                assertThrows(RdmaUnsupportedException.class,
+                        () -> p.pd.createExtendedQueuePair(attrs, EnumSet.of(SendOp.ATOMIC_WRITE)));
+                return;
+            }
+        }
         try (RcPair p = RcPair.openExtended(EnumSet.of(SendOp.ATOMIC_WRITE)); Arena arena = Arena.ofConfined()) {
             RemoteBuffer remote = p.b.mr.toRemoteBuffer();
             MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
@@ -147,21 +165,27 @@ class ExtendedSendQueueIT {
             sq.start();
             sq.wrId(1).flags(SIGNALED).atomicWrite(remote.rkey(), remote.address() + 64, value);
             sq.complete();
-            WorkCompletions wc = new WorkCompletions(1);
-            Completions.awaitOne(p.a.cq, wc, T);
+            assertEquals(1, Completions.awaitSuccess(p.a.cq, T).wrId(0));
+            assertEquals(0x0102030405060708L, p.b.buffer.get(ValueLayout.JAVA_LONG, 64));
+        }
+    }
+
+    /** TSO is for UD over Ethernet; Soft-RoCE's provider refuses it on RC (and UD) at creation. */
+    @Test
+    void tsoIsRefusedAtCreationOnSoftRoce() {
+        try (RcPair p = RcPair.open()) {
+            QpInitAttributes attrs = QpInitAttributes.builder(QpType.RC).completionQueue(p.a.cq).build();
             if (RdmaTestEnv.inSandbox()) {
-                assertEquals(WcStatus.LOC_QP_OP_ERR, wc.status(0), wc.describe(0));
-                assertEquals(0L, p.b.buffer.get(ValueLayout.JAVA_LONG, 64));
-            } else {
-                assertTrue(wc.isSuccess(0), wc.describe(0));
-                assertEquals(0x0102030405060708L, p.b.buffer.get(ValueLayout.JAVA_LONG, 64));
+                RdmaUnsupportedException e = assertThrows(RdmaUnsupportedException.class,
+                        () -> p.pd.createExtendedQueuePair(attrs, EnumSet.of(SendOp.SEND, SendOp.TSO)));
+                assertEquals(Errno.EOPNOTSUPP, e.errno());
             }
         }
     }
 
     /**
-     * Invalidation is for memory windows and fast-registration MRs, which rdmaflux does not have: a plain
-     * MR's key cannot be invalidated. Soft-RoCE executes both requests and reports that: the receiver of a
+     * Invalidation is for memory windows ({@link MemoryWindowIT}) and fast-registration MRs: a plain MR's key
+     * cannot be invalidated. Soft-RoCE executes both requests and reports that: the receiver of a
      * SEND with invalidate gets REM_INV_REQ_ERR (the sender's SEND itself completed), a local invalidate
      * completes with LOC_QP_OP_ERR.
      */

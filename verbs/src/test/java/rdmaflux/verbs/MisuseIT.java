@@ -61,12 +61,18 @@ class MisuseIT {
         expected.put("poll-closed-cq", CLOSED + "CompletionQueue");
         expected.put("poll-cq-of-closed-channel", CLOSED + "CompletionQueue");
         expected.put("srq-post-after-close", CLOSED + "SharedReceiveQueue");
+        expected.put("close-mr-under-bound-window", CLOSED + "MemoryRegion[");
+        expected.put("ibv-dereg-mr-under-bound-window", "rdmaflux.verbs.RdmaException: ibv_dereg_mr failed: EINVAL");
+        expected.put("post-bind-of-window-closed-since", CLOSED + "MemoryWindow[");
+        expected.put("bind-closed-type-1-window", CLOSED + "MemoryWindow[");
         expected.put("mr-closed-with-write-outstanding", "completed ");
         for (Map.Entry<String, String> e : expected.entrySet()) {
             String line = text.lines().filter(l -> l.startsWith("CASE " + e.getKey() + " -> ")).findFirst()
                     .orElseThrow(() -> new AssertionError("no line for " + e.getKey() + ":\n" + text));
             assertTrue(line.startsWith("CASE " + e.getKey() + " -> " + e.getValue()), line);
         }
+        String held = text.lines().filter(l -> l.startsWith("CASE close-mr-under-bound-window")).findFirst().orElseThrow();
+        assertTrue(held.contains("is held by 1 memory window"), held);
         String closedPd = text.lines().filter(l -> l.startsWith("CASE post-send-closed-pd")).findFirst().orElseThrow();
         assertTrue(closedPd.endsWith(" is closed"), closedPd);
     }

@@ -148,6 +148,48 @@ public final class MisuseMain {
                 srq.postReceive(r, 1);
             }
         });
+        AccessFlags windowed = AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ, AccessFlag.MW_BIND);
+        AccessFlags read = AccessFlags.of(AccessFlag.REMOTE_READ);
+        run("close-mr-under-bound-window", () -> {
+            try (RcPair p = RcPair.open()) {
+                MemoryRegion mr = p.pd.register(p.b.buffer, windowed);
+                MemoryWindow w = p.pd.allocateMemoryWindow(MemoryWindowType.TYPE_2);
+                SendRequests bind = new SendRequests(1, 1).set(0, 1, SendOpcode.BIND_MW, SIGNALED);
+                bind.bindWindow(0, w, mr, 0, 4096, read);
+                p.b.qp.postSend(bind, 1);
+                Completions.awaitSuccess(p.b.cq, T);
+                mr.close();
+            }
+        });
+        // Why MemoryRegion.close() refuses: ibv_dereg_mr itself, called past that check, must fail and leave
+        // the region registered (a success would free it under its owner, whose close then crashes this JVM).
+        run("ibv-dereg-mr-under-bound-window", () -> {
+            try (RcPair p = RcPair.open()) {
+                MemoryRegion mr = p.pd.register(p.b.buffer, windowed);
+                MemoryWindow w = p.pd.allocateMemoryWindow(MemoryWindowType.TYPE_1);
+                w.bind(p.b.qp, mr, 0, 4096, read, 1, SIGNALED);
+                Completions.awaitSuccess(p.b.cq, T);
+                Calls.IBV_DEREG_MR.callStatus(mr.handle);
+            }
+        });
+        run("post-bind-of-window-closed-since", () -> {
+            try (RcPair p = RcPair.open()) {
+                MemoryRegion mr = p.pd.register(p.b.buffer, windowed);
+                MemoryWindow w = p.pd.allocateMemoryWindow(MemoryWindowType.TYPE_2);
+                SendRequests bind = new SendRequests(1, 1).set(0, 1, SendOpcode.BIND_MW, SIGNALED);
+                bind.bindWindow(0, w, mr, 0, 4096, read);
+                w.close();
+                p.b.qp.postSend(bind, 1);
+            }
+        });
+        run("bind-closed-type-1-window", () -> {
+            try (RcPair p = RcPair.open()) {
+                MemoryRegion mr = p.pd.register(p.b.buffer, windowed);
+                MemoryWindow w = p.pd.allocateMemoryWindow(MemoryWindowType.TYPE_1);
+                w.close();
+                w.bind(p.b.qp, mr, 0, 4096, read, 1, SIGNALED);
+            }
+        });
         report("mr-closed-with-write-outstanding", MisuseMain::closeRegionWithWriteOutstanding);
         System.out.println("DONE");
     }

@@ -20,6 +20,9 @@ class XrcDomainIT {
             assertEquals("EOPNOTSUPP", e.errnoName());
             assertTrue(e.getMessage().contains("ibv_open_xrcd") && e.getMessage().contains("has no XRC domains"),
                     e::getMessage);
+            // The device says so too: no IBV_DEVICE_XRC. XRC SRQs and XRC receive QPs need a domain, so
+            // nothing of XRC can be created on it.
+            assertTrue(!ctx.queryDevice().capabilities().contains(DeviceCapability.XRC));
             // The context is still usable after the refusal.
             ctx.allocateProtectionDomain().close();
         }

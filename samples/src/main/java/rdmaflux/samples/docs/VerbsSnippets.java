@@ -1,6 +1,7 @@
 package rdmaflux.samples.docs;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -8,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
+import rdmaflux.verbs.AccessFlag;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.CmEvent;
 import rdmaflux.verbs.CmId;
@@ -19,6 +21,8 @@ import rdmaflux.verbs.ExtendedSendQueue;
 import rdmaflux.verbs.GidEntry;
 import rdmaflux.verbs.GidType;
 import rdmaflux.verbs.MemoryRegion;
+import rdmaflux.verbs.MemoryWindow;
+import rdmaflux.verbs.MemoryWindowType;
 import rdmaflux.verbs.PortAttributes;
 import rdmaflux.verbs.PortSpace;
 import rdmaflux.verbs.ProtectionDomain;
@@ -164,6 +168,40 @@ public final class VerbsSnippets {
         sq.wrId(2).flags(SendFlag.mask(SendFlag.SIGNALED)).sendWithImm(42).sge(mr, 4096, 8);
         sq.complete();                                       // posts both, or throws and posts none
         // end::extended-post[]
+    }
+
+    /**
+     * docs/verbs.md: grants a peer read access to the first 4 KiB of a region through a type-2 memory window.
+     *
+     * @param pd the protection domain of {@code qp}
+     * @param qp the connected RC QP the peer reads through
+     * @param memory native memory of at least 4 KiB
+     * @return what to send the peer, valid once the bind's completion (wrId 1) arrived
+     */
+    public static RemoteBuffer grantWindow(ProtectionDomain pd, QueuePair qp, MemorySegment memory) {
+        // tag::memory-window-grant[]
+        MemoryRegion mr = pd.register(memory, AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.MW_BIND));
+        MemoryWindow window = pd.allocateMemoryWindow(MemoryWindowType.TYPE_2);
+        SendRequests bind = new SendRequests(1, 1);
+        bind.set(0, 1, SendOpcode.BIND_MW, SendFlag.mask(SendFlag.SIGNALED));
+        RemoteBuffer grant = bind.bindWindow(0, window, mr, 0, 4096, AccessFlags.of(AccessFlag.REMOTE_READ));
+        qp.postSend(bind, 1);                                // the peer may read once the bind completed
+        // end::memory-window-grant[]
+        return grant;
+    }
+
+    /**
+     * docs/verbs.md: revokes a window's grant ({@code LOCAL_INV} on the QP that bound it); the region stays.
+     *
+     * @param qp the QP that bound the window
+     * @param grant what {@link #grantWindow} returned
+     */
+    public static void revokeWindow(QueuePair qp, RemoteBuffer grant) {
+        // tag::memory-window-revoke[]
+        SendRequests revoke = new SendRequests(1, 1);
+        revoke.set(0, 2, SendOpcode.LOCAL_INV, SendFlag.mask(SendFlag.SIGNALED)).invalidate(0, grant.rkey());
+        qp.postSend(revoke, 1);                              // from its completion on, grant.rkey() is dead
+        // end::memory-window-revoke[]
     }
 
     /**

@@ -60,7 +60,11 @@ import rdmaflux.verbs.Rdma;
 import rdmaflux.verbs.RdmaContext;
 import rdmaflux.verbs.ReceiveRequests;
 import rdmaflux.verbs.RemoteBuffer;
+import rdmaflux.verbs.SendFlag;
+import rdmaflux.verbs.SendOpcode;
+import rdmaflux.verbs.SendRequests;
 import rdmaflux.verbs.WcOpcode;
+import rdmaflux.verbs.WcStatus;
 import rdmaflux.verbs.WorkCompletions;
 
 /**
@@ -212,6 +216,29 @@ class DocSnippetsIT {
             assertEquals(42, Completions.awaitSuccess(p.b.cq, T).immediateData(0));
             assertArrayEquals(p.a.buffer.asSlice(0, 4096).toArray(ValueLayout.JAVA_BYTE),
                     p.b.buffer.asSlice(0, 4096).toArray(ValueLayout.JAVA_BYTE));
+        }
+    }
+
+    /** docs/verbs.md's window: the peer reads the granted bytes, and nothing once the grant is revoked. */
+    @Test
+    void verbsMemoryWindow() {
+        try (RcPair p = RcPair.open()) {
+            p.b.buffer.set(ValueLayout.JAVA_LONG, 0, 0x1122334455667788L);
+            RemoteBuffer grant = VerbsSnippets.grantWindow(p.pd, p.b.qp, p.b.buffer);
+            assertEquals(1, Completions.awaitSuccess(p.b.cq, T).wrId(0));
+            SendRequests read = new SendRequests(1, 1);
+            read.set(0, 5, SendOpcode.RDMA_READ, SendFlag.mask(SendFlag.SIGNALED)).sge(0, 0, p.a.mr, 0, 8)
+                    .rdma(0, grant.address(), grant.rkey());
+            p.a.qp.postSend(read, 1);
+            assertEquals(5, Completions.awaitSuccess(p.a.cq, T).wrId(0));
+            assertEquals(0x1122334455667788L, p.a.buffer.get(ValueLayout.JAVA_LONG, 0));
+
+            VerbsSnippets.revokeWindow(p.b.qp, grant);
+            assertEquals(2, Completions.awaitSuccess(p.b.cq, T).wrId(0));
+            p.a.qp.postSend(read, 1);
+            WorkCompletions wc = new WorkCompletions(1);
+            Completions.awaitOne(p.a.cq, wc, T);
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(0), wc.describe(0));
         }
     }
 

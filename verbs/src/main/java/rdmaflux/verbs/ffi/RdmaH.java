@@ -1598,6 +1598,24 @@ public class RdmaH extends RdmaH$shared {
     public static int IBV_XRCD_INIT_ATTR_OFLAGS() {
         return IBV_XRCD_INIT_ATTR_OFLAGS;
     }
+    private static final int IBV_MW_TYPE_1 = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_mw_type.IBV_MW_TYPE_1 = 1
+     * }
+     */
+    public static int IBV_MW_TYPE_1() {
+        return IBV_MW_TYPE_1;
+    }
+    private static final int IBV_MW_TYPE_2 = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum ibv_mw_type.IBV_MW_TYPE_2 = 2
+     * }
+     */
+    public static int IBV_MW_TYPE_2() {
+        return IBV_MW_TYPE_2;
+    }
     private static final int IBV_RATE_MAX = (int)0L;
     /**
      * {@snippet lang=c :
