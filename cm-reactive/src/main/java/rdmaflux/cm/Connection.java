@@ -51,20 +51,18 @@ final class Connection implements RdmaConnection {
         return q.submit(kind, data, local, remote, a, b);
     }
 
-    private Mono<Void> checkSize(int len) {
-        int max = maxMessageSize();
-        if (len > max) {
-            return Mono.error(new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
-                    + "peer accepts (" + max + " bytes, its receive buffer size); raise bufferSize on both sides"));
-        }
-        return null;
-    }
-
     @Override
     public Mono<Void> send(ByteBuffer message) {
-        Mono<Void> tooBig = checkSize(message.remaining());
-        if (tooBig != null) {
-            return tooBig;
+        int len = message.remaining();
+        if (len > eagerMessageSize()) {
+            RcQueue q = life.queue;
+            if (q == null || !q.largeMessages()) {
+                return Mono.error(new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
+                        + "peer accepts (" + eagerMessageSize() + " bytes, its receive buffer size): "
+                        + (q == null ? "the connection is not established"
+                        : "the peer does not speak large messages (RAW protocol, or an rdmaflux before 0.2)")));
+            }
+            return submit(Kind.LARGE, message, null, null, 0, 0).then().publishOn(options.scheduler());
         }
         return submit(Kind.SEND, message, null, null, 0, 0).then().publishOn(options.scheduler());
     }
@@ -72,7 +70,8 @@ final class Connection implements RdmaConnection {
     @Override
     public Mono<Void> send(MemorySegment message) {
         if (message.byteSize() > Integer.MAX_VALUE) {
-            return Mono.error(new IllegalArgumentException("message too large"));
+            return Mono.error(new IllegalArgumentException("a message is at most 2^31-1 bytes, got "
+                    + message.byteSize()));
         }
         return send(message.asByteBuffer());
     }
@@ -178,6 +177,12 @@ final class Connection implements RdmaConnection {
 
     @Override
     public int maxMessageSize() {
+        RcQueue q = life.queue;
+        return q != null && q.largeMessages() ? Integer.MAX_VALUE : eagerMessageSize();
+    }
+
+    @Override
+    public int eagerMessageSize() {
         return Math.min(options.bufferSize(), life.peerBufferSize);
     }
 

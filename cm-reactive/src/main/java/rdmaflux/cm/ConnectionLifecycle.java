@@ -51,6 +51,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     volatile byte[] peerData = new byte[0];
     volatile int peerBufferSize;
     private int peerCredits;
+    private boolean peerLargeMessages;
     /** Server: the connect request's transport parameters (from this side's point of view). */
     private ConnectionParameters request;
     /** The data path, from CONNECTING/ACCEPTING on; read by application threads. */
@@ -147,6 +148,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             peerData = hello.applicationData();
             peerBufferSize = hello.bufferSize();
             peerCredits = hello.credits();
+            peerLargeMessages = hello.largeMessages();
         } else {
             peerData = raw;
             peerBufferSize = options.bufferSize();
@@ -298,7 +300,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     private void established() {
         recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
         recorder.activeConnections(1);
-        queue.start(peerCredits);
+        queue.start(peerCredits, peerLargeMessages);
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
         if (s != null) {
@@ -358,6 +360,9 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             } catch (RuntimeException e) {
                 EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + id + " failed", e);
             }
+        }
+        if (q != null) {
+            q.freeLargeMessages(); // the QP is gone: no device reads or writes that memory any more
         }
         if (machine.state() instanceof Disconnecting) {
             run(end != null ? machine.fail(end) : machine.teardownComplete());

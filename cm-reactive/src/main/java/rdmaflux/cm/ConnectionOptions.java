@@ -78,6 +78,7 @@ public final class ConnectionOptions {
     private final CompletionMode completionMode;
     private final Duration busyPoll;
     private final Duration keepalive;
+    private final long largeMessageBudget;
     private final Scheduler scheduler;
     private final RdmaRecorder recorder;
     private final RdmaLoops loops;
@@ -113,6 +114,10 @@ public final class ConnectionOptions {
             throw new IllegalArgumentException("keepalive must be >= 0 (0 = off), got " + b.keepalive);
         }
         this.keepalive = b.keepalive;
+        if (b.largeMessageBudget <= 0) {
+            throw new IllegalArgumentException("largeMessageBudget must be > 0, got " + b.largeMessageBudget);
+        }
+        this.largeMessageBudget = b.largeMessageBudget;
         this.scheduler = Objects.requireNonNull(b.scheduler);
         this.recorder = Objects.requireNonNull(b.recorder);
         this.loops = b.loops;
@@ -322,6 +327,18 @@ public final class ConnectionOptions {
         return keepalive;
     }
 
+    /**
+     * {@return the bytes of large messages one connection keeps in flight on each side}
+     *
+     * <p>A message larger than {@link #bufferSize()} travels by RDMA READ out of a registered copy on the
+     * sender into a region the receiver registered for it. The sender copies only while its copies not
+     * yet read fit this budget, and the receiver reads only while the large messages it holds (being read,
+     * or delivered and not yet released) fit it; a single larger message goes alone. 64 MiB by default.
+     */
+    public long largeMessageBudget() {
+        return largeMessageBudget;
+    }
+
     /** Mutable builder. */
     public static final class Builder {
         private final Map<Step, Duration> timeouts = new EnumMap<>(Step.class);
@@ -341,6 +358,7 @@ public final class ConnectionOptions {
         private CompletionMode completionMode = CompletionMode.EVENT_DRIVEN;
         private Duration busyPoll = Duration.ofMillis(1);
         private Duration keepalive = Duration.ofSeconds(4);
+        private long largeMessageBudget = 64L << 20;
         private Scheduler scheduler = Schedulers.parallel();
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
         private RdmaLoops loops;
@@ -371,6 +389,7 @@ public final class ConnectionOptions {
             completionMode = o.completionMode;
             busyPoll = o.busyPoll;
             keepalive = o.keepalive;
+            largeMessageBudget = o.largeMessageBudget;
             scheduler = o.scheduler;
             recorder = o.recorder;
             loops = o.loops;
@@ -578,6 +597,18 @@ public final class ConnectionOptions {
          */
         public Builder keepalive(Duration idle) {
             keepalive = Objects.requireNonNull(idle);
+            return this;
+        }
+
+        /**
+         * Sets the bytes of large messages in flight per connection and side
+         * ({@link ConnectionOptions#largeMessageBudget()}).
+         *
+         * @param bytes the budget (positive)
+         * @return this
+         */
+        public Builder largeMessageBudget(long bytes) {
+            largeMessageBudget = bytes;
             return this;
         }
 

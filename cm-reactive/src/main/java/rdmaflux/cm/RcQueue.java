@@ -41,7 +41,7 @@ import rdmaflux.verbs.WorkCompletions;
  * sends and release messages. The send side, the receive re-posting and the credit window are guarded
  * by {@code this}; the {@link CqDrain} and the inbound sink's emission belong to the completion loop.
  */
-final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
+final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.Port {
     /**
      * Receive buffers posted beyond the credits granted, for the peer's control messages, which need
      * no credit (they return credits; needing one could deadlock). {@link CreditWindow#controlDue}
@@ -50,6 +50,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private static final int CONTROL_SLOTS = ConnectionOptions.CONTROL_RECEIVE_BUFFERS;
     private static final long RECV_TAG = 1L << 62;
     private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
+    private static final ValueLayout.OfLong BIG_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BIG_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
 
     /** What the queue tells its connection. */
     interface Owner {
@@ -69,7 +71,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     /** What a send-queue operation is. */
     enum Kind {
-        SEND, CONTROL, CLOSE, READ, WRITE, WRITE_IMM, CAS, FAA
+        SEND, CONTROL, CLOSE, READ, WRITE, WRITE_IMM, CAS, FAA,
+        /** A large message's descriptor (its sink completes when the peer finished reading it). */
+        LARGE,
+        /** The RDMA READ of a peer's large message. */
+        LARGE_READ
     }
 
     /** A posted send-queue work request and whom to tell when it completes. */
@@ -80,6 +86,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         int sendSlot = -1;
         int bytes;
         long started;
+        /** The large message a {@link Kind#LARGE} or {@link Kind#LARGE_READ} operation is for. */
+        Object large;
 
         Op(int index) {
             this.index = index;
@@ -91,7 +99,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
      * posted at once are queued, so the common case allocates none.
      */
     private record Pending(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                           MonoSink<Object> sink) {
+                           MonoSink<Object> sink, Object large) {
     }
 
     private final Owner owner;
@@ -121,6 +129,17 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private volatile boolean tornDown;
     private boolean peerClosed;
     private final Keepalive keepalive;
+    private final Rendezvous rendezvous;
+    /**
+     * A large message is read in pieces of at most this: {@link #READ_PIECE}, or the port's largest message
+     * if smaller (1 GiB on some NICs), so any message size works on any device.
+     */
+    private final int maxRead;
+    private static final int READ_PIECE = 64 << 20;
+    /** Large messages with pieces left to read once an operation is free; guarded by this. */
+    private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
+    /** Whether the peer speaks large messages; set before the queue is started. */
+    private volatile boolean largeMessages;
 
     // Send side, guarded by this.
     private final Op[] ops;
@@ -150,6 +169,9 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         this.inbound = Sinks.many().unicast().onBackpressureBuffer(
                 Queues.<RdmaMessage>get(options.receiveBuffers() + CONTROL_SLOTS + 1).get());
         this.window = new CreditWindow(options.receiveBuffers(), 0);
+        this.rendezvous = new Rendezvous(this, options.largeMessageBudget());
+        this.maxRead = (int) Math.min(READ_PIECE, Math.max(4096,
+                id.context().queryPort(id.portNumber()).maxMessageSize()));
         this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, this::probe);
         RdmaContext ctx = id.context();
         pd = ctx.allocateProtectionDomain();
@@ -209,8 +231,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
      * CM loop, once established: the peer's initial credits, then the CQ goes to the completion loop.
      *
      * @param peerCredits the credits the peer's hello granted
+     * @param peerLargeMessages whether the peer's hello says it speaks large messages
      */
-    void start(int peerCredits) {
+    void start(int peerCredits, boolean peerLargeMessages) {
+        largeMessages = credits && peerLargeMessages;
         if (credits) {
             synchronized (this) {
                 window.grant(peerCredits);
@@ -281,6 +305,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
             received(slot, wc, i);
             return;
         }
+        LargeReceive read = null;
         synchronized (this) {
             Op op = ops[(int) wrId];
             if (!ok) {
@@ -288,6 +313,13 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 return;
             }
             Kind kind = op.kind;
+            if (kind == Kind.LARGE_READ) {
+                LargeReceive r = (LargeReceive) op.large;
+                r.bytesRead += op.bytes;
+                if (r.bytesRead == r.length) {
+                    read = r; // its last piece
+                }
+            }
             long latency = System.nanoTime() - op.started;
             Object result = null;
             switch (kind) {
@@ -304,10 +336,21 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 case READ -> recorder.operationLatency("read", latency);
                 case WRITE -> recorder.operationLatency("write", latency);
                 case WRITE_IMM -> recorder.operationLatency("write_imm", latency);
+                case LARGE -> recorder.operationLatency("send_large_descriptor", latency);
+                case LARGE_READ -> recorder.operationLatency("read_large", latency);
             }
             finishOp(op, result, null);
-            drainPending();
-            maybeReturnCredits();
+            if (read == null) {
+                drainPending();
+                maybeReturnCredits();
+            }
+        }
+        if (read != null) {
+            rendezvous.readDone(read); // delivers it and what waited behind it, off the monitor
+            synchronized (this) {
+                drainPending();
+                maybeReturnCredits();
+            }
         }
     }
 
@@ -334,12 +377,19 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 }
             }
             slot.deliver(0, true, wc.immediateData(i), credits);
-            emit(slot, 0);
+            if (!rendezvous.queueBehindLarge(slot)) {
+                emit(slot, 0);
+            }
             return;
         }
         if (credits && wc.hasImmediate(i)) {
             int imm = wc.immediateData(i);
             synchronized (this) {
+                int finished = (imm >>> Wire.FINISHED_SHIFT) & Wire.FINISHED;
+                if (finished > 0 && !rendezvous.finished(finished)) {
+                    slot.state = ReceiveSlot.DEAD;
+                    return;
+                }
                 window.grant(imm & Wire.CREDITS);
                 if ((imm & Wire.CONTROL) != 0) {
                     if ((imm & Wire.CLOSE) != 0) {
@@ -350,17 +400,42 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
                     return;
                 }
                 window.delivered();
+                if ((imm & Wire.LARGE) != 0) {
+                    slot.deliver(len, false, 0, true);
+                    descriptor(slot, len);
+                    drainPending();
+                    return;
+                }
                 drainPending();
             }
         }
         slot.deliver(len, false, 0, credits && wc.hasImmediate(i));
-        emit(slot, len);
+        if (!rendezvous.queueBehindLarge(slot)) {
+            emit(slot, len);
+        }
     }
 
-    private void emit(ReceiveSlot slot, int len) {
+    /** Completion loop, guarded by this: a large message's descriptor arrived (docs/protocol.md). */
+    private void descriptor(ReceiveSlot slot, int len) {
+        MemorySegment d = slot.data();
+        long address = len == Wire.DESCRIPTOR ? d.get(BIG_LONG, 0) : 0;
+        int rkey = len == Wire.DESCRIPTOR ? d.get(BIG_INT, 8) : 0;
+        int length = len == Wire.DESCRIPTOR ? d.get(BIG_INT, 12) : 0;
+        if (!largeMessages || len != Wire.DESCRIPTOR || length <= 0) {
+            slot.state = ReceiveSlot.DEAD;
+            owner.transferFailed(new IllegalStateException("protocol violation: a large-message descriptor of "
+                    + len + " bytes announcing " + length + " bytes" + (largeMessages ? ""
+                    : " on a connection that did not agree on large messages")));
+            return;
+        }
+        rendezvous.arrived(slot, address, rkey, length);
+    }
+
+    @Override
+    public void emit(RdmaMessage message, int len) {
         recorder.messageReceived(len);
-        if (inbound.tryEmitNext(slot).isFailure()) {
-            slot.release();
+        if (inbound.tryEmitNext(message).isFailure()) {
+            message.release();
         }
     }
 
@@ -413,25 +488,55 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
                             + kind.name().toLowerCase(Locale.ROOT)));
                     return;
                 }
-                if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink)) {
+                LargeSend large = kind == Kind.LARGE ? new LargeSend(data, sink) : null;
+                if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
                     return;
                 }
                 if (needsCredit(kind) && !window.canSpend()) {
                     recorder.creditWait();
                 }
-                pending.add(new Pending(kind, data, local, remote, a, b, sink));
+                Pending p = new Pending(kind, data, local, remote, a, b, sink, large);
+                pending.add(p);
+                // Withdrawn if it is still queued: its buffer is never read after the cancel.
+                sink.onCancel(() -> withdraw(p));
             }
         });
     }
 
+    /** Any thread: a queued request's subscriber cancelled. Posted ones complete or fail with the connection. */
+    private void withdraw(Pending p) {
+        synchronized (this) {
+            if (pending.removeIf(q -> q == p)) {
+                if (p.large != null) {
+                    rendezvous.cancelled((LargeSend) p.large);
+                }
+                drainPending();
+            }
+        }
+    }
+
     private boolean needsCredit(Kind kind) {
-        return credits && (kind == Kind.SEND || kind == Kind.WRITE_IMM);
+        return credits && (kind == Kind.SEND || kind == Kind.WRITE_IMM || kind == Kind.LARGE);
+    }
+
+    /** {@return whether the peer agreed on large messages} */
+    boolean largeMessages() {
+        return largeMessages;
     }
 
     /** Guarded by this. */
     private void drainPending() {
+        LargeReceive r;
+        while ((r = reads.peek()) != null) {
+            while (r.nextRead < r.length) {
+                if (!tryPost(Kind.LARGE_READ, null, null, null, 0, 0, null, r)) {
+                    return; // no operation free: the reads go first when one is
+                }
+            }
+            reads.poll();
+        }
         Pending p;
-        while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink)) {
+        while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink, p.large)) {
             pending.poll();
         }
     }
@@ -441,12 +546,21 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
      * credit are free; returns whether it was taken (posted, or failed to post and its sink told so).
      */
     private boolean tryPost(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                            MonoSink<Object> sink) {
-        if (closed) {
+                            MonoSink<Object> sink, Object large) {
+        if (closed && kind != Kind.LARGE_READ) {
             return false;
         }
+        if (kind == Kind.LARGE) {
+            LargeSend ls = (LargeSend) large;
+            if (ls.state == LargeSend.DONE) {
+                return true; // its copy failed; the sink was told
+            }
+            if (!rendezvous.ready(ls)) {
+                return false;
+            }
+        }
         if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend())
-                || (kind == Kind.SEND && freeSendTop == 0)) {
+                || ((kind == Kind.SEND || kind == Kind.LARGE) && freeSendTop == 0)) {
             return false;
         }
         Op op = freeOps.poll();
@@ -454,6 +568,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         op.sink = sink;
         op.started = System.nanoTime();
         int flags = SIGNALED;
+        int finished = 0;
         switch (kind) {
             case SEND -> {
                 int slot = freeSendSlots[--freeSendTop];
@@ -470,8 +585,36 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
                     sendBatch.sge(0, 0, sendMr, off, len);
                 }
                 if (credits) {
-                    sendBatch.immediate(0, window.owed());
+                    finished = rendezvous.finishedField();
+                    sendBatch.immediate(0, window.owed() | finished);
                 }
+            }
+            case LARGE -> {
+                LargeSend ls = (LargeSend) large;
+                int slot = freeSendSlots[--freeSendTop];
+                op.sendSlot = slot;
+                op.bytes = Wire.DESCRIPTOR;
+                op.sink = null; // the send completes when the peer finished reading
+                op.large = ls;
+                long off = (long) options.bufferSize() * slot;
+                sendBuffers.set(BIG_LONG, off, ls.copy.address());
+                sendBuffers.set(BIG_INT, off + 8, ls.region.rkey());
+                sendBuffers.set(BIG_INT, off + 12, ls.length);
+                if (Wire.DESCRIPTOR <= qp.maxInlineData()) {
+                    flags |= SendFlag.INLINE.value();
+                }
+                finished = rendezvous.finishedField();
+                sendBatch.set(0, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(0, 0, sendMr, off, Wire.DESCRIPTOR)
+                        .immediate(0, Wire.LARGE | window.owed() | finished);
+            }
+            case LARGE_READ -> {
+                LargeReceive r = (LargeReceive) large;
+                int at = r.nextRead;
+                int n = Math.min(maxRead, r.length - at);
+                op.large = r;
+                op.bytes = n;
+                sendBatch.set(0, op.index, SendOpcode.RDMA_READ, flags).sge(0, 0, r.region, at, n)
+                        .rdma(0, r.remoteAddress + at, r.rkey);
             }
             case READ -> sendBatch.set(0, op.index, SendOpcode.RDMA_READ, flags)
                     .sge(0, 0, local.segment().address(), (int) remote.length(), Registration.lkeyOf(local))
@@ -495,14 +638,28 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
             qp.postSend(sendBatch, 1);
         } catch (RuntimeException e) {
             finishOp(op, null, e);
+            if (large instanceof LargeSend ls) {
+                rendezvous.cancelled(ls);
+                ls.sink.error(e);
+            } else if (large instanceof LargeReceive lr) {
+                lr.nextRead = lr.length; // nothing more of it is posted
+                owner.transferFailed(e); // a large message that cannot be read cannot be skipped either
+            }
             return true;
         }
         outstanding(1);
         if (needsCredit(kind)) {
             window.spend();
         }
-        if (credits && kind == Kind.SEND) {
+        if (credits && (kind == Kind.SEND || kind == Kind.LARGE)) {
             window.takeOwed();
+            rendezvous.finishedSent(finished);
+        }
+        if (kind == Kind.LARGE) {
+            rendezvous.posted((LargeSend) large);
+        } else if (kind == Kind.LARGE_READ) {
+            LargeReceive r = (LargeReceive) large;
+            r.nextRead += op.bytes;
         }
         return true;
     }
@@ -519,7 +676,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     /** Guarded by this. Returns credits with a control message when no data send will carry them soon. */
     private void maybeReturnCredits() {
-        if (credits && !closed && window.controlDue(!pending.isEmpty())) {
+        if (credits && !closed && (window.controlDue(!pending.isEmpty())
+                || (rendezvous.finishedOwed() > 0 && !window.controlInFlight()))) {
             postControl(Kind.CONTROL);
         }
     }
@@ -546,7 +704,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         if (op == null) {
             return false;
         }
-        int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | window.owed();
+        int finished = rendezvous.finishedField();
+        int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
         op.kind = kind;
         op.started = System.nanoTime();
         sendBatch.set(0, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(0, imm);
@@ -558,6 +717,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
             return false;
         }
         outstanding(1);
+        rendezvous.finishedSent(finished);
         if (kind == Kind.CONTROL) {
             window.controlSent();
         } else {
@@ -575,6 +735,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         MonoSink<Object> s = op.sink;
         op.sink = null;
         op.kind = null;
+        op.large = null;
         freeOps.push(op);
         if (s != null) {
             if (error != null) {
@@ -626,6 +787,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     /** Guarded by this. */
     private void failAllOps(Throwable cause) {
+        rendezvous.close(cause);
         for (Op op : ops) {
             if (op.sink != null) {
                 MonoSink<Object> s = op.sink;
@@ -635,7 +797,12 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
         }
         Pending p;
         while ((p = pending.poll()) != null) {
-            p.sink.error(cause);
+            if (p.large instanceof LargeSend ls) {
+                rendezvous.cancelled(ls);
+            }
+            if (p.sink != null) {
+                p.sink.error(cause);
+            }
         }
     }
 
@@ -648,5 +815,50 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink {
     /** CM loop, before the id (and with it the QP) is destroyed: what never completed dies with it. */
     void forgetOutstanding() {
         outstanding(-outstanding.get());
+    }
+
+    /** CM loop, after the id (and with it the QP) is destroyed: large messages' memory no device uses. */
+    void freeLargeMessages() {
+        rendezvous.freeAll();
+    }
+
+    // ---------------------------------------------------------------- Rendezvous.Port
+
+    @Override
+    public reactor.core.scheduler.Scheduler worker() {
+        return reactor.core.scheduler.Schedulers.boundedElastic();
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    @Override
+    public Object monitor() {
+        return this;
+    }
+
+    @Override
+    public void postRead(LargeReceive message) {
+        reads.add(message);
+        drainPending();
+    }
+
+    @Override
+    public void resume() {
+        synchronized (this) {
+            drainPending();
+        }
+    }
+
+    @Override
+    public void fail(Throwable cause) {
+        owner.transferFailed(cause);
+    }
+
+    @Override
+    public void releaseSlot(ReceiveSlot slot) {
+        released(slot);
     }
 }

@@ -61,8 +61,17 @@ public interface RdmaConnection extends RdmaDisposable {
     /** {@return the application private data the peer sent while connecting (without rdmaflux's header)} */
     byte[] peerPrivateData();
 
-    /** {@return the largest message the peer accepts} */
+    /**
+     * {@return the largest message the peer accepts: 2<sup>31</sup>-1 bytes when both sides speak large
+     * messages (the {@link ConnectionOptions.Protocol#CREDITS} protocol), else {@link #eagerMessageSize()}}
+     */
     int maxMessageSize();
+
+    /**
+     * {@return the largest message sent in one piece into one of the peer's receive buffers (the smaller
+     * buffer size of the two sides); larger ones go by RDMA READ (docs/protocol.md)}
+     */
+    int eagerMessageSize();
 
     /**
      * RDMA reads and atomics this side keeps in flight, as the connection was established
@@ -89,6 +98,13 @@ public interface RdmaConnection extends RdmaDisposable {
     /**
      * Sends a message. The bytes between position and limit are copied when the send is posted, which
      * may be after subscription if the peer has no buffer free; don't modify them until the Mono ends.
+     *
+     * <p>A message up to {@link #eagerMessageSize()} is copied into a registered send buffer and sent.
+     * A larger one (up to {@link #maxMessageSize()}) is copied once into memory registered for it, which
+     * the peer reads with RDMA READ; the Mono completes when the peer has read it. Either way messages
+     * arrive in the order they were sent. Cancelling a send that is still queued withdraws it: its bytes
+     * are never read after the cancel. A send already posted cannot be withdrawn; it completes or fails
+     * with the connection.
      *
      * @param message the payload, at most {@link #maxMessageSize()} bytes
      * @return completes when the send completed; {@link IllegalArgumentException} for an oversized

@@ -41,6 +41,11 @@ final class ReceiveSlot implements RdmaMessage {
         state = DELIVERED;
     }
 
+    /** {@return the length delivered, whatever the state (for the queue's own bookkeeping)} */
+    int rawLength() {
+        return length;
+    }
+
     private void check() {
         if (state != DELIVERED) {
             throw new IllegalStateException("message used after release()");

@@ -7,26 +7,44 @@ import java.util.Arrays;
 /**
  * The little protocol rdmaflux peers speak in {@link ConnectionOptions.Protocol#CREDITS} mode.
  *
- * <p>Connect and accept private data start with a 12-byte header: magic {@code "RFX1"}, version,
- * flags, the receive credits granted, and the receive buffer size; the application's own private data
- * follows. Every SEND carries 32 bits of immediate data: bit 31 marks a control message (no payload,
- * not delivered), bit 30 an orderly close, bits 0-29 the credits returned with it.
+ * <p>Connect and accept private data start with a 12-byte header: magic {@code "RFX1"}, version, the
+ * length of the application's private data, the receive credits granted, and the receive buffer size;
+ * the application's own private data follows. Version 2 adds large messages; a version 1 peer is still
+ * understood, without them.
+ *
+ * <p>Every SEND carries 32 bits of immediate data: bit 31 marks a control message (no payload, not
+ * delivered), bit 30 an orderly close, bit 29 a large-message descriptor ({@link #LARGE}), bits 16-28
+ * the number of the peer's large messages this side finished reading ({@link #FINISHED}), bits 0-15 the
+ * credits returned with it. docs/protocol.md describes the whole exchange.
  */
 final class Wire {
     static final int MAGIC = 0x52465831; // "RFX1"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
+    /** The first version with large messages. */
+    static final int LARGE_MESSAGES = 2;
     static final int HEADER = 12;
     /** The CM carries 56 bytes of private data in a connect request on RoCE/IB. */
     static final int MAX_CONNECT_PRIVATE_DATA = 56;
     static final int CONTROL = 1 << 31;
     static final int CLOSE = 1 << 30;
-    static final int CREDITS = (1 << 30) - 1;
+    /** A data SEND whose payload is a {@link #DESCRIPTOR}-byte large-message descriptor. */
+    static final int LARGE = 1 << 29;
+    static final int FINISHED_SHIFT = 16;
+    /** Mask of the count of large messages finished (after shifting by {@link #FINISHED_SHIFT}). */
+    static final int FINISHED = (1 << 13) - 1;
+    static final int CREDITS = 0xFFFF;
+    /** A large-message descriptor: the source's address (8 bytes), rkey (4) and length (4), big-endian. */
+    static final int DESCRIPTOR = 16;
 
     private Wire() {
     }
 
     /** The peer's parameters from its private data. */
-    record Hello(int credits, int bufferSize, byte[] applicationData) {
+    record Hello(int version, int credits, int bufferSize, byte[] applicationData) {
+        /** {@return whether the peer speaks the large-message rendezvous} */
+        boolean largeMessages() {
+            return version >= LARGE_MESSAGES;
+        }
     }
 
     /**
@@ -59,7 +77,11 @@ final class Wire {
             return null;
         }
         ByteBuffer b = ByteBuffer.wrap(privateData).order(ByteOrder.BIG_ENDIAN);
-        if (b.getInt() != MAGIC || b.get() != VERSION) {
+        if (b.getInt() != MAGIC) {
+            return null;
+        }
+        int version = Byte.toUnsignedInt(b.get());
+        if (version < 1 || version > VERSION) {
             return null;
         }
         int appLength = Byte.toUnsignedInt(b.get());
@@ -68,6 +90,6 @@ final class Wire {
         if (size <= 0 || HEADER + appLength > privateData.length) {
             return null;
         }
-        return new Hello(credits, size, Arrays.copyOfRange(privateData, HEADER, HEADER + appLength));
+        return new Hello(version, credits, size, Arrays.copyOfRange(privateData, HEADER, HEADER + appLength));
     }
 }

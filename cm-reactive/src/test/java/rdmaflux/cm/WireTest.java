@@ -3,7 +3,9 @@ package rdmaflux.cm;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -85,11 +87,21 @@ class WireTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0, 2, 0xFF})
+    @ValueSource(ints = {0, 3, 0xFF})
     void otherVersionsAreNotOurs(int version) {
         byte[] wire = Wire.hello(8, 4096, APP);
         wire[4] = (byte) version;
         assertNull(Wire.parse(wire));
+    }
+
+    @Test
+    void aVersionOnePeerIsUnderstoodWithoutLargeMessages() {
+        byte[] wire = Wire.hello(8, 4096, APP);
+        assertTrue(Wire.parse(wire).largeMessages());
+        wire[4] = 1;
+        Wire.Hello old = Wire.parse(wire);
+        assertEquals(8, old.credits());
+        assertFalse(old.largeMessages());
     }
 
     @Test
@@ -129,13 +141,19 @@ class WireTest {
 
     @Test
     void immediateDataBitsDoNotOverlapAndCoverAllThirtyTwoBits() {
-        assertEquals(0, Wire.CONTROL & Wire.CLOSE);
-        assertEquals(0, Wire.CONTROL & Wire.CREDITS);
-        assertEquals(0, Wire.CLOSE & Wire.CREDITS);
-        assertEquals(-1, Wire.CONTROL | Wire.CLOSE | Wire.CREDITS);
+        int finished = Wire.FINISHED << Wire.FINISHED_SHIFT;
+        int[] fields = {Wire.CONTROL, Wire.CLOSE, Wire.LARGE, finished, Wire.CREDITS};
+        int all = 0;
+        for (int f : fields) {
+            assertEquals(0, all & f, Integer.toHexString(f) + " overlaps");
+            all |= f;
+        }
+        assertEquals(-1, all);
         assertEquals(0x8000_0000, Wire.CONTROL);
         assertEquals(0x4000_0000, Wire.CLOSE);
-        assertEquals(0x3FFF_FFFF, Wire.CREDITS);
+        assertEquals(0x2000_0000, Wire.LARGE);
+        assertEquals(0x1FFF_0000, finished);
+        assertEquals(0xFFFF, Wire.CREDITS);
     }
 
     @Test

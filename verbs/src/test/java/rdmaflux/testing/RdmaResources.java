@@ -18,32 +18,59 @@ public final class RdmaResources {
     private RdmaResources() {
     }
 
+    private static final Pattern MR_LENGTH = Pattern.compile("\"mrlen\":(\\d+)");
+
     /**
-     * Runs {@code rdma resource show} and sums the counts over devices.
+     * The memory registered right now in regions of at least {@code atLeast} bytes, from the kernel's
+     * own list ({@code rdma -j resource show mr}): tests measure buffering from the MRs that exist.
      *
-     * @return resource name → count
+     * @param atLeast the smallest region counted
+     * @return the bytes of those regions, over all processes and devices
      */
-    public static Map<String, Integer> snapshot() {
+    public static long registeredBytes(long atLeast) {
+        String out = run("rdma", "-j", "resource", "show", "mr");
+        long sum = 0;
+        Matcher m = MR_LENGTH.matcher(out);
+        while (m.find()) {
+            long len = Long.parseLong(m.group(1));
+            if (len >= atLeast) {
+                sum += len;
+            }
+        }
+        return sum;
+    }
+
+    private static String run(String... command) {
         try {
-            Process p = new ProcessBuilder("rdma", "resource", "show").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new AssertionError("rdma resource show failed: " + out);
+                throw new AssertionError(String.join(" ", command) + " failed: " + out);
             }
-            Map<String, Integer> counts = new TreeMap<>();
-            Matcher m = COUNT.matcher(out);
-            while (m.find()) {
-                counts.merge(m.group(1), Integer.parseInt(m.group(2)), Integer::sum);
-            }
-            if (!counts.containsKey("qp")) {
-                throw new AssertionError("no counts in rdma resource show output: " + out);
-            }
-            return counts;
+            return out;
         } catch (IOException e) {
             throw new AssertionError("cannot run 'rdma' (iproute2)", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * Runs {@code rdma resource show} and sums the counts over devices.
+     *
+     * @return resource name → count
+     */
+    public static Map<String, Integer> snapshot() {
+        String out = run("rdma", "resource", "show");
+        Map<String, Integer> counts = new TreeMap<>();
+        Matcher m = COUNT.matcher(out);
+        while (m.find()) {
+            counts.merge(m.group(1), Integer.parseInt(m.group(2)), Integer::sum);
+        }
+        if (!counts.containsKey("qp")) {
+            throw new AssertionError("no counts in rdma resource show output: " + out);
+        }
+        return counts;
     }
 }

@@ -1,0 +1,55 @@
+package rdmaflux.cm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+
+import reactor.core.publisher.MonoSink;
+import rdmaflux.verbs.MemoryRegion;
+
+/**
+ * One large message on its way out ({@link Rendezvous}): the registered copy the peer reads, and the
+ * send's sink, which completes when the peer says it finished reading.
+ *
+ * <p>Threads: guarded by the owning {@link RcQueue}'s monitor, except that a worker fills in
+ * {@link #arena} and {@link #region} before it hands the message back under that monitor.
+ */
+final class LargeSend {
+    static final int NEW = 0;
+    static final int PREPARING = 1;
+    static final int READY = 2;
+    static final int POSTED = 3;
+    static final int DONE = 4;
+
+    /** The caller's bytes; read once, by the worker that copies them, and never after a cancel. */
+    final ByteBuffer source;
+    final int length;
+    final MonoSink<Object> sink;
+    int state = NEW;
+    /** The subscriber cancelled while the message was queued: nothing is sent. */
+    boolean abandoned;
+    /** The copy's arena; {@code null} when the peer reads the caller's own off-heap memory. */
+    Arena arena;
+    /** What the peer reads: the copy, or the caller's off-heap memory. */
+    MemorySegment copy;
+    MemoryRegion region;
+
+    LargeSend(ByteBuffer source, MonoSink<Object> sink) {
+        this.source = source;
+        this.length = source.remaining();
+        this.sink = sink;
+    }
+
+    /** Frees the copy (idempotent). The caller makes sure the device no longer reads it. */
+    void free() {
+        state = DONE;
+        if (region != null) {
+            region.close();
+            region = null;
+        }
+        if (arena != null) {
+            arena.close();
+            arena = null;
+        }
+    }
+}
