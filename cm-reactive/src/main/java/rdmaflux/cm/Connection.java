@@ -68,6 +68,21 @@ final class Connection implements RdmaConnection {
     }
 
     @Override
+    public Mono<Void> send(RegisteredBuffer message) {
+        if (!(message instanceof Registration.View v) || Registration.of(message).region().protectionDomain()
+                != (life.queue == null ? null : life.queue.pd)) {
+            return Mono.error(new IllegalArgumentException("the buffer must come from this connection's register()"));
+        }
+        long len = message.length();
+        if (len > maxMessageSize()) {
+            return Mono.error(new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
+                    + "peer accepts (" + maxMessageSize() + " bytes)"));
+        }
+        Kind kind = len > eagerMessageSize() ? Kind.LARGE : Kind.SEND;
+        return submit(kind, null, v, null, 0, 0).then().publishOn(options.scheduler());
+    }
+
+    @Override
     public Mono<Void> send(MemorySegment message) {
         if (message.byteSize() > Integer.MAX_VALUE) {
             return Mono.error(new IllegalArgumentException("a message is at most 2^31-1 bytes, got "

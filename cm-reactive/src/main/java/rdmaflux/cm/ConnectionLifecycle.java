@@ -362,7 +362,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             }
         }
         if (q != null) {
-            q.freeLargeMessages(); // the QP is gone: no device reads or writes that memory any more
+            q.afterDestroy(); // the QP is gone: no device reads or writes that memory any more
         }
         if (machine.state() instanceof Disconnecting) {
             run(end != null ? machine.fail(end) : machine.teardownComplete());

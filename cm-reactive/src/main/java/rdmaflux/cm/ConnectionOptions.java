@@ -79,6 +79,7 @@ public final class ConnectionOptions {
     private final Duration busyPoll;
     private final Duration keepalive;
     private final long largeMessageBudget;
+    private final java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
     private final Scheduler scheduler;
     private final RdmaRecorder recorder;
     private final RdmaLoops loops;
@@ -118,6 +119,7 @@ public final class ConnectionOptions {
             throw new IllegalArgumentException("largeMessageBudget must be > 0, got " + b.largeMessageBudget);
         }
         this.largeMessageBudget = b.largeMessageBudget;
+        this.largeMessageMemory = b.largeMessageMemory;
         this.scheduler = Objects.requireNonNull(b.scheduler);
         this.recorder = Objects.requireNonNull(b.recorder);
         this.loops = b.loops;
@@ -339,6 +341,20 @@ public final class ConnectionOptions {
         return largeMessageBudget;
     }
 
+    /**
+     * {@return where large messages land, or {@code null} for memory rdmaflux allocates}
+     *
+     * <p>Given a large message's size, the function returns off-heap memory of at least that size; the
+     * message is read straight into it and {@link RdmaMessage#data()} is a view of it. It runs on
+     * Reactor's {@code boundedElastic} scheduler, one call per large message. rdmaflux registers the
+     * memory for the read and deregisters it when the message is released; the memory stays the
+     * application's, to reuse or free after the release. A function that throws or returns heap or too
+     * little memory fails the connection.
+     */
+    public java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory() {
+        return largeMessageMemory;
+    }
+
     /** Mutable builder. */
     public static final class Builder {
         private final Map<Step, Duration> timeouts = new EnumMap<>(Step.class);
@@ -359,6 +375,7 @@ public final class ConnectionOptions {
         private Duration busyPoll = Duration.ofMillis(1);
         private Duration keepalive = Duration.ofSeconds(4);
         private long largeMessageBudget = 64L << 20;
+        private java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
         private Scheduler scheduler = Schedulers.parallel();
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
         private RdmaLoops loops;
@@ -390,6 +407,7 @@ public final class ConnectionOptions {
             busyPoll = o.busyPoll;
             keepalive = o.keepalive;
             largeMessageBudget = o.largeMessageBudget;
+            largeMessageMemory = o.largeMessageMemory;
             scheduler = o.scheduler;
             recorder = o.recorder;
             loops = o.loops;
@@ -609,6 +627,17 @@ public final class ConnectionOptions {
          */
         public Builder largeMessageBudget(long bytes) {
             largeMessageBudget = bytes;
+            return this;
+        }
+
+        /**
+         * Sets where large messages land ({@link ConnectionOptions#largeMessageMemory()}).
+         *
+         * @param allocator off-heap memory of at least the given size, or {@code null} for rdmaflux's own
+         * @return this
+         */
+        public Builder largeMessageMemory(java.util.function.IntFunction<java.lang.foreign.MemorySegment> allocator) {
+            largeMessageMemory = allocator;
             return this;
         }
 

@@ -23,8 +23,15 @@ final class LargeSend {
 
     /** The caller's bytes; read once, by the worker that copies them, and never after a cancel. */
     final ByteBuffer source;
+    /** Or the caller's registered memory, sent in place; leased until the peer read it. */
+    final RegisteredBuffer local;
     final int length;
     final MonoSink<Object> sink;
+    /** Whether its bytes count against the large-message budget (memory registered for it). */
+    boolean budgeted;
+    /** What the descriptor announces: where the peer reads, with which key. */
+    long address;
+    int rkey;
     int state = NEW;
     /** The subscriber cancelled while the message was queued: nothing is sent. */
     boolean abandoned;
@@ -36,12 +43,26 @@ final class LargeSend {
 
     LargeSend(ByteBuffer source, MonoSink<Object> sink) {
         this.source = source;
+        this.local = null;
         this.length = source.remaining();
         this.sink = sink;
     }
 
-    /** Frees the copy (idempotent). The caller makes sure the device no longer reads it. */
+    LargeSend(RegisteredBuffer local, MonoSink<Object> sink) {
+        this.source = null;
+        this.local = local;
+        this.length = (int) local.length();
+        this.sink = sink;
+    }
+
+    /** Frees the copy and returns the lease (idempotent). The caller makes sure the device no longer reads it. */
     void free() {
+        if (state == DONE && region == null && arena == null) {
+            return;
+        }
+        if (local != null && state != DONE) {
+            Registration.of(local).release();
+        }
         state = DONE;
         if (region != null) {
             region.close();

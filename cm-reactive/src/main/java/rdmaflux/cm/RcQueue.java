@@ -88,6 +88,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         long started;
         /** The large message a {@link Kind#LARGE} or {@link Kind#LARGE_READ} operation is for. */
         Object large;
+        /** The application's registration it uses, leased until it completes or the QP is gone. */
+        Registration lease;
 
         Op(int index) {
             this.index = index;
@@ -169,7 +171,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         this.inbound = Sinks.many().unicast().onBackpressureBuffer(
                 Queues.<RdmaMessage>get(options.receiveBuffers() + CONTROL_SLOTS + 1).get());
         this.window = new CreditWindow(options.receiveBuffers(), 0);
-        this.rendezvous = new Rendezvous(this, options.largeMessageBudget());
+        this.rendezvous = new Rendezvous(this, options.largeMessageBudget(), options.largeMessageMemory());
         this.maxRead = (int) Math.min(READ_PIECE, Math.max(4096,
                 id.context().queryPort(id.portNumber()).maxMessageSize()));
         this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, this::probe);
@@ -482,13 +484,25 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      */
     Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b) {
         return Mono.create(sink -> {
+            if (local != null) {
+                try {
+                    Registration.of(local).acquire(); // returned when the device is done with it
+                } catch (IllegalStateException e) {
+                    sink.error(e);
+                    return;
+                }
+            }
             synchronized (this) {
                 if (closed) {
+                    if (local != null) {
+                        Registration.of(local).release();
+                    }
                     sink.error(new IllegalStateException("the connection is closed; cannot "
                             + kind.name().toLowerCase(Locale.ROOT)));
                     return;
                 }
-                LargeSend large = kind == Kind.LARGE ? new LargeSend(data, sink) : null;
+                LargeSend large = kind != Kind.LARGE ? null
+                        : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
                 if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
                     return;
                 }
@@ -507,11 +521,18 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private void withdraw(Pending p) {
         synchronized (this) {
             if (pending.removeIf(q -> q == p)) {
-                if (p.large != null) {
-                    rendezvous.cancelled((LargeSend) p.large);
-                }
+                forget(p);
                 drainPending();
             }
+        }
+    }
+
+    /** Guarded by this: a request that will never be posted gives back what it holds. */
+    private void forget(Pending p) {
+        if (p.large instanceof LargeSend ls) {
+            rendezvous.cancelled(ls); // returns its lease too
+        } else if (p.local != null) {
+            Registration.of(p.local).release();
         }
     }
 
@@ -559,30 +580,38 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                 return false;
             }
         }
-        if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend())
-                || ((kind == Kind.SEND || kind == Kind.LARGE) && freeSendTop == 0)) {
+        boolean needsSendBuffer = (kind == Kind.SEND && local == null) || kind == Kind.LARGE;
+        if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend()) || (needsSendBuffer && freeSendTop == 0)) {
             return false;
         }
         Op op = freeOps.poll();
         op.kind = kind;
         op.sink = sink;
+        op.lease = local != null && kind != Kind.LARGE ? Registration.of(local) : null;
         op.started = System.nanoTime();
         int flags = SIGNALED;
         int finished = 0;
         switch (kind) {
             case SEND -> {
-                int slot = freeSendSlots[--freeSendTop];
-                op.sendSlot = slot;
-                int len = data.remaining();
+                int len = local != null ? (int) local.length() : data.remaining();
                 op.bytes = len;
-                long off = (long) options.bufferSize() * slot;
-                sendView(slot, off).put(0, data, data.position(), len);
                 if (len <= qp.maxInlineData()) {
                     flags |= SendFlag.INLINE.value();
                 }
                 sendBatch.set(0, op.index, credits ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND, flags);
-                if (len > 0) {
-                    sendBatch.sge(0, 0, sendMr, off, len);
+                if (local != null) {
+                    // Zero copy: the device reads the application's registered memory (leased).
+                    if (len > 0) {
+                        sendBatch.sge(0, 0, local.segment().address(), len, Registration.lkeyOf(local));
+                    }
+                } else {
+                    int slot = freeSendSlots[--freeSendTop];
+                    op.sendSlot = slot;
+                    long off = (long) options.bufferSize() * slot;
+                    sendView(slot, off).put(0, data, data.position(), len);
+                    if (len > 0) {
+                        sendBatch.sge(0, 0, sendMr, off, len);
+                    }
                 }
                 if (credits) {
                     finished = rendezvous.finishedField();
@@ -597,8 +626,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                 op.sink = null; // the send completes when the peer finished reading
                 op.large = ls;
                 long off = (long) options.bufferSize() * slot;
-                sendBuffers.set(BIG_LONG, off, ls.copy.address());
-                sendBuffers.set(BIG_INT, off + 8, ls.region.rkey());
+                sendBuffers.set(BIG_LONG, off, ls.address);
+                sendBuffers.set(BIG_INT, off + 8, ls.rkey);
                 sendBuffers.set(BIG_INT, off + 12, ls.length);
                 if (Wire.DESCRIPTOR <= qp.maxInlineData()) {
                     flags |= SendFlag.INLINE.value();
@@ -736,6 +765,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         op.sink = null;
         op.kind = null;
         op.large = null;
+        if (op.lease != null) {
+            op.lease.release();
+            op.lease = null;
+        }
         freeOps.push(op);
         if (s != null) {
             if (error != null) {
@@ -797,9 +830,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         }
         Pending p;
         while ((p = pending.poll()) != null) {
-            if (p.large instanceof LargeSend ls) {
-                rendezvous.cancelled(ls);
-            }
+            forget(p);
             if (p.sink != null) {
                 p.sink.error(cause);
             }
@@ -817,9 +848,20 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         outstanding(-outstanding.get());
     }
 
-    /** CM loop, after the id (and with it the QP) is destroyed: large messages' memory no device uses. */
-    void freeLargeMessages() {
+    /**
+     * CM loop, after the id (and with it the QP) is destroyed: the memory of large messages and the
+     * application's registrations that operations never completed with, which no device uses any more.
+     */
+    void afterDestroy() {
         rendezvous.freeAll();
+        synchronized (this) {
+            for (Op op : ops) {
+                if (op.lease != null) {
+                    op.lease.release();
+                    op.lease = null;
+                }
+            }
+        }
     }
 
     // ---------------------------------------------------------------- Rendezvous.Port

@@ -121,6 +121,21 @@ public interface RdmaConnection extends RdmaDisposable {
     Mono<Void> send(MemorySegment message);
 
     /**
+     * Sends a message straight out of memory registered with {@link #register}, without copying it: a
+     * small one is posted from it, a large one is read by the peer where it is (if the registration has
+     * {@code REMOTE_READ}; else that memory is registered once more for the peer to read, still without a
+     * copy). The registration is leased until the device is done with it: closing it meanwhile defers the
+     * deregistration ({@link RegisteredBuffer#close()}). Don't modify the memory until the Mono ends.
+     *
+     * @param message a buffer from this connection's {@link #register}, at most {@link #maxMessageSize()}
+     *                bytes
+     * @return completes when the send completed (for a large message: when the peer has read it);
+     *         {@link IllegalArgumentException} for a buffer of another connection or an oversized one,
+     *         {@link IllegalStateException} when the registration or the connection is closed
+     */
+    Mono<Void> send(RegisteredBuffer message);
+
+    /**
      * Sends a stream of messages in order, pipelining up to the send buffers' worth.
      *
      * @param messages the payloads

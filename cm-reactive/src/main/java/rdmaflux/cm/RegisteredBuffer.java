@@ -33,7 +33,12 @@ public interface RegisteredBuffer extends AutoCloseable {
      */
     RegisteredBuffer slice(long offset, long length);
 
-    /** Deregisters the memory (the whole registration, for slices too); idempotent. */
+    /**
+     * Deregisters the memory (the whole registration, for slices too); idempotent. While sends, reads or
+     * writes using it are outstanding, it is refused to new operations at once and deregistered when the
+     * last of them completed (or the connection ended): closing never pulls memory from under the device.
+     * The memory itself stays the caller's to free, after {@code close()} and after the operations ended.
+     */
     @Override
     void close();
 }

@@ -79,6 +79,8 @@ final class Rendezvous {
 
     private final Port port;
     private final long budget;
+    /** The application's memory for large messages, or {@code null}: see {@link ConnectionOptions#largeMessageMemory()}. */
+    private final java.util.function.IntFunction<MemorySegment> memory;
 
     // Send side, guarded by the monitor.
     private long sendBytes;
@@ -96,9 +98,10 @@ final class Rendezvous {
     // Completion loop only: messages that arrived behind a large message still being read.
     private final ArrayDeque<RdmaMessage> ordered = new ArrayDeque<>();
 
-    Rendezvous(Port port, long budget) {
+    Rendezvous(Port port, long budget, java.util.function.IntFunction<MemorySegment> memory) {
         this.port = port;
         this.budget = budget;
+        this.memory = memory;
     }
 
     // ---------------------------------------------------------------- sending
@@ -111,9 +114,23 @@ final class Rendezvous {
         if (s.state == LargeSend.READY) {
             return true;
         }
-        if (s.state == LargeSend.NEW && !closed && (sendBytes == 0 || sendBytes + s.length <= budget)) {
+        if (s.state != LargeSend.NEW || closed) {
+            return false;
+        }
+        if (s.local != null && Registration.of(s.local).region().access().contains(AccessFlag.REMOTE_READ)) {
+            // Registered by the application with remote read: the peer reads it where it is.
+            s.address = s.local.segment().address();
+            s.rkey = Registration.of(s.local).region().rkey();
+            s.state = LargeSend.READY;
+            return true;
+        }
+        boolean budgeted = s.local == null; // a second registration of the caller's memory pins nothing new
+        if (!budgeted || sendBytes == 0 || sendBytes + s.length <= budget) {
             s.state = LargeSend.PREPARING;
-            sendBytes += s.length;
+            s.budgeted = budgeted;
+            if (budgeted) {
+                sendBytes += s.length;
+            }
             preparing.add(s);
             port.worker().schedule(() -> prepare(s));
         }
@@ -124,7 +141,7 @@ final class Rendezvous {
     private void prepare(LargeSend s) {
         Throwable failed = null;
         try {
-            MemorySegment source = MemorySegment.ofBuffer(s.source);
+            MemorySegment source = s.local != null ? s.local.segment() : MemorySegment.ofBuffer(s.source);
             if (source.isNative()) {
                 s.copy = source; // off-heap already: the peer reads the caller's memory, no copy at all
             } else {
@@ -133,6 +150,8 @@ final class Rendezvous {
                 MemorySegment.copy(source, 0, s.copy, 0, s.length);
             }
             s.region = port.pd().register(s.copy, AccessFlags.of(AccessFlag.REMOTE_READ));
+            s.address = s.copy.address();
+            s.rkey = s.region.rkey();
         } catch (RuntimeException | OutOfMemoryError e) {
             failed = e;
         }
@@ -141,14 +160,14 @@ final class Rendezvous {
             preparing.remove(s);
             free = failed != null || s.abandoned || closed;
             if (free) {
-                sendBytes -= s.length;
-                s.state = LargeSend.DONE;
+                unbudget(s);
             } else {
                 s.state = LargeSend.READY;
             }
         }
         if (free) {
             s.free();
+            s.state = LargeSend.DONE;
             if (failed != null) {
                 s.sink.error(failed); // the queue drops a DONE send from its head
             }
@@ -165,9 +184,17 @@ final class Rendezvous {
     /** Monitor: a queued large send was cancelled before it was posted. */
     void cancelled(LargeSend s) {
         s.abandoned = true;
-        if (s.state == LargeSend.READY) {
-            sendBytes -= s.length;
+        if (s.state == LargeSend.READY || s.state == LargeSend.NEW) {
+            unbudget(s);
             s.free();
+        }
+    }
+
+    /** Monitor: its memory no longer counts against the budget. */
+    private void unbudget(LargeSend s) {
+        if (s.budgeted) {
+            s.budgeted = false;
+            sendBytes -= s.length;
         }
     }
 
@@ -184,7 +211,7 @@ final class Rendezvous {
                         + "messages than were sent"));
                 return false;
             }
-            sendBytes -= s.length;
+            unbudget(s);
             s.free();
             if (!s.abandoned) {
                 s.sink.success();
@@ -219,8 +246,17 @@ final class Rendezvous {
     /** Worker: the region the message is read into. */
     private void allocate(LargeReceive r) {
         try {
-            r.arena = Arena.ofShared();
-            r.memory = r.arena.allocate(r.length, 4096);
+            if (memory != null) {
+                MemorySegment m = memory.apply(r.length);
+                if (m == null || !m.isNative() || m.byteSize() < r.length) {
+                    throw new IllegalStateException("largeMessageMemory returned " + m + " for a message of "
+                            + r.length + " bytes: it must return off-heap memory of at least that size");
+                }
+                r.memory = m.asSlice(0, r.length);
+            } else {
+                r.arena = Arena.ofShared();
+                r.memory = r.arena.allocate(r.length, 4096);
+            }
             r.region = port.pd().register(r.memory, AccessFlags.LOCAL_WRITE);
         } catch (RuntimeException | OutOfMemoryError e) {
             r.free();
@@ -240,9 +276,6 @@ final class Rendezvous {
     /** Completion loop: its READ completed. */
     void readDone(LargeReceive r) {
         r.state = LargeReceive.READ;
-        synchronized (port.monitor()) {
-            finishedOwed++;
-        }
         emitReady();
     }
 
@@ -269,6 +302,9 @@ final class Rendezvous {
                 }
                 synchronized (port.monitor()) {
                     undelivered.remove(r);
+                    // Counted here, in arrival order: regions are allocated in parallel, so reads may be
+                    // posted and complete out of order, and the sender frees its oldest one per count.
+                    finishedOwed++;
                 }
                 r.state = LargeReceive.DELIVERED;
                 ordered.poll();

@@ -27,6 +27,8 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import rdmaflux.testing.RdmaResources;
 import rdmaflux.testing.RdmaTestEnv;
+import rdmaflux.verbs.AccessFlag;
+import rdmaflux.verbs.AccessFlags;
 
 /**
  * Messages of any size (docs/protocol.md): larger than the receive buffers they go by RDMA READ, and
@@ -280,6 +282,75 @@ class LargeMessagesIT {
         // The source registered in place and the region being read into are gone with the connection.
         Resources.awaitBaseline(baseline, T, "after a peer died in the middle of large messages");
         assertEquals(0, RdmaResources.registeredBytes(MIB), "large-message regions left registered");
+    }
+
+    @Test
+    void registeredMemoryIsSentWithoutACopyAndOutlivesAnEarlyClose() {
+        Map<String, Integer> baseline = Resources.baseline();
+        try (ChecksumServer s = new ChecksumServer(ConnectionOptions.defaults(), Duration.ZERO);
+             Arena arena = Arena.ofShared()) {
+            RdmaConnection c = RdmaConnection.connect(s.server.address()).block(T);
+            LinkedBlockingQueue<Object> replies = new LinkedBlockingQueue<>();
+            c.receiveBytes().subscribe(replies::add, replies::add);
+            MemorySegment small = payload(arena, 1, 100);
+            MemorySegment readable = payload(arena, 2, 16L * MIB);
+            MemorySegment local = payload(arena, 3, 2L * MIB);
+            RegisteredBuffer smallBuf = c.register(small, AccessFlags.LOCAL_WRITE);
+            // REMOTE_READ: the peer reads it in place; LOCAL_WRITE only: registered once more for the peer.
+            RegisteredBuffer readableBuf = c.register(readable, AccessFlags.of(AccessFlag.LOCAL_WRITE,
+                    AccessFlag.REMOTE_READ));
+            RegisteredBuffer localBuf = c.register(local, AccessFlags.LOCAL_WRITE);
+            for (RegisteredBuffer b : List.of(smallBuf, readableBuf, localBuf, readableBuf.slice(MIB, 3 * MIB))) {
+                c.send(b).block(T);
+                ByteBuffer reply = ByteBuffer.wrap(take(replies));
+                assertEquals(b.length(), reply.getLong());
+                assertEquals(crc(b.segment()), reply.getLong(), "checksum of " + b.length() + " registered bytes");
+            }
+
+            // Closed while the peer is still reading it: deregistered only once the read is done.
+            Mono<Void> sending = c.send(readableBuf).cache();
+            sending.subscribe(null, e -> { });
+            readableBuf.close();
+            IllegalStateException refused = assertThrows(IllegalStateException.class, () -> c.send(readableBuf).block(T));
+            assertTrue(refused.getMessage().contains("closed"), refused.getMessage());
+            sending.block(T);
+            ByteBuffer reply = ByteBuffer.wrap(take(replies));
+            assertEquals(readable.byteSize(), reply.getLong());
+            assertEquals(crc(readable), reply.getLong(), "the region stayed registered until the peer had read it");
+            assertEquals(0, RdmaResources.registeredBytes(16L * MIB), "deregistered once the send ended");
+            smallBuf.close();
+            localBuf.close();
+            c.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after zero-copy sends");
+    }
+
+    @Test
+    void largeMessagesLandInMemoryTheApplicationSupplies() {
+        List<MemorySegment> supplied = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Arena mine = Arena.ofShared(); Arena arena = Arena.ofShared()) {
+            ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
+                    .largeMessageMemory(size -> {
+                        MemorySegment m = mine.allocate(size, 4096);
+                        supplied.add(m);
+                        return m;
+                    }).build();
+            try (ChecksumServer s = new ChecksumServer(options, Duration.ZERO)) {
+                RdmaConnection c = RdmaConnection.connect(s.server.address()).block(T);
+                List<MemorySegment> messages = List.of(payload(arena, 1, 100), payload(arena, 2, 5L * MIB),
+                        payload(arena, 3, 20), payload(arena, 4, 300L * KIB));
+                roundTrip(c, messages);
+                assertEquals(2, supplied.size(), "one allocation per large message, none for small ones");
+                // The messages were read straight into the application's memory, which it keeps. The two
+                // allocations run in parallel, so they are matched by size.
+                for (MemorySegment sent : List.of(messages.get(1), messages.get(3))) {
+                    MemorySegment landed = supplied.stream().filter(m -> m.byteSize() == sent.byteSize()).findFirst()
+                            .orElseThrow(() -> new AssertionError("no memory supplied for " + sent.byteSize()));
+                    assertEquals(crc(sent), crc(landed), "the message in the application's memory");
+                }
+                c.disposeNow(T);
+            }
+        }
     }
 
     @Test

@@ -172,10 +172,10 @@ public final class ReactiveSnippets {
         RdmaServer gone = RdmaServer.bind(new InetSocketAddress(address, 0)).block(timeout);
         InetSocketAddress serverAddress = gone.address();
         gone.disposeNow(timeout); // the server restarts: for a while nobody listens on its port
-        reactor.core.publisher.Sinks.One<RdmaServer> back = reactor.core.publisher.Sinks.one();
-        reactor.core.publisher.Mono.delay(Duration.ofSeconds(1))
-                .subscribe(t -> back.tryEmitValue(RdmaServer.bind(serverAddress).block(timeout)));
-        back.asMono().subscribe(server -> server.connections().subscribe(c -> c.receive()
+        // It listens again a second later (no blocking here: this runs on Reactor's timer thread).
+        reactor.core.publisher.Mono<RdmaServer> back = reactor.core.publisher.Mono.delay(Duration.ofSeconds(1))
+                .then(RdmaServer.bind(serverAddress)).cache();
+        back.subscribe(server -> server.connections().subscribe(c -> c.receive()
                 .concatMap(msg -> c.send(ByteBuffer.wrap(msg.toByteArray())).doFinally(x -> msg.release()))
                 .subscribe()));
 
@@ -191,7 +191,7 @@ public final class ReactiveSnippets {
         client.send(ByteBuffer.wrap("back again".getBytes(StandardCharsets.UTF_8))).block(timeout);
         byte[] echo = client.receiveBytes().blockFirst(timeout);
         client.disposeNow(timeout);
-        back.asMono().block(timeout).disposeNow(timeout);
+        back.block(timeout).disposeNow(timeout);
         return new String(echo, StandardCharsets.UTF_8);
     }
 }
