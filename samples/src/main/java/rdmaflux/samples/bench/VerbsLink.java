@@ -94,6 +94,10 @@ final class VerbsLink implements AutoCloseable {
             buf = arena.allocate(2 * maxSize, 4096);
             mr = qp.protectionDomain().register(buf, AccessFlags.REMOTE_ALL);
             recv.set(0, RECV_ID).sge(0, 0, mr, half, (int) half);
+        }
+
+        /** Posts {@link #RX_DEPTH} receives; the QP must be in INIT or later (Soft-RoCE: EINVAL in RESET). */
+        void postInitialReceives() {
             ReceiveRequests initial = new ReceiveRequests(RX_DEPTH, 1);
             for (int i = 0; i < RX_DEPTH; i++) {
                 initial.set(i, RECV_ID).sge(i, 0, mr, half, (int) half);
@@ -105,10 +109,15 @@ final class VerbsLink implements AutoCloseable {
         static Side cm(CmId id, Arena arena, long maxSize) {
             ProtectionDomain pd = id.context().allocateProtectionDomain();
             CompletionQueue cq = id.context().createCompletionQueue(CQ_ENTRIES, null, 0);
-            return new Side(id, cq, id.createQueuePair(pd, attributes(cq)), arena, maxSize);
+            Side side = new Side(id, cq, id.createQueuePair(pd, attributes(cq)), arena, maxSize);
+            side.postInitialReceives(); // rdma_create_qp has moved the QP to INIT
+            return side;
         }
 
-        /** A side whose QP comes from {@code ibv_create_qp_ex} with SEND and RDMA WRITE as its send operations. */
+        /**
+         * A side whose QP comes from {@code ibv_create_qp_ex} with SEND and RDMA WRITE as its send operations;
+         * in RESET, so its receives are posted once it is connected.
+         */
         static Side extended(RdmaContext context, Arena arena, long maxSize) {
             ProtectionDomain pd = context.allocateProtectionDomain();
             CompletionQueue cq = context.createCompletionQueue(CQ_ENTRIES, null, 0);
@@ -190,6 +199,8 @@ final class VerbsLink implements AutoCloseable {
             server = Side.extended(context, arena, maxSize);
             client.qp.connect(server.qp.localEndpoint(options, SERVER_PSN), CLIENT_PSN, options);
             server.qp.connect(client.qp.localEndpoint(options, CLIENT_PSN), SERVER_PSN, options);
+            client.postInitialReceives();
+            server.postInitialReceives();
             client.peer = server.mr.toRemoteBuffer();
             server.peer = client.mr.toRemoteBuffer();
         } catch (RuntimeException | Error e) {
