@@ -340,7 +340,6 @@ public final class Bench implements Callable<Integer> {
                                    Duration timeout, boolean pin, CTools c) {
         List<Row> rows = new ArrayList<>();
         VerbsLink link;
-        VerbsTests t;
         try {
             link = VerbsLink.openExtended(like, maxSize);
         } catch (RuntimeException e) {
@@ -357,7 +356,7 @@ public final class Bench implements Callable<Integer> {
             return rows;
         }
         try (link) {
-            t = new VerbsTests(link, timeout, pin);
+            VerbsTests t = new VerbsTests(link, timeout, pin);
             say("bench: warming up the JIT on the ibv_wr_* streams");
             warmStreams(t, " (ibv_wr_*)");
             for (int size : bwSizes) {
@@ -551,7 +550,7 @@ public final class Bench implements Callable<Integer> {
             return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
         }, n + " messages");
         String note = row.note();
-        if (wrApi || !apis.equals(java.util.Set.of(CTools.POST_SEND_API))) {
+        if (wrApi || !apis.isEmpty() && !apis.equals(java.util.Set.of(CTools.POST_SEND_API))) {
             note += "; C posted with " + (apis.isEmpty() ? "? (perftest did not say)" : String.join(" and ", apis));
         }
         if (counts) {
