@@ -199,6 +199,13 @@ final class VerbsLink implements AutoCloseable {
             server = Side.extended(context, arena, maxSize);
             client.qp.connect(server.qp.localEndpoint(options, SERVER_PSN), CLIENT_PSN, options);
             server.qp.connect(client.qp.localEndpoint(options, CLIENT_PSN), SERVER_PSN, options);
+            // A comparison of two post paths is only fair if nothing else differs: check, not trust, the copy.
+            String want = transportSettings(like.client.qp);
+            String got = transportSettings(client.qp);
+            if (!want.equals(got)) {
+                throw new IllegalStateException("the ibv_wr_* pair's QPs differ from the CM pair's: " + got + " vs "
+                        + want);
+            }
             client.postInitialReceives();
             server.postInitialReceives();
             client.peer = server.mr.toRemoteBuffer();
@@ -227,10 +234,20 @@ final class VerbsLink implements AutoCloseable {
         QpAttributes a = side.qp.query();
         int[] depths = side.qp.readAtomicDepths();
         int port = side.id.portNumber();
-        return QpConnectOptions.builder().port(port).gidIndex(gidIndex(context, port,
-                        side.id.localAddress().getAddress())).mtu(a.pathMtu() != null ? a.pathMtu() : QpConnectOptions.DEFAULTS.mtu()).timeout(a.timeout())
+        return QpConnectOptions.builder().port(port)
+                .gidIndex(gidIndex(context, port, side.id.localAddress().getAddress()))
+                .mtu(a.pathMtu() != null ? a.pathMtu() : QpConnectOptions.DEFAULTS.mtu()).timeout(a.timeout())
                 .retryCount(a.retryCount()).rnrRetry(a.rnrRetry()).minRnrTimer(a.minRnrTimer())
                 .readAtomicDepth(depths[0], depths[1]).build();
+    }
+
+    /** {@return the settings the loops depend on, as the device reports them} */
+    private static String transportSettings(QueuePair qp) {
+        QpAttributes a = qp.query();
+        int[] depths = qp.readAtomicDepths();
+        return "path MTU " + a.pathMtu() + ", timeout " + a.timeout() + ", retry " + a.retryCount() + ", RNR retry "
+                + a.rnrRetry() + ", RNR timer " + a.minRnrTimer() + ", depths " + depths[0] + "/" + depths[1]
+                + ", send/recv WRs " + a.maxSendWr() + "/" + a.maxReceiveWr();
     }
 
     /**
