@@ -92,6 +92,23 @@ public class PostBenchmark {
     }
 
     /**
+     * The same SEND through the extended post API: {@code ibv_wr_start}, id, flags, {@code ibv_wr_send},
+     * {@code ibv_wr_set_sge}, {@code ibv_wr_complete}, as the benchmark's {@code ibv_wr_*} SEND stream
+     * posts each message.
+     *
+     * @return the id
+     */
+    @Benchmark
+    public long sendExtendedFillAndPost() {
+        long id = posted++;
+        ExtendedSendQueue sq = fake.extended;
+        sq.start();
+        sq.wrId(id).flags((id + 1) % CQ_MOD == 0 ? SIGNALED : 0).send().sge(fake.mr, 0, 2);
+        sq.complete();
+        return id;
+    }
+
+    /**
      * Reposting one receive filled once, as the SEND stream's receiver does per message.
      *
      * @return the batch, so nothing is dead code

@@ -33,7 +33,10 @@ import rdmaflux.verbs.RdmaDevice;
  *       RDMA WRITE ping-pong vs {@code ib_write_lat}, RDMA READ vs {@code ib_read_lat}; target ours ≤ 1.10 × C.
  *       Plus the reactive API's send/recv ping-pong against the same {@code ib_send_lat} value.</li>
  *   <li>Bandwidth: SEND vs {@code ib_send_bw}, RDMA WRITE vs {@code ib_write_bw}, message sizes 2 B to
- *       1 MiB; target ours ≥ 0.95 × C.</li>
+ *       1 MiB; target ours ≥ 0.95 × C. Both sides post with {@code ibv_post_send} (perftest with
+ *       {@code --use_old_post_send}); then the same with ours posting through the extended post API
+ *       ({@code ibv_wr_*}) and perftest left to its default, its {@code ibv_wr_*} path where it supports
+ *       the device.</li>
  *   <li>Connection setup rate with per-step times vs {@code cmtime}; target ours ≥ 0.8 × C.</li>
  *   <li>Multicast datagram rate vs {@code mckey} (a receiver and a send-only sender, N datagrams of 100 B and
  *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
@@ -109,9 +112,14 @@ public final class Bench implements Callable<Integer> {
             + "${DEFAULT-VALUE}).")
     int timeoutSeconds = 60;
 
+    /** The groups of rows {@code --only} can choose. */
+    static final java.util.Set<String> GROUPS = java.util.Set.of("latency", "bandwidth", "extended", "reactive",
+            "setup", "multicast");
+
     @Option(names = "--only", split = ",", paramLabel = "GROUP",
-            description = "Run only these groups: latency, bandwidth, reactive, setup, multicast (default: all).")
-    java.util.Set<String> only = java.util.Set.of("latency", "bandwidth", "reactive", "setup", "multicast");
+            description = "Run only these groups: latency, bandwidth, extended (the bandwidth rows posting through "
+                    + "ibv_wr_*), reactive, setup, multicast (default: all).")
+    java.util.Set<String> only = GROUPS;
 
     @Option(names = "--no-pin", description = "Do not pin the client side to CPU 0 and the server side to CPU 1 "
             + "(ours with sched_setaffinity, the C tools with taskset).")
@@ -177,7 +185,7 @@ public final class Bench implements Callable<Integer> {
         }
         int[] mcSizes = quick ? new int[] {100} : new int[] {100, 1024};
         for (String g : only) {
-            if (!java.util.Set.of("latency", "bandwidth", "reactive", "setup", "multicast").contains(g)) {
+            if (!GROUPS.contains(g)) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--only: no group " + g);
             }
         }
@@ -199,7 +207,7 @@ public final class Bench implements Callable<Integer> {
         List<Row> rows = new ArrayList<>();
         int maxSize = Math.max(65536, Math.max(bwSizes[bwSizes.length - 1], latSizes[latSizes.length - 1]));
         double sendLat2 = Double.NaN;
-        if (only.contains("latency") || only.contains("bandwidth")) {
+        if (only.contains("latency") || only.contains("bandwidth") || only.contains("extended")) {
             sendLat2 = verbsRows(rows, ip, maxSize, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, timeout,
                     pin, c);
         }
@@ -238,21 +246,27 @@ public final class Bench implements Callable<Integer> {
                              long budget, int bwMax, int[] latSizes, int[] bwSizes, Duration timeout, boolean pin,
                              CTools c) {
         double sendLat2 = Double.NaN;
+        boolean classic = only.contains("latency") || only.contains("bandwidth");
         try (VerbsLink link = VerbsLink.open(new InetSocketAddress(ip, basePort), maxSize, timeout)) {
             VerbsTests t = new VerbsTests(link, timeout, pin);
             if (pin) {
                 Affinity.pin(0);
             }
-            warmUp(t, latWarm);
+            if (classic) {
+                warmUp(t, latWarm);
+            }
             // Bandwidth first: by the time the latency loops run, the JIT has gone quiet, so no compiler
             // thread competes with the two spinning threads and the kernel's RDMA work for the 2 CPUs.
             for (int size : only.contains("bandwidth") ? bwSizes : new int[0]) {
                 int n = (int) Math.max(16, Math.min(bwMax, budget / size));
                 int nWarm = Math.max(16, n / 10);
                 rows.add(bandwidthRow("send bandwidth", size, "ib_send_bw", n, () -> t.sendBandwidth(size, nWarm),
-                        () -> t.sendBandwidth(size, n), c));
+                        () -> t.sendBandwidth(size, n), false, c));
                 rows.add(bandwidthRow("write bandwidth", size, "ib_write_bw", n, () -> t.writeBandwidth(size, nWarm),
-                        () -> t.writeBandwidth(size, n), c));
+                        () -> t.writeBandwidth(size, n), false, c));
+            }
+            if (only.contains("extended")) {
+                rows.addAll(extendedRows(link, maxSize, budget, bwMax, bwSizes, timeout, pin, c));
             }
             for (int size : only.contains("latency") ? latSizes : new int[0]) {
                 awaitJitQuiet();
@@ -271,7 +285,9 @@ public final class Bench implements Callable<Integer> {
                 rows.add(latencyRow("RDMA read latency p50", size, "ib_read_lat", lat,
                         () -> t.readLatency(size, readWarm, lat), 1, c));
             }
-            rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
+            if (classic) {
+                rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
+            }
         } finally {
             Affinity.unpin();
         }
@@ -284,6 +300,14 @@ public final class Bench implements Callable<Integer> {
      */
     private void warmUp(VerbsTests t, int latWarm) {
         say("bench: warming up the JIT on the verbs loops");
+        warmStreams(t, "");
+        t.sendLatency(2, 0, latWarm);
+        t.writeLatency(2, 0, latWarm);
+        t.readLatency(2, quick ? 200 : 3000, latWarm);
+    }
+
+    /** Runs the 2-byte WRITE and SEND streams until their rate stops changing by more than 5 % a round. */
+    private void warmStreams(VerbsTests t, String label) {
         int chunk = quick ? 1000 : 5000;
         int maxRounds = quick ? 3 : 30;
         for (String op : List.of("write", "send")) {
@@ -292,19 +316,63 @@ public final class Bench implements Callable<Integer> {
                 double rate = op.equals("write") ? t.writeBandwidth(2, chunk).bytesPerSecond()
                         : t.sendBandwidth(2, chunk).bytesPerSecond();
                 if (round >= 3 && Math.abs(rate - previous) < 0.05 * previous) {
-                    say("bench: %s stream warm after %d x %d messages (%.0f msg/s)", op, round, chunk, rate / 2);
+                    say("bench: %s stream%s warm after %d x %d messages (%.0f msg/s)", op, label, round, chunk,
+                            rate / 2);
                     break;
                 }
                 if (round == maxRounds) {
-                    say("bench: %s stream after %d x %d messages (%.0f msg/s), rate still changing", op, round,
-                            chunk, rate / 2);
+                    say("bench: %s stream%s after %d x %d messages (%.0f msg/s), rate still changing", op, label,
+                            round, chunk, rate / 2);
                 }
                 previous = rate;
             }
         }
-        t.sendLatency(2, 0, latWarm);
-        t.writeLatency(2, 0, latWarm);
-        t.readLatency(2, quick ? 200 : 3000, latWarm);
+    }
+
+    /**
+     * The bandwidth rows once more, with our streams posting through {@link rdmaflux.verbs.ExtendedSendQueue}
+     * ({@code ibv_wr_start} ... {@code ibv_wr_complete}, one message per batch) on a pair made with
+     * {@code ibv_create_qp_ex}, against perftest left to its default post API ({@code ibv_wr_*} where it
+     * supports the device; the note says which it used); same sizes, depths, signaling and target. Then the
+     * steady-state allocation of the two 2-byte streams on that path.
+     */
+    private List<Row> extendedRows(VerbsLink like, int maxSize, long budget, int bwMax, int[] bwSizes,
+                                   Duration timeout, boolean pin, CTools c) {
+        List<Row> rows = new ArrayList<>();
+        VerbsLink link;
+        try {
+            link = VerbsLink.openExtended(like, maxSize);
+        } catch (RuntimeException e) {
+            // No extended QP on this device (no create_qp_ex, EOPNOTSUPP): the rows say so instead of vanishing.
+            ourFailure = true;
+            for (int size : bwSizes) {
+                for (String op : List.of("send", "write")) {
+                    Row row = new Row(op + " bandwidth, ibv_wr_*", size, "Gbit/s", Double.NaN, Double.NaN,
+                            "ib_" + op + "_bw", Row.Target.RATIO_AT_LEAST, Double.NaN, "ours failed: " + e.getMessage());
+                    progress(row);
+                    rows.add(row);
+                }
+            }
+            return rows;
+        }
+        try (link) {
+            VerbsTests t = new VerbsTests(link, timeout, pin);
+            say("bench: warming up the JIT on the ibv_wr_* streams");
+            warmStreams(t, " (ibv_wr_*)");
+            for (int size : bwSizes) {
+                int n = (int) Math.max(16, Math.min(bwMax, budget / size));
+                int nWarm = Math.max(16, n / 10);
+                rows.add(bandwidthRow("send bandwidth, ibv_wr_*", size, "ib_send_bw", n,
+                        () -> t.sendBandwidth(size, nWarm), () -> t.sendBandwidth(size, n), true, c));
+                rows.add(bandwidthRow("write bandwidth, ibv_wr_*", size, "ib_write_bw", n,
+                        () -> t.writeBandwidth(size, nWarm), () -> t.writeBandwidth(size, n), true, c));
+            }
+            int bw = quick ? 2000 : 20000;
+            rows.add(allocationRow("send stream 2 B, ibv_wr_*", bw, () -> t.sendBandwidth(2, bw).allocPerMessage()));
+            rows.add(allocationRow("write stream 2 B, ibv_wr_*", bw,
+                    () -> t.writeBandwidth(2, bw).allocPerMessage()));
+        }
+        return rows;
     }
 
     /**
@@ -340,7 +408,6 @@ public final class Bench implements Callable<Integer> {
      */
     private List<Row> allocationRows(VerbsTests t, int lat, int bw) {
         List<Row> rows = new ArrayList<>();
-        String note = "%d messages; client and server threads";
         record Loop(String name, int messages, Supplier<Double> run) {
         }
         for (Loop l : List.of(
@@ -350,20 +417,25 @@ public final class Bench implements Callable<Integer> {
                 new Loop("send stream 2 B", bw, () -> t.sendBandwidth(2, bw).allocPerMessage()),
                 new Loop("write stream 2 B", bw, () -> t.writeBandwidth(2, bw).allocPerMessage()),
                 new Loop("send stream 64 KiB", bw / 10, () -> t.sendBandwidth(65536, bw / 10).allocPerMessage()))) {
-            double v = Double.NaN;
-            String n = String.format(note, l.messages());
-            try {
-                v = l.run().get();
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                n = "ours failed: " + e.getMessage();
-            }
-            Row row = new Row("heap allocation, steady state: " + l.name(), 0, "B/msg", v, Double.NaN, "",
-                    Row.Target.ZERO, Double.NaN, n);
-            progress(row);
-            rows.add(row);
+            rows.add(allocationRow(l.name(), l.messages(), l.run()));
         }
         return rows;
+    }
+
+    /** One allocation row: {@code run} measures the loop and returns its heap bytes per message. */
+    private Row allocationRow(String name, int messages, Supplier<Double> run) {
+        double v = Double.NaN;
+        String n = messages + " messages; client and server threads";
+        try {
+            v = run.get();
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            n = "ours failed: " + e.getMessage();
+        }
+        Row row = new Row("heap allocation, steady state: " + name, 0, "B/msg", v, Double.NaN, "", Row.Target.ZERO,
+                Double.NaN, n);
+        progress(row);
+        return row;
     }
 
     /** The same SEND ping-pong with a spin-wait hint in the polling loops, for the record (no target). */
@@ -451,10 +523,16 @@ public final class Bench implements Callable<Integer> {
         }, () -> c.latency(tool, size, iters), "");
     }
 
+    /**
+     * One bandwidth comparison. {@code wrApi} lets perftest use its {@code ibv_wr_*} path (for the rows where
+     * ours does); otherwise it gets {@code --use_old_post_send}. The note names the post API perftest
+     * reported when it is not the one asked for, and always on the {@code ibv_wr_*} rows.
+     */
     private Row bandwidthRow(String metric, int size, String tool, int n, Runnable warm,
-                             Supplier<VerbsTests.Bandwidth> ours, CTools c) {
+                             Supplier<VerbsTests.Bandwidth> ours, boolean wrApi, CTools c) {
         // RNR NAKs the responder sent: a receiver that falls behind costs the sender an RNR wait each time.
         long[] rnr = new long[2];
+        java.util.Set<String> apis = new java.util.TreeSet<>();
         boolean counts = metric.startsWith("send") && PortCounters.read(device, PortCounters.RNR_NAKS_SENT) >= 0;
         Row row = compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
             warm.run();
@@ -464,15 +542,22 @@ public final class Bench implements Callable<Integer> {
             return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
         }, () -> {
             long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
-            CTools.Outcome o = c.bandwidth(tool, size, n);
+            CTools.Outcome o = c.bandwidth(tool, size, n, wrApi);
             rnr[1] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
+            if (o.postApi() != null) {
+                apis.add(o.postApi());
+            }
             return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
         }, n + " messages");
-        if (!counts) {
-            return row;
+        String note = row.note();
+        if (wrApi || !apis.isEmpty() && !apis.equals(java.util.Set.of(CTools.POST_SEND_API))) {
+            note += "; C posted with " + (apis.isEmpty() ? "? (perftest did not say)" : String.join(" and ", apis));
+        }
+        if (counts) {
+            note += "; RNR NAKs ours " + rnr[0] + ", C " + rnr[1];
         }
         return new Row(row.metric(), row.size(), row.unit(), row.ours(), row.c(), row.cTool(), row.target(),
-                row.allocPerMessage(), row.note() + "; RNR NAKs ours " + rnr[0] + ", C " + rnr[1]);
+                row.allocPerMessage(), note);
     }
 
     private Row reactiveRow(InetAddress ip, int iters, int warm, double cSendLat, Duration timeout) {
@@ -769,7 +854,7 @@ public final class Bench implements Callable<Integer> {
                 + Row.sizeText(r.size()) : "") + " (ratio " + Row.fmt(r.ratio()) + ", target " + r.targetText()
                 + ")").toList()) + ".\n");
         Files.writeString(out.resolve("results.md"), md);
-        List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s")).toList();
+        List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s") && !r.metric().contains("ibv_wr")).toList();
         Charts.bandwidth(bw, "Bandwidth, rdmaflux (verbs) vs perftest, " + device, out.resolve("bandwidth.png"));
         Charts.ratios(rows, "rdmaflux / C tool, " + device + (quick ? " (quick run)" : ""),
                 out.resolve("ratios.png"));

@@ -19,11 +19,24 @@ import java.util.concurrent.TimeUnit;
  * {@code ib_write_lat}, {@code ib_read_lat}, {@code ib_send_bw}, {@code ib_write_bw}) as a server and a
  * client on the same address with {@code -R} (connection manager), {@code cmtime}, and {@code mckey}
  * (a receiver and a sender); then parses their result tables, or for mckey, which prints no numbers,
- * times its output lines. Flags are those of the perftest 4.5 / rdma-core 44 generation.
+ * times its output lines. Flags are those of the perftest 4.5 / rdma-core 44 generation. The perftest runs
+ * that the classic rows compare with get {@code --use_old_post_send}, so they post with
+ * {@code ibv_post_send} as our classic loops do on every device.
  */
 final class CTools {
-    /** What one run produced: a value, or why there is none. */
-    record Outcome(double value, String error) {
+    /**
+     * What one run produced: a value, or why there is none.
+     *
+     * @param value the measurement, NaN without one
+     * @param error why there is none, or {@code null}
+     * @param postApi the post API perftest says it used ({@code ibv_wr_*} or {@code ibv_post_send}), or
+     *                {@code null} when it did not say (another tool, an older perftest)
+     */
+    record Outcome(double value, String error, String postApi) {
+        Outcome(double value, String error) {
+            this(value, error, null);
+        }
+
         static Outcome failed(String why) {
             return new Outcome(Double.NaN, why);
         }
@@ -32,6 +45,13 @@ final class CTools {
             return error == null;
         }
     }
+
+    /** perftest's flag for its classic post path, {@code ibv_post_send}. */
+    static final String OLD_POST_SEND = "--use_old_post_send";
+    /** {@link Outcome#postApi} of a perftest run that used {@code ibv_wr_*}. */
+    static final String WR_API = "ibv_wr_*";
+    /** {@link Outcome#postApi} of a perftest run that used {@code ibv_post_send}. */
+    static final String POST_SEND_API = "ibv_post_send";
 
     private final String device;
     private final String address;
@@ -81,7 +101,7 @@ final class CTools {
      */
     Outcome latency(String tool, int size, int iters) {
         // #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of());
+        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of(OLD_POST_SEND));
     }
 
     /**
@@ -91,14 +111,37 @@ final class CTools {
      * and is too coarse for a 5 % target. {@code -N} turns off the
      * per-message timestamps perftest takes for its peak column, so the C loop is as lean as ours.
      *
+     * <p>{@code wrApi} picks perftest's post API: {@code false} passes {@code --use_old_post_send}
+     * ({@code ibv_post_send}, what the classic rows compare with), {@code true} leaves perftest its default,
+     * the {@code ibv_wr_*} API, which perftest 4.5 (up to at least 25.x) takes only on mlx5 and EFA
+     * devices and replaces with {@code ibv_post_send} on every other one, Soft-RoCE included. The outcome
+     * says which one it used, from its {@code ibv_wr* API} banner line.
+     *
      * @param tool e.g. {@code ib_write_bw}
      * @param size message size ({@code -s})
      * @param iters messages ({@code -n})
+     * @param wrApi whether to let perftest use its {@code ibv_wr_*} path
      * @return bytes per second
      */
-    Outcome bandwidth(String tool, int size, int iters) {
+    Outcome bandwidth(String tool, int size, int iters, boolean wrApi) {
         // #bytes #iterations BW_peak[MB/sec] BW_average[MB/sec] MsgRate[Mpps]
-        return perftest(tool, size, iters, text -> bandwidthBytesPerSecond(text, size), List.of("-N"));
+        return perftest(tool, size, iters, text -> bandwidthBytesPerSecond(text, size),
+                wrApi ? List.of("-N") : List.of("-N", OLD_POST_SEND));
+    }
+
+    /**
+     * Reads which post API perftest used from its banner ({@code  ibv_wr* API     : ON}).
+     *
+     * @return {@code ibv_wr_*}, {@code ibv_post_send}, or {@code null} when the banner has no such line
+     */
+    static String postApi(String text) {
+        for (String line : text.split("\n")) {
+            String t = line.trim();
+            if (t.startsWith("ibv_wr* API")) {
+                return t.endsWith("ON") ? WR_API : t.endsWith("OFF") ? POST_SEND_API : null;
+            }
+        }
+        return null;
     }
 
     private Outcome perftest(String tool, int size, int iters, java.util.function.ToDoubleFunction<String> parse,
@@ -144,7 +187,7 @@ final class CTools {
                     continue;
                 }
                 server.waitFor(10, TimeUnit.SECONDS);
-                return new Outcome(v, null);
+                return new Outcome(v, null, postApi(text));
             } catch (IOException e) {
                 last = "cannot run " + tool + ": " + e.getMessage();
             } catch (InterruptedException e) {

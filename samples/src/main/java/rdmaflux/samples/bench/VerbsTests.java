@@ -6,13 +6,15 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 
+import rdmaflux.verbs.ExtendedSendQueue;
 import rdmaflux.verbs.SendFlag;
 import rdmaflux.verbs.SendOpcode;
 import rdmaflux.verbs.WorkCompletions;
 
 /**
  * The latency and bandwidth loops on the verbs layer, written like perftest's: the same depths, the
- * same signaling, the same timestamps. Inside the timed part they only fill pre-allocated work requests,
+ * same signaling, the same timestamps. On a pair made by {@link VerbsLink#openExtended} the streams post
+ * through {@link ExtendedSendQueue} ({@code ibv_wr_*}) instead of {@code ibv_post_send}. Inside the timed part they only fill pre-allocated work requests,
  * post, poll and touch registered memory, so they allocate nothing; the heap allocation of both threads
  * is measured around that part and reported per message.
  */
@@ -223,7 +225,10 @@ final class VerbsTests {
         stamps[n] = System.nanoTime();
     }
 
-    /** RDMA WRITE stream, as ib_write_bw: up to TX_DEPTH in flight, one in CQ_MOD signaled. */
+    /**
+     * RDMA WRITE stream, as ib_write_bw: up to TX_DEPTH in flight, one in CQ_MOD signaled; one message per
+     * post, through the pair's post API.
+     */
     Bandwidth writeBandwidth(int size, int messages) {
         VerbsLink.Side c = link.client;
         long[] allocated = new long[1];
@@ -274,11 +279,15 @@ final class VerbsTests {
         while (completed < messages) {
             while (posted < messages && posted - completed < VerbsLink.TX_DEPTH) {
                 boolean signaled = (posted + 1) % VerbsLink.CQ_MOD == 0 || posted == messages - 1;
-                c.send.set(0, posted, opcode, signaled ? SIGNALED : 0).sge(0, 0, c.mr, 0, size);
-                if (opcode == SendOpcode.RDMA_WRITE) {
-                    c.send.rdma(0, remote, c.peer.rkey());
+                if (c.sq != null) {
+                    postExtended(c.sq, c, opcode, posted, signaled, size, remote);
+                } else {
+                    c.send.set(0, posted, opcode, signaled ? SIGNALED : 0).sge(0, 0, c.mr, 0, size);
+                    if (opcode == SendOpcode.RDMA_WRITE) {
+                        c.send.rdma(0, remote, c.peer.rkey());
+                    }
+                    c.qp.postSend(c.send, 1);
                 }
-                c.qp.postSend(c.send, 1);
                 posted++;
             }
             int n = c.cq.poll(wc);
@@ -301,6 +310,23 @@ final class VerbsTests {
             end = System.nanoTime();
         }
         return (double) size * messages / ((end - start) / 1e9);
+    }
+
+    /**
+     * One message through the extended post API, in the order of perftest's own {@code ibv_wr_*} path
+     * (its {@code new_post_send}, one request per batch): start, id, flags, operation, SGE, complete.
+     */
+    private static void postExtended(ExtendedSendQueue sq, VerbsLink.Side c, SendOpcode opcode, int id,
+                                     boolean signaled, int size, long remote) {
+        sq.start();
+        sq.wrId(id).flags(signaled ? SIGNALED : 0);
+        if (opcode == SendOpcode.RDMA_WRITE) {
+            sq.rdmaWrite(c.peer.rkey(), remote);
+        } else {
+            sq.send();
+        }
+        sq.sge(c.mr, 0, size);
+        sq.complete();
     }
 
     private static void check(WorkCompletions wc, int i) {

@@ -38,7 +38,8 @@ class BenchIT {
 
         List<String> lines = text.lines().toList();
         for (String metric : List.of("send/recv latency p50", "RDMA write latency p50", "RDMA read latency p50",
-                "send bandwidth", "write bandwidth", "connection setup rate", "reactive send/recv latency p50")) {
+                "send bandwidth", "write bandwidth", "send bandwidth, ibv_wr_*", "write bandwidth, ibv_wr_*",
+                "connection setup rate", "reactive send/recv latency p50")) {
             String row = lines.stream().filter(l -> l.startsWith(metric + " ")).findFirst().orElse(null);
             assertNotNull(row, "table row " + metric + " in\n" + text);
             assertFalse(row.contains("no C value") || row.contains("not measured") || row.contains("failed"),
@@ -46,6 +47,12 @@ class BenchIT {
         }
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("heap allocation, steady state: send stream 2 B")),
                 text);
+        // The ibv_wr_* rows name the post API perftest used (ibv_post_send on rxe: perftest keeps its ibv_wr_*
+        // path for mlx5 and EFA).
+        String wr = lines.stream().filter(l -> l.startsWith("write bandwidth, ibv_wr_* ")).findFirst().orElseThrow();
+        assertTrue(wr.contains("C posted with ibv_"), wr);
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("heap allocation, steady state: write stream 2 B, "
+                + "ibv_wr_*")), text);
         // Multicast: ours (verbs layer) and mckey both measured, nothing lost; the reactive API's rate as well.
         String mc = lines.stream().filter(l -> l.startsWith("multicast datagram rate ")).findFirst().orElse(null);
         assertNotNull(mc, "multicast row in\n" + text);

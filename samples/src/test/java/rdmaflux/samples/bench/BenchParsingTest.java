@@ -1,6 +1,7 @@
 package rdmaflux.samples.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -60,6 +61,22 @@ class BenchParsingTest {
                  65536      5000             1180.23            1175.52   		   0.018808
                 """;
         assertEquals(1175.52 * 1024 * 1024, CTools.bandwidthBytesPerSecond(fast, 65536), 1e-3);
+    }
+
+    @Test
+    void readsWhichPostApiPerftestUsed() {
+        // ib_write_bw's banner on rxe0 (perftest 4.5-0.17): it keeps ibv_wr_* for mlx5 and EFA devices.
+        String banner = """
+                 Dual-port       : OFF		Device         : rxe0
+                 Number of qps   : 1		Transport type : IB
+                 Connection type : RC		Using SRQ      : OFF
+                 PCIe relax order: OFF
+                 ibv_wr* API     : OFF
+                 TX depth        : 100
+                """;
+        assertEquals(CTools.POST_SEND_API, CTools.postApi(banner));
+        assertEquals(CTools.WR_API, CTools.postApi(banner.replace("API     : OFF", "API     : ON")));
+        assertNull(CTools.postApi(SEND_BW), "a perftest without the line says nothing");
     }
 
     @Test
