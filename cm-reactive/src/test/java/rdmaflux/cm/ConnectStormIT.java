@@ -66,6 +66,8 @@ class ConnectStormIT {
             Map<String, Integer> withPeer = Resources.baseline();
             long pid = peer.pid();
             Map<String, Integer> idle = objectsOf(pid);
+            // The counting must see the server at all, or every bound below would hold vacuously.
+            assertTrue(idle.get("cm_id") >= 1, "the server's listening CM id is not counted: " + idle);
             Map<String, Integer> peak = new ConcurrentHashMap<>();
             AtomicInteger samples = new AtomicInteger();
             AtomicInteger peakRssKb = new AtomicInteger();
@@ -115,6 +117,7 @@ class ConnectStormIT {
             assertTrue(samples.get() > 5, "too few samples of the server's objects: " + samples.get());
             // The bound: the accept queue's connections plus the few the subscriber took and is closing.
             int queuePairs = peak.getOrDefault("qp", 0) - idle.getOrDefault("qp", 0);
+            assertTrue(queuePairs > 0, "no sample saw an accepted connection's queue pair: " + peak);
             assertTrue(queuePairs <= PeerMain.STORM_QUEUE + MARGIN, "server queue pairs peaked at " + queuePairs
                     + " beyond idle; bound " + PeerMain.STORM_QUEUE + " + " + MARGIN);
             // CM ids also count requests the kernel holds before the server reads them: the listen backlog,
@@ -227,20 +230,36 @@ class ConnectStormIT {
         return bytype;
     }
 
-    /** The kernel RDMA objects a process owns ({@code rdma resource show qp|cm_id|cq|mr}, by pid). */
+    /**
+     * The kernel RDMA objects a process owns ({@code rdma resource show qp|cm_id|cq|mr}). The kernel
+     * records the thread that created each object, and prints that thread's id as its {@code pid}: the
+     * server's objects are those of any of its threads (the CM thread makes them).
+     */
     private static Map<String, Integer> objectsOf(long pid) {
+        java.util.Set<Long> threads = threadsOf(pid);
         Map<String, Integer> counts = new TreeMap<>();
         for (String kind : List.of("qp", "cm_id", "cq", "mr")) {
             int n = 0;
             Matcher m = PID.matcher(run("rdma", "resource", "show", kind));
             while (m.find()) {
-                if (Long.parseLong(m.group(1)) == pid) {
+                if (threads.contains(Long.parseLong(m.group(1)))) {
                     n++;
                 }
             }
             counts.put(kind, n);
         }
         return counts;
+    }
+
+    private static java.util.Set<Long> threadsOf(long pid) {
+        java.util.Set<Long> ids = new java.util.HashSet<>();
+        ids.add(pid);
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            tasks.forEach(t -> ids.add(Long.parseLong(t.getFileName().toString())));
+        } catch (IOException e) {
+            // the process ended: only its pid
+        }
+        return ids;
     }
 
     private static int rssKb(long pid) {
