@@ -19,7 +19,8 @@ import rdmaflux.verbs.PortSpace;
  * The implementation of {@link RdmaServer}: a listening id on the CM loop of the options' loops.
  * Threads: the CM loop owns the listener and {@code stopped}; the filter runs on the options' scheduler.
  * The accept queue ({@link ServerOptions#acceptQueue()}) counts each request from its arrival until its
- * connection is delivered to the subscriber or the request ends without one.
+ * connection is delivered to the subscriber, or, when it ends without one, until what was allocated for it
+ * is freed.
  */
 final class Server implements RdmaServer {
     /** What a request is rejected with when the filter failed or did not answer in time. */
@@ -142,7 +143,10 @@ final class Server implements RdmaServer {
             return;
         }
         try {
-            ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink(slot));
+            Connection c = ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink(slot));
+            // A request that ends without reaching the subscriber keeps its place until everything
+            // allocated for it is freed, so the queue bounds memory, not just requests.
+            c.onDispose().subscribe(null, err -> slot.release(), slot::release);
         } catch (RuntimeException ex) {
             EventLoop.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + ex.getMessage());
             reject(id, new byte[0]);
@@ -185,10 +189,12 @@ final class Server implements RdmaServer {
             return connection;
         }
 
-        /** Reaches no subscriber (it cancelled, or the server completed): nobody else would close it. */
+        /**
+         * Reaches no subscriber (it cancelled, or the server completed): nobody else would close it. Its
+         * place comes back once it is closed.
+         */
         void drop() {
             connection.dispose();
-            slot.release();
         }
     }
 
@@ -214,8 +220,8 @@ final class Server implements RdmaServer {
 
         @Override
         public void error(Throwable e) {
+            // Its place comes back when its resources are freed (onDispose).
             EventLoop.LOG.log(System.Logger.Level.DEBUG, "accept failed", e);
-            slot.release();
         }
 
         @Override

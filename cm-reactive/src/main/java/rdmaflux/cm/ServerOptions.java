@@ -8,8 +8,9 @@ package rdmaflux.cm;
  * the ones its {@link AcceptFilter} is deciding, the ones being accepted (a queue pair and its buffers
  * already allocated, waiting for the handshake to finish), and the established connections that the
  * {@link RdmaServer#connections()} subscriber has not requested yet. A request is counted from its
- * arrival until the subscriber receives its connection, or until it ends without one (rejected by the
- * filter, failed, cancelled by its client). The subscriber's demand is the backpressure: a subscriber
+ * arrival until the subscriber receives its connection, or, when it ends without one (rejected by the
+ * filter, failed, cancelled by its client), until everything allocated for it is freed: so the queue bounds
+ * the server's memory, beyond what the application holds. The subscriber's demand is the backpressure: a subscriber
  * that requests slowly leaves its connections counted, the queue fills, and then every further connect
  * request is <b>rejected at once</b>, on the connection manager thread, before the filter runs and
  * before anything is allocated for it. Its client fails fast with {@link RdmaCmException.Rejected}

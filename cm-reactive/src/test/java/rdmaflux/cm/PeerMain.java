@@ -16,7 +16,8 @@ import rdmaflux.testing.RdmaTestEnv;
  *   <li>{@code echo}: echoes every message on every connection ({@link EchoServer}).</li>
  *   <li>{@code stream}: sends every connection an endless stream of 1 KiB {@link Payloads} messages.</li>
  *   <li>{@code storm}: echoes, with an accept queue of {@link #STORM_QUEUE} and a subscriber that takes a
- *   connection only every {@link #STORM_TAKE_EVERY} ({@code ConnectStormIT}).</li>
+ *   connection at a time, the next {@link #STORM_TAKE_EVERY} after the previous one closed
+ *   ({@code ConnectStormIT}).</li>
  * </ul>
  */
 public final class PeerMain {
@@ -26,7 +27,10 @@ public final class PeerMain {
 
     /** The storm server's accept queue: small, so a storm overflows it at once. */
     static final int STORM_QUEUE = 8;
-    /** How often the storm server's subscriber takes a connection: far slower than requests arrive. */
+    /**
+     * The storm server's subscriber takes a connection this long after the previous one closed: far
+     * slower than requests arrive.
+     */
     static final Duration STORM_TAKE_EVERY = Duration.ofMillis(100);
     /** Small buffers on both sides of the storm: the test is about handshakes, not throughput. */
     static final ConnectionOptions STORM_OPTIONS = OPTIONS.toBuilder().receiveBuffers(4).sendBuffers(4)
@@ -64,8 +68,11 @@ public final class PeerMain {
 
                     @Override
                     protected void hookOnNext(RdmaConnection c) {
+                        // One connection at a time: the next is taken once this one is closed (by its
+                        // client, after its echo), so the application holds at most one beyond the queue.
                         EchoServer.echo(c, STORM_OPTIONS);
-                        reactor.core.publisher.Mono.delay(STORM_TAKE_EVERY).subscribe(t -> request(1));
+                        c.onDispose().then(reactor.core.publisher.Mono.delay(STORM_TAKE_EVERY))
+                                .subscribe(null, e -> request(1), () -> request(1));
                     }
                 });
                 System.out.println("PORT " + server.address().getPort());
