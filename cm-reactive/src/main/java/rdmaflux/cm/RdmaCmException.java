@@ -45,8 +45,8 @@ public class RdmaCmException extends RdmaException {
      * only repeat. {@link RdmaRetry#reconnect} retries exactly these.
      *
      * <p>Retryable: {@link AddressError}, {@link RouteError}, {@link ConnectError}, {@link Unreachable};
-     * {@link Rejected} for {@link Rejected#INVALID_SERVICE_ID} (nobody listens yet) and
-     * {@link Rejected#TIMEOUT}; a {@link StepTimeout} of the address, route, connect or accept step.
+     * {@link Rejected} for {@link Rejected#INVALID_SERVICE_ID} (nobody listens yet),
+     * {@link Rejected#TIMEOUT} and a full accept queue ({@link Rejected#isAcceptQueueFull()}); a {@link StepTimeout} of the address, route, connect or accept step.
      * Not retryable: a rejection by the server's application ({@link Rejected#CONSUMER_REJECT}) or for
      * any other reason, {@link DeviceRemoved}, and failures of an established connection
      * ({@link Disconnected}, {@link CompletionError}, {@link IllegalEvent}, {@link TimewaitExit}).
@@ -59,7 +59,8 @@ public class RdmaCmException extends RdmaException {
             case RouteError e -> true;
             case ConnectError e -> true;
             case Unreachable e -> true;
-            case Rejected r -> r.reason() == Rejected.INVALID_SERVICE_ID || r.reason() == Rejected.TIMEOUT;
+            case Rejected r -> r.reason() == Rejected.INVALID_SERVICE_ID || r.reason() == Rejected.TIMEOUT
+                    || r.isAcceptQueueFull();
             case StepTimeout t -> t.step() != Step.DISCONNECT && t.step() != Step.TRANSFER;
             default -> false;
         };
@@ -146,7 +147,8 @@ public class RdmaCmException extends RdmaException {
         Rejected(Step step, int reason, byte[] privateData) {
             super(step, CmEventType.REJECTED, reason, "connection rejected (reason " + reason
                     + (reason == INVALID_SERVICE_ID ? ": no listener on that port"
-                    : reason == CONSUMER_REJECT ? ": rejected by the server" : "") + ")");
+                    : reason == CONSUMER_REJECT ? (queueFull(reason, privateData)
+                    ? ": the server's accept queue is full" : ": rejected by the server") : "") + ")");
             this.privateData = privateData == null ? new byte[0] : privateData.clone();
         }
 
@@ -158,6 +160,20 @@ public class RdmaCmException extends RdmaException {
         /** {@return the private data the server sent with the rejection (may be padded by the CM)} */
         public byte[] privateData() {
             return privateData.clone();
+        }
+
+        /**
+         * {@return whether an rdmaflux server refused the request because its accept queue was full: a
+         * {@link #CONSUMER_REJECT} whose private data starts with {@link ServerOptions#ACCEPT_QUEUE_FULL}}
+         */
+        public boolean isAcceptQueueFull() {
+            return queueFull(reason(), privateData);
+        }
+
+        private static boolean queueFull(int reason, byte[] data) {
+            byte[] full = Server.QUEUE_FULL;
+            return reason == CONSUMER_REJECT && data != null && data.length >= full.length
+                    && java.util.Arrays.equals(data, 0, full.length, full, 0, full.length);
         }
     }
 

@@ -25,22 +25,47 @@ public interface RdmaServer extends RdmaDisposable {
     }
 
     /**
-     * Binds.
+     * Binds with the default {@link ServerOptions} (an accept queue of
+     * {@value ServerOptions#DEFAULT_ACCEPT_QUEUE}).
      *
      * @param address an IP address of an RDMA interface (or the wildcard) and a port (0 picks one)
      * @param options options for every accepted connection
-     * @param filter decides on each connect request
+     * @param filter decides on each connect request ({@link AcceptFilter#async} for a {@code Mono})
      * @return the bound server; fails with {@link rdmaflux.verbs.RdmaNoDeviceException} when no RDMA
      *         device has that address
      */
     static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter) {
-        return Server.bind(address, options, filter);
+        return Server.bind(address, options, filter, ServerOptions.defaults());
+    }
+
+    /**
+     * Binds with options of the server itself: the bound of its accept queue, beyond which connect
+     * requests are rejected at once (see {@link ServerOptions}).
+     *
+     * @param address an IP address of an RDMA interface (or the wildcard) and a port (0 picks one)
+     * @param options options for every accepted connection
+     * @param filter decides on each connect request ({@link AcceptFilter#async} for a {@code Mono})
+     * @param serverOptions the server's own options
+     * @return the bound server; fails with {@link rdmaflux.verbs.RdmaNoDeviceException} when no RDMA
+     *         device has that address
+     */
+    static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter,
+                                 ServerOptions serverOptions) {
+        return Server.bind(address, options, filter, serverOptions);
     }
 
     /** {@return the bound address, with the port the system picked} */
     InetSocketAddress address();
 
-    /** {@return established connections, in order; one subscriber; completes when the server is disposed} */
+    /**
+     * Established connections, in order; one subscriber; completes when the server is disposed. Each
+     * connection holds a place in the accept queue ({@link ServerOptions#acceptQueue()}) until it is
+     * delivered here, so the subscriber's demand paces the server: one that requests slowly makes the
+     * server reject new connect requests once the queue is full. Connections still queued when the
+     * subscriber cancels are closed.
+     *
+     * @return the accepted connections
+     */
     Flux<RdmaConnection> connections();
 
 

@@ -1,11 +1,15 @@
 package rdmaflux.cm;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
 import rdmaflux.verbs.CmEvent;
 import rdmaflux.verbs.CmEventType;
 import rdmaflux.verbs.CmId;
@@ -14,30 +18,49 @@ import rdmaflux.verbs.PortSpace;
 /**
  * The implementation of {@link RdmaServer}: a listening id on the CM loop of the options' loops.
  * Threads: the CM loop owns the listener and {@code stopped}; the filter runs on the options' scheduler.
+ * The accept queue ({@link ServerOptions#acceptQueue()}) counts each request from its arrival until its
+ * connection is delivered to the subscriber, or, when it ends without one, until what was allocated for it
+ * is freed.
  */
 final class Server implements RdmaServer {
+    /** What a request is rejected with when the filter failed or did not answer in time. */
+    private static final AcceptFilter.Decision NO_DECISION = AcceptFilter.Decision.reject(new byte[0]);
+    /** The private data of a rejection by a full accept queue. */
+    static final byte[] QUEUE_FULL = ServerOptions.ACCEPT_QUEUE_FULL.getBytes(StandardCharsets.US_ASCII);
+
     private final ConnectionOptions options;
+    private final ServerOptions serverOptions;
     private final AcceptFilter filter;
     private final Loops loops;
     private final CmEventLoop cm;
-    private final Sinks.Many<RdmaConnection> accepted = Sinks.many().unicast().onBackpressureBuffer();
+    private final Sinks.Many<Queued> accepted = Sinks.many().unicast().onBackpressureBuffer();
     private final Sinks.Empty<Void> disposed = Sinks.empty();
+    /**
+     * Requests in the accept queue: being decided or accepted, or established and not yet delivered to
+     * the subscriber. Incremented on the CM loop only (so check-then-increment is safe there); decremented
+     * from any thread as each request's {@link Slot} is given back.
+     */
+    private final AtomicInteger queued = new AtomicInteger();
     private CmId listener;
     private InetSocketAddress address;
     private boolean stopped;
 
-    private Server(ConnectionOptions options, AcceptFilter filter, Loops loops) {
+    private Server(ConnectionOptions options, ServerOptions serverOptions, AcceptFilter filter, Loops loops) {
         this.options = options;
+        this.serverOptions = serverOptions;
         this.filter = filter;
         this.loops = loops;
         this.cm = loops.cm();
     }
 
-    static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter) {
+    static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter,
+                                 ServerOptions serverOptions) {
+        java.util.Objects.requireNonNull(filter, "filter");
+        java.util.Objects.requireNonNull(serverOptions, "serverOptions");
         return Handoff.guard(Mono.<RdmaServer>create(sink -> {
             Server s;
             try {
-                s = new Server(options, filter, (Loops) options.loops());
+                s = new Server(options, serverOptions, filter, (Loops) options.loops());
                 s.loops.track(s);
             } catch (RuntimeException e) {
                 sink.error(e);
@@ -49,7 +72,7 @@ final class Server implements RdmaServer {
                     s.listener = cm.channel().createId(PortSpace.TCP);
                     s.listener.setReuseAddress(true);
                     s.listener.bind(address);
-                    s.listener.listen(64);
+                    s.listener.listen(serverOptions.acceptQueue());
                     s.address = s.listener.localAddress();
                     cm.register(s.listener, s::onCmEvent);
                     sink.success(s);
@@ -75,54 +98,129 @@ final class Server implements RdmaServer {
             reject(id, new byte[0]);
             return;
         }
+        if (queued.get() >= serverOptions.acceptQueue()) {
+            // The overflow policy: refuse at once, before the filter or any allocation.
+            EventLoop.LOG.log(System.Logger.Level.DEBUG, () -> "accept queue full (" + serverOptions.acceptQueue()
+                    + "): rejecting " + id.peerAddress());
+            reject(id, QUEUE_FULL);
+            return;
+        }
+        queued.incrementAndGet();
+        Slot slot = new Slot();
         byte[] raw = e.privateData();
         Wire.Hello hello = Wire.parse(raw);
         byte[] appData = hello != null ? hello.applicationData() : raw;
-        InetSocketAddress peer = id.peerAddress();
-        // The filter is application code: run it off the CM thread, then come back to accept.
-        Mono.fromCallable(() -> filter.decide(peer, appData))
-                .subscribeOn(options.scheduler())
-                .subscribe(d -> cm.execute(() -> decided(e, hello, d)),
-                        err -> cm.execute(() -> reject(id, new byte[0])));
+        decision(filter, id.peerAddress(), appData, options.timeout(Step.ACCEPT), options.scheduler())
+                .subscribe(d -> cm.execute(() -> decided(e, hello, d, slot)));
     }
 
-    private void decided(CmEvent request, Wire.Hello hello, AcceptFilter.Decision d) {
+    /**
+     * The filter's decision about one request, made off the CM thread: the filter is subscribed to on
+     * {@code scheduler}. Never fails and never stays silent: a filter that throws, returns {@code null},
+     * errors, completes empty or does not answer within {@code timeout} becomes a rejection.
+     *
+     * @param timeout the accept step's timeout, or {@code null} for none
+     */
+    static Mono<AcceptFilter.Decision> decision(AcceptFilter filter, InetSocketAddress peer, byte[] data,
+                                                Duration timeout, Scheduler scheduler) {
+        Mono<AcceptFilter.Decision> d = Mono.defer(() -> filter.decideAsync(peer, data)).subscribeOn(scheduler);
+        if (timeout != null) {
+            d = d.timeout(timeout, scheduler);
+        }
+        return d.switchIfEmpty(Mono.error(() -> new IllegalStateException("the filter completed without a decision")))
+                .onErrorResume(err -> {
+                    EventLoop.LOG.log(System.Logger.Level.WARNING, "accept filter failed for " + peer
+                            + ", rejecting: " + err);
+                    return Mono.just(NO_DECISION);
+                });
+    }
+
+    private void decided(CmEvent request, Wire.Hello hello, AcceptFilter.Decision d, Slot slot) {
         CmId id = request.id();
         if (stopped || !d.isAccept()) {
             reject(id, d.rejectData());
+            slot.release();
             return;
         }
         try {
-            ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink());
+            Connection c = ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink(slot));
+            // A request that ends without reaching the subscriber keeps its place until everything
+            // allocated for it is freed, so the queue bounds memory, not just requests.
+            c.onDispose().subscribe(null, err -> slot.release(), slot::release);
         } catch (RuntimeException ex) {
             EventLoop.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + ex.getMessage());
             reject(id, new byte[0]);
+            slot.release();
         }
     }
 
     private static void reject(CmId id, byte[] data) {
         try {
             id.reject(data);
+        } catch (RuntimeException e) {
+            // The client may be gone already (it gave up); the id is closed all the same.
+            EventLoop.LOG.log(System.Logger.Level.DEBUG, () -> "rejecting " + id + " failed: " + e.getMessage());
         } finally {
             id.close();
         }
     }
 
+    /** {@return requests in the accept queue now (for tests)} */
+    int queued() {
+        return queued.get();
+    }
+
+    /** One request's place in the accept queue, given back once whichever way the request ends. */
+    private final class Slot {
+        private final AtomicBoolean held = new AtomicBoolean(true);
+
+        void release() {
+            if (held.compareAndSet(true, false)) {
+                queued.decrementAndGet();
+            }
+        }
+    }
+
+    /** An established connection waiting for the subscriber's demand, still holding its place. */
+    private record Queued(RdmaConnection connection, Slot slot) {
+        /** Taken by the subscriber: the place is free. */
+        RdmaConnection take() {
+            slot.release();
+            return connection;
+        }
+
+        /**
+         * Reaches no subscriber (it cancelled, or the server completed): nobody else would close it. Its
+         * place comes back once it is closed.
+         */
+        void drop() {
+            connection.dispose();
+        }
+    }
+
     /** Receives each accepted connection once it is established (or its failure, which is dropped). */
     private final class EstablishedSink implements reactor.core.publisher.MonoSink<RdmaConnection> {
+        private final Slot slot;
+
+        EstablishedSink(Slot slot) {
+            this.slot = slot;
+        }
+
         @Override
         public void success() {
         }
 
         @Override
         public void success(RdmaConnection c) {
-            if (accepted.tryEmitNext(c).isFailure()) {
-                c.dispose();
+            Queued q = new Queued(c, slot);
+            if (accepted.tryEmitNext(q).isFailure()) {
+                q.drop();
             }
         }
 
         @Override
         public void error(Throwable e) {
+            // Its place comes back when its resources are freed (onDispose).
             EventLoop.LOG.log(System.Logger.Level.DEBUG, "accept failed", e);
         }
 
@@ -159,10 +257,12 @@ final class Server implements RdmaServer {
 
     @Override
     public Flux<RdmaConnection> connections() {
-        // A connection that was established but reaches no subscriber (it cancelled with some still
-        // queued) would stay open with nobody to close it: close it instead.
+        // A connection counts in the accept queue until the subscriber's demand lets it through here,
+        // whatever publishOn prefetched: that demand is the backpressure. One that reaches no subscriber
+        // (it cancelled with some still queued) would stay open with nobody to close it: close it instead.
         return accepted.asFlux().publishOn(options.scheduler())
-                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose);
+                .doOnDiscard(Queued.class, Queued::drop)
+                .map(Queued::take);
     }
 
     @Override

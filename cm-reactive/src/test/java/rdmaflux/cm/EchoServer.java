@@ -27,10 +27,21 @@ final class EchoServer implements AutoCloseable {
         server = RdmaServer.bind(at, options, filter).block(Duration.ofSeconds(30));
         handlers.add(server.connections().subscribe(c -> {
             handlers.add(c); // closed with the fixture if the client did not close it first
-            handlers.add(c.receive().flatMapSequential(m -> c.send(m.asByteBuffer()).doFinally(s -> m.release()),
-                                options.sendBuffers())
-                    .subscribe(null, e -> { }, c::dispose));
+            handlers.add(echo(c, options));
         }));
+    }
+
+    /**
+     * Echoes every message of one connection, pipelined and zero-copy, and closes it when the peer closes.
+     *
+     * @param c the connection
+     * @param options its options (for the number of echoes in flight)
+     * @return stops echoing
+     */
+    static Disposable echo(RdmaConnection c, ConnectionOptions options) {
+        return c.receive().flatMapSequential(m -> c.send(m.asByteBuffer()).doFinally(s -> m.release()),
+                        options.sendBuffers())
+                .subscribe(null, e -> { }, c::dispose);
     }
 
     InetSocketAddress address() {

@@ -230,11 +230,13 @@ class FaultsIT {
         await(survivor.ended, "receive() to end after the peer was killed");
         Duration took = Duration.ofNanos(System.nanoTime() - killedAt);
         Object e = survivor.end.get();
-        assertInstanceOf(RdmaCmException.class, e, "untyped end of receive(): " + e);
+        // docs/api.md, "Closing": a peer that disappears without closing ends receive() with Disconnected.
+        assertInstanceOf(RdmaCmException.Disconnected.class, e, "end of receive(): " + e);
         assertTrue(took.compareTo(Duration.ofSeconds(20)) < 0, "receive() ended only after " + took);
         // The sends the dead peer had no credit for fail, typed, too.
         await(sendEnded, "the pending sends to fail");
-        assertInstanceOf(RdmaCmException.class, sendEnd.get(), "untyped end of the sends: " + sendEnd.get());
+        // ... and pending operations fail with that same exception.
+        assertInstanceOf(RdmaCmException.Disconnected.class, sendEnd.get(), "end of the sends: " + sendEnd.get());
         assertTrue(sent.get() <= PeerMain.OPTIONS.receiveBuffers(), "sends completed without credit: " + sent.get());
         System.out.printf("peer killed after %d messages; receive() ended %d ms later with %s; %d sends completed, "
                 + "the rest failed with %s%n", survivor.received.get(), took.toMillis(), e, sent.get(), sendEnd.get());

@@ -15,6 +15,9 @@ import rdmaflux.testing.RdmaTestEnv;
  * <ul>
  *   <li>{@code echo}: echoes every message on every connection ({@link EchoServer}).</li>
  *   <li>{@code stream}: sends every connection an endless stream of 1 KiB {@link Payloads} messages.</li>
+ *   <li>{@code storm}: echoes, with an accept queue of {@link #STORM_QUEUE} and a subscriber that takes a
+ *   connection at a time, the next {@link #STORM_TAKE_EVERY} after the previous one closed
+ *   ({@code ConnectStormIT}).</li>
  * </ul>
  */
 public final class PeerMain {
@@ -22,11 +25,22 @@ public final class PeerMain {
     static final ConnectionOptions OPTIONS = ConnectionOptions.defaults().toBuilder()
             .timeout(Step.ACCEPT, Duration.ofSeconds(60)).timeout(Step.CONNECT, Duration.ofSeconds(60)).build();
 
+    /** The storm server's accept queue: small, so a storm overflows it at once. */
+    static final int STORM_QUEUE = 8;
+    /**
+     * The storm server's subscriber takes a connection this long after the previous one closed: far
+     * slower than requests arrive.
+     */
+    static final Duration STORM_TAKE_EVERY = Duration.ofMillis(100);
+    /** Small buffers on both sides of the storm: the test is about handshakes, not throughput. */
+    static final ConnectionOptions STORM_OPTIONS = OPTIONS.toBuilder().receiveBuffers(4).sendBuffers(4)
+            .bufferSize(1024).build();
+
     private PeerMain() {
     }
 
     /**
-     * @param args the mode: {@code echo} or {@code stream}
+     * @param args the mode: {@code echo}, {@code stream} or {@code storm}
      * @throws IOException never in practice (reading stdin)
      */
     public static void main(String[] args) throws IOException {
@@ -42,8 +56,29 @@ public final class PeerMain {
                         .map(i -> Payloads.message(i, 1024))).subscribe(null, e -> { }));
                 System.out.println("PORT " + server.address().getPort());
             }
+            case "storm" -> {
+                RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), STORM_OPTIONS,
+                        AcceptFilter.ACCEPT_ALL, ServerOptions.defaults().withAcceptQueue(STORM_QUEUE))
+                        .block(Duration.ofSeconds(60));
+                server.connections().subscribe(new reactor.core.publisher.BaseSubscriber<RdmaConnection>() {
+                    @Override
+                    protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                        request(1);
+                    }
+
+                    @Override
+                    protected void hookOnNext(RdmaConnection c) {
+                        // One connection at a time: the next is taken once this one is closed (by its
+                        // client, after its echo), so the application holds at most one beyond the queue.
+                        EchoServer.echo(c, STORM_OPTIONS);
+                        c.onDispose().then(reactor.core.publisher.Mono.delay(STORM_TAKE_EVERY))
+                                .subscribe(null, e -> request(1), () -> request(1));
+                    }
+                });
+                System.out.println("PORT " + server.address().getPort());
+            }
             default -> {
-                System.err.println("usage: PeerMain echo|stream");
+                System.err.println("usage: PeerMain echo|stream|storm");
                 System.exit(2);
             }
         }

@@ -35,7 +35,7 @@ final class PeerProcess implements AutoCloseable {
     /**
      * Starts the peer and waits until it listens.
      *
-     * @param mode {@code echo} or {@code stream}
+     * @param mode a {@link PeerMain} mode: {@code echo}, {@code stream} or {@code storm}
      * @return the running peer
      */
     static PeerProcess start(String mode) {
@@ -74,6 +74,11 @@ final class PeerProcess implements AutoCloseable {
     /** @return where the peer listens */
     InetSocketAddress address() {
         return new InetSocketAddress(RdmaTestEnv.address(), port);
+    }
+
+    /** @return whether the peer's JVM is still running */
+    boolean isAlive() {
+        return process.isAlive();
     }
 
     /** @return the peer's process id */

@@ -61,6 +61,9 @@ class RdmaCmExceptionTest {
                 RdmaCmException.Rejected.TIMEOUT, null)));
         assertFalse(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
                 RdmaCmException.Rejected.CONSUMER_REJECT, new byte[] {1})), "the server's application said no");
+        assertTrue(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.CONSUMER_REJECT, java.util.Arrays.copyOf(Server.QUEUE_FULL, 148))),
+                "the server's accept queue was full: it may have room later");
         for (CmEventType t : List.of(CmEventType.DEVICE_REMOVAL, CmEventType.DISCONNECTED, CmEventType.TIMEWAIT_EXIT)) {
             assertFalse(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, t, 0, null)), t.name());
         }
@@ -133,6 +136,25 @@ class RdmaCmExceptionTest {
         assertEquals(RdmaCmException.Rejected.CONSUMER_REJECT, r.status());
         assertTrue(r.getMessage().contains("rejected by the server"), r.getMessage());
         assertArrayEquals(new byte[] {10, 20, 30}, r.privateData());
+    }
+
+    @Test
+    void aFullAcceptQueueIsRecognisedByItsPrivateDataAndReason() {
+        // The CM pads reject data to 148 bytes: the marker is a prefix.
+        byte[] padded = java.util.Arrays.copyOf("RFX1FULL".getBytes(java.nio.charset.StandardCharsets.US_ASCII), 148);
+        RdmaCmException.Rejected full = (RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT,
+                CmEventType.REJECTED, RdmaCmException.Rejected.CONSUMER_REJECT, padded);
+        assertTrue(full.isAcceptQueueFull());
+        assertTrue(full.getMessage().contains("accept queue is full"), full.getMessage());
+        // The same bytes with another reason, a shorter prefix, or other data are not that.
+        assertFalse(((RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.INVALID_SERVICE_ID, padded)).isAcceptQueueFull());
+        assertFalse(((RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.CONSUMER_REJECT, java.util.Arrays.copyOf(padded, 7))).isAcceptQueueFull());
+        assertFalse(((RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.CONSUMER_REJECT, new byte[148])).isAcceptQueueFull());
+        assertFalse(((RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.CONSUMER_REJECT, null)).isAcceptQueueFull());
     }
 
     @Test

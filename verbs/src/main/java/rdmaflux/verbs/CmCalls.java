@@ -53,7 +53,7 @@ final class CmCalls {
         private static final long ADDR_SIZE = sockaddr_storage.sizeof();
         private static final long PARAM_SIZE = rdma_conn_param.sizeof();
         private static final long QP_INIT_SIZE = ibv_qp_init_attr.sizeof();
-        /** The longest private data any CM message carries (a reject's, 255 bytes, rounded up). */
+        /** The longest private data {@code rdma_conn_param} can point to (its length is a byte: 255), rounded up. */
         private static final long DATA_SIZE = 256;
 
         /** The errno capture segment of this thread. */

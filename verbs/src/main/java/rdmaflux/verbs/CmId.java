@@ -26,6 +26,14 @@ public final class CmId extends NativeResource {
     private static final int RDMA_OPTION_ID_REUSEADDR = 1;
     private static final int RDMA_OPTION_ID_ACK_TIMEOUT = 3;
 
+    /**
+     * The most private data {@link #reject} carries: the IB CM REJ message's private data field
+     * ({@code IB_CM_REJ_PRIVATE_DATA_SIZE}, 148 bytes). rdma_cm passes a reject's data to the IB CM
+     * unchanged on InfiniBand and RoCE (no header of its own, unlike connect and accept), and the kernel
+     * refuses a longer one with EINVAL, although {@code rdma_reject} takes the length as a byte.
+     */
+    public static final int MAX_REJECT_PRIVATE_DATA = 148;
+
     private final EventChannel channel;
     private final PortSpace portSpace;
     private volatile RdmaContext context;
@@ -219,11 +227,13 @@ public final class CmId extends NativeResource {
     /**
      * Rejects a connect request; the peer sees REJECTED with this private data.
      *
-     * @param privateData up to 148 bytes for the peer, may be empty
+     * @param privateData up to {@value #MAX_REJECT_PRIVATE_DATA} bytes for the peer, may be empty
+     * @throws IllegalArgumentException when {@code privateData} is longer, before any native call
      */
     public void reject(byte[] privateData) {
-        if (privateData.length > 255) {
-            throw new IllegalArgumentException("reject private data is limited to 148 bytes, got " + privateData.length);
+        if (privateData.length > MAX_REJECT_PRIVATE_DATA) {
+            throw new IllegalArgumentException("reject private data is limited to " + MAX_REJECT_PRIVATE_DATA
+                    + " bytes (IB CM REJ), got " + privateData.length);
         }
         MemorySegment id = acquire();
         try (Arena arena = Arena.ofConfined()) {

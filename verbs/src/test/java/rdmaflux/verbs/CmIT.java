@@ -112,7 +112,15 @@ class CmIT {
             client.connect(ConnectionParameters.DEFAULTS);
 
             CmEvent request = expect(serverCh, CmEventType.CONNECT_REQUEST);
-            byte[] why = "go away".getBytes(StandardCharsets.US_ASCII);
+            // The whole IB CM REJ private data field (148 bytes) reaches the client; one more is refused
+            // before the kernel would (EINVAL), and the request can still be rejected afterwards.
+            byte[] why = new byte[CmId.MAX_REJECT_PRIVATE_DATA];
+            byte[] text = "go away".getBytes(StandardCharsets.US_ASCII);
+            System.arraycopy(text, 0, why, 0, text.length);
+            why[why.length - 1] = (byte) 0xA5;
+            IllegalArgumentException tooLong = org.junit.jupiter.api.Assertions.assertThrows(
+                    IllegalArgumentException.class, () -> request.id().reject(new byte[why.length + 1]));
+            org.junit.jupiter.api.Assertions.assertTrue(tooLong.getMessage().contains("148"), tooLong.getMessage());
             request.id().reject(why);
             CmEvent rejected = expect(clientCh, CmEventType.REJECTED);
             assertEquals(28, rejected.status(), "IB CM reject reason 28 = consumer reject");

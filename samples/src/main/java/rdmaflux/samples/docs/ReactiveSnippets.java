@@ -9,13 +9,16 @@ import java.time.Duration;
 import java.util.List;
 
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaLoops;
 import rdmaflux.cm.RdmaRetry;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.RegisteredBuffer;
+import rdmaflux.cm.ServerOptions;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.RemoteBuffer;
 
@@ -193,5 +196,45 @@ public final class ReactiveSnippets {
         client.disposeNow(timeout);
         back.block(timeout).disposeNow(timeout);
         return new String(echo, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * docs/api.md: a server with a bounded accept queue and an asynchronous filter that checks a token.
+     *
+     * @param address an IP address of an RDMA interface
+     * @return what a client with the token got back, and whether a client without it was refused
+     */
+    public static List<Object> guardedServer(InetAddress address) {
+        Duration timeout = Duration.ofSeconds(30);
+        byte[] token = "let-me-in".getBytes(StandardCharsets.US_ASCII);
+        // tag::guarded-server[]
+        // Stands for a call to another service: any Mono (an HTTP client's, a database driver's) will do.
+        java.util.function.Function<byte[], Mono<Boolean>> tokenService =
+                t -> Mono.delay(Duration.ofMillis(50)).map(x -> java.util.Arrays.equals(t, token));
+        AcceptFilter filter = AcceptFilter.async((peer, data) -> tokenService.apply(data)
+                .map(ok -> ok ? AcceptFilter.Decision.accept()
+                        : AcceptFilter.Decision.reject("bad token".getBytes(StandardCharsets.US_ASCII))));
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0), ConnectionOptions.defaults(), filter,
+                ServerOptions.defaults().withAcceptQueue(16))   // beyond 16 waiting requests: rejected at once
+                .block(timeout);
+        server.connections()
+                .flatMap(conn -> conn.receive()                  // echo on at most 64 connections at once;
+                        .concatMap(msg -> conn.send(ByteBuffer.wrap(msg.toByteArray())).doFinally(x -> msg.release()))
+                        .then(), 64)                             // more wait in the accept queue (demand)
+                .subscribe();
+        // end::guarded-server[]
+        RdmaConnection client = RdmaConnection.connect(server.address(),
+                ConnectionOptions.defaults().withPrivateData(token)).block(timeout);
+        client.send(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8))).block(timeout);
+        String echo = new String(client.receiveBytes().blockFirst(timeout), StandardCharsets.UTF_8);
+        client.disposeNow(timeout);
+        Throwable refused = RdmaConnection.connect(server.address(),
+                        ConnectionOptions.defaults().withPrivateData("guess".getBytes(StandardCharsets.US_ASCII)))
+                .map(c -> (Throwable) new IllegalStateException("accepted without the token"))
+                .onErrorResume(Mono::just).block(timeout);
+        server.disposeNow(timeout);
+        boolean rejected = refused instanceof RdmaCmException.Rejected r && !r.isAcceptQueueFull()
+                && new String(r.privateData(), StandardCharsets.US_ASCII).startsWith("bad token");
+        return List.of(echo, rejected);
     }
 }

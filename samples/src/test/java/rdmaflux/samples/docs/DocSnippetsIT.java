@@ -108,6 +108,11 @@ class DocSnippetsIT {
     }
 
     @Test
+    void apiGuardedServerAcceptsTheTokenAndRefusesAGuess() {
+        assertEquals(List.of("hello", true), ReactiveSnippets.guardedServer(address));
+    }
+
+    @Test
     void apiClientGetsAllThreeReplies() {
         assertEquals(List.of("a", "b", "c"), ReactiveSnippets.clientAndServer(address, 7481));
     }
