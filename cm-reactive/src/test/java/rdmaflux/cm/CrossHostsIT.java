@@ -32,7 +32,7 @@ import rdmaflux.verbs.RemoteBuffer;
 /**
  * Traffic that crosses a wire: this JVM on host 1 of {@code scripts/sandbox/hosts} (192.0.2.1), peers on
  * hosts 2 and 3, each with its own rxe device on its own virtio NIC. Run with {@code RDMAFLUX_IT_HOSTS=3
- * scripts/it}. Host 3 crashes in test 5 and host 2 in the last test: no later test may need them.
+ * scripts/it}. Host 3 crashes in test 6 and host 2 in the last test: no later test may need them.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CrossHostsIT {
@@ -96,6 +96,13 @@ class CrossHostsIT {
                 Payloads.verify(take(inbox), i, i % 10 == 0 ? c.eagerMessageSize() : 100 + i);
             }
 
+            // Large messages (beyond the 8 KiB receive buffers): each side RDMA-READs them across the wire.
+            int[] large = {Payloads.MIB, 512 * 1024, Payloads.MIB - 1};
+            c.send(Flux.range(0, large.length).map(i -> Payloads.message(100 + i, large[i]))).block(T);
+            for (int i = 0; i < large.length; i++) {
+                Payloads.verify(take(inbox), 100 + i, large[i]);
+            }
+
             // RDMA read of the peer's whole region (many packets on the wire), then write and read back.
             RegisteredBuffer buf = c.register(local.allocate(HostsPeerMain.REGION, 4096), AccessFlags.LOCAL_WRITE);
             c.read(buf, region).block(T);
@@ -116,6 +123,31 @@ class CrossHostsIT {
 
     @Test
     @Order(3)
+    void udDatagramsEchoAcrossHosts() {
+        SandboxHosts.require(2);
+        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "udecho")) {
+            int port = Integer.parseInt(peer.awaitLine(l -> l.startsWith("UDPORT "), STARTUP).substring(7).trim());
+            RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(SandboxHosts.address(1), 0))
+                    .block(T);
+            DatagramPeer there = ep.resolve(new InetSocketAddress(SandboxHosts.address(2), port)).block(T);
+            int n = 30;
+            Flux<Datagram> replies = ep.receive().take(n).cache();
+            replies.subscribe();
+            Flux.range(0, n).concatMap(i -> ep.send(there, MulticastTestSupport.payload(i, 64 + i))).then().block(T);
+            List<Datagram> got = replies.collectList().block(T);
+            assertEquals(n, got.size());
+            for (int i = 0; i < n; i++) {
+                Datagram d = got.get(i);
+                assertTrue(MulticastTestSupport.isPayload(d, i, 64 + i), "reply " + i);
+                assertEquals(SandboxHosts.address(2), d.source(), "the echo came from the other host");
+            }
+            ep.dispose();
+            ep.onDispose().block(T);
+        }
+    }
+
+    @Test
+    @Order(4)
     void rpingInteropBothDirections() throws Exception {
         SandboxHosts.require(2);
         String here = SandboxHosts.address(1).getHostAddress();
@@ -141,7 +173,7 @@ class CrossHostsIT {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void mckeyInteropBothDirections() throws Exception {
         SandboxHosts.require(3);
         InetAddress group = InetAddress.getByName("239.1.2.1");
@@ -176,7 +208,7 @@ class CrossHostsIT {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void multicastToTwoHostsAndOneReceiverHostDies() throws Exception {
         SandboxHosts.require(3);
         InetAddress group = InetAddress.getByName("239.1.2.3");
@@ -208,7 +240,7 @@ class CrossHostsIT {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     void wireCutShorterThanTheRetryBoundLosesNothing() {
         SandboxHosts.require(2);
         try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
@@ -235,7 +267,7 @@ class CrossHostsIT {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void wireCutMidStreamFailsTypedWithinTheRetryBound() {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();
@@ -271,7 +303,7 @@ class CrossHostsIT {
 
     /** Last: it crashes host 2. */
     @Test
-    @Order(8)
+    @Order(9)
     void idlePeerHostCrashIsDetectedByTheKeepalive() {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();

@@ -22,6 +22,8 @@ import rdmaflux.verbs.RemoteBuffer;
  *   <li>{@code serve}: a server; every connection first gets an advert of two registered buffers (a
  *       {@link #REGION}-byte region holding {@code Payloads.message(1, REGION)} and an 8-byte word holding
  *       {@link #WORD_START}), then every message it sends is echoed. Prints {@code PORT <n>}.</li>
+ *   <li>{@code udecho}: a UD endpoint that sends every datagram back to its sender. Prints
+ *       {@code UDPORT <n>}.</li>
  *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
  *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
  *       exits 0.</li>
@@ -42,9 +44,10 @@ public final class HostsPeerMain {
     public static void main(String[] args) throws Exception {
         switch (args.length > 0 ? args[0] : "") {
             case "serve" -> serve();
+            case "udecho" -> udEcho();
             case "mcast" -> mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
             default -> {
-                System.err.println("usage: HostsPeerMain serve | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve | udecho | mcast GROUP COUNT");
                 System.exit(2);
             }
         }
@@ -67,6 +70,14 @@ public final class HostsPeerMain {
                     .subscribe(null, e -> { }, c::dispose);
         });
         System.out.println("PORT " + server.address().getPort());
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    private static void udEcho() throws InterruptedException {
+        RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(T);
+        ep.receive().concatMap(d -> ep.send(ep.peerOf(d), d.data())).subscribe();
+        System.out.println("UDPORT " + ep.localAddress().getPort());
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
     }
