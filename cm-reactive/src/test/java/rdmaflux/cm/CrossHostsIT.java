@@ -32,7 +32,7 @@ import rdmaflux.verbs.RemoteBuffer;
 /**
  * Traffic that crosses a wire: this JVM on host 1 of {@code scripts/sandbox/hosts} (192.0.2.1), peers on
  * hosts 2 and 3, each with its own rxe device on its own virtio NIC. Run with {@code RDMAFLUX_IT_HOSTS=3
- * scripts/it}. Host 3 crashes in test 6 and host 2 in the last test: no later test may need them.
+ * scripts/it}. Host 3 crashes in test 6 and restarts in test 7; host 2 crashes in the last test.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CrossHostsIT {
@@ -239,8 +239,42 @@ class CrossHostsIT {
         }
     }
 
+    /** After test 6 crashed host 3: the server's host restarts under a client that keeps reconnecting. */
     @Test
     @Order(7)
+    void aClientReconnectsOnceItsServersHostRestarted() throws Exception {
+        SandboxHosts.require(3);
+        assertTrue(SandboxHosts.crashed(3), "host 3 crashed in the multicast test");
+        InetSocketAddress server = new InetSocketAddress(SandboxHosts.address(3), 7479);
+        ConnectionOptions options = SLOW_HANDSHAKE.toBuilder().timeout(Step.ADDRESS, Duration.ofSeconds(2)).build();
+        java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.Set<String> failures = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.CompletableFuture<RdmaConnection> connected = reactor.core.publisher.Mono.defer(() -> {
+                    attempts.incrementAndGet();
+                    return RdmaConnection.connect(server, options)
+                            .doOnError(e -> failures.add(e.getClass().getSimpleName()));
+                })
+                .retryWhen(RdmaRetry.reconnect(500, Duration.ofMillis(200)).maxBackoff(Duration.ofSeconds(2)))
+                .toFuture();
+        long start = System.nanoTime();
+        SandboxHosts.boot(3, STARTUP);
+        try (RemoteProcess peer = SandboxHosts.startJava(3, HostsPeerMain.class, "serve", "7479")) {
+            peer.awaitLine(l -> l.startsWith("PORT "), STARTUP);
+            RdmaConnection c = connected.get(STARTUP.toSeconds(), TimeUnit.SECONDS);
+            System.out.printf("reconnected to the restarted host after %d attempts in %d s; failures meanwhile: %s%n",
+                    attempts.get(), (System.nanoTime() - start) / 1_000_000_000, failures);
+            assertTrue(attempts.get() > 1, "the first attempts found the host down");
+            LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+            c.receiveBytes().subscribe(inbox::add, inbox::add);
+            take(inbox); // the advert
+            c.send(Payloads.message(5, 1000)).block(T);
+            Payloads.verify(take(inbox), 5, 1000);
+            c.disposeNow(T);
+        }
+    }
+
+    @Test
+    @Order(8)
     void wireCutShorterThanTheRetryBoundLosesNothing() {
         SandboxHosts.require(2);
         try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
@@ -267,7 +301,7 @@ class CrossHostsIT {
     }
 
     @Test
-    @Order(8)
+    @Order(9)
     void wireCutMidStreamFailsTypedWithinTheRetryBound() {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();
@@ -303,7 +337,7 @@ class CrossHostsIT {
 
     /** Last: it crashes host 2. */
     @Test
-    @Order(9)
+    @Order(10)
     void idlePeerHostCrashIsDetectedByTheKeepalive() {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();

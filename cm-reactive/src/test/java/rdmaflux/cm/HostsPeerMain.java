@@ -19,8 +19,8 @@ import rdmaflux.verbs.RemoteBuffer;
  * it as the test address there) and runs until killed or done.
  *
  * <ul>
- *   <li>{@code serve}: a server; every connection first gets an advert of two registered buffers (a
- *       {@link #REGION}-byte region holding {@code Payloads.message(1, REGION)} and an 8-byte word holding
+ *   <li>{@code serve [PORT]}: a server (on PORT, default any); every connection first gets an advert of
+ *       two registered buffers (a {@link #REGION}-byte region holding {@code Payloads.message(1, REGION)} and an 8-byte word holding
  *       {@link #WORD_START}), then every message it sends is echoed. Prints {@code PORT <n>}.</li>
  *   <li>{@code udecho}: a UD endpoint that sends every datagram back to its sender. Prints
  *       {@code UDPORT <n>}.</li>
@@ -43,19 +43,19 @@ public final class HostsPeerMain {
      */
     public static void main(String[] args) throws Exception {
         switch (args.length > 0 ? args[0] : "") {
-            case "serve" -> serve();
+            case "serve" -> serve(args.length > 1 ? Integer.parseInt(args[1]) : 0);
             case "udecho" -> udEcho();
             case "mcast" -> mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
             default -> {
-                System.err.println("usage: HostsPeerMain serve | udecho | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve [PORT] | udecho | mcast GROUP COUNT");
                 System.exit(2);
             }
         }
     }
 
-    private static void serve() throws InterruptedException {
+    private static void serve(int port) throws InterruptedException {
         Arena arena = Arena.ofShared();
-        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), port),
                 CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
         server.connections().subscribe(c -> {
             MemorySegment region = arena.allocate(REGION, 4096);

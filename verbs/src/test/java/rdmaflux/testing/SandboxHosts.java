@@ -144,6 +144,34 @@ public final class SandboxHosts {
     }
 
     /**
+     * Starts a crashed host again (a fresh VM: its host restarted) and waits until its agent serves
+     * {@link #start} requests.
+     *
+     * @param host a host {@link #kill} crashed
+     * @param within how long booting may take (the VM, then its agent)
+     */
+    public static void boot(int host, Duration within) {
+        if (!CRASHED.contains(host)) {
+            throw new IllegalArgumentException("host " + host + " was not crashed by kill()");
+        }
+        request("boot " + host);
+        CRASHED.remove(host);
+        Path ready = dir().resolve("jobs").resolve("h" + host).resolve(".ready");
+        long deadline = System.nanoTime() + within.toNanos();
+        try {
+            while (!Files.exists(ready)) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("host " + host + " did not come back within " + within);
+                }
+                Thread.sleep(100);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /**
      * @param host a host number
      * @return whether {@link #kill} crashed it
      */
