@@ -57,6 +57,8 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     /** The data path, from CONNECTING/ACCEPTING on; read by application threads. */
     volatile RcQueue queue;
     private boolean tornDown;
+    /** The watch on the port's events ({@link ConnectionOptions.PortDownPolicy#FAIL}); CM loop. */
+    private reactor.core.Disposable portWatch;
     /** Why the connection ended; written on the CM and completion loops, read by the completion loop. */
     private volatile Throwable failure;
 
@@ -301,6 +303,16 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
         recorder.activeConnections(1);
         queue.start(peerCredits, peerLargeMessages);
+        if (options.portDownPolicy() == ConnectionOptions.PortDownPolicy.FAIL) {
+            String device = id.context().deviceName();
+            int port = id.portNumber();
+            portWatch = loops.deviceEvents(device)
+                    .filter(e -> e.type() == rdmaflux.verbs.AsyncEventType.PORT_ERR && e.portNumber() == port)
+                    .next()
+                    .subscribe(e -> cm.execute(() -> run(machine.fail(new RdmaCmException.PortDown(device, port)))),
+                            e -> EventLoop.LOG.log(System.Logger.Level.WARNING, "watching " + device
+                                    + " for port events failed", e));
+        }
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
         if (s != null) {
@@ -319,6 +331,9 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         }
         tornDown = true;
         failure = cause;
+        if (portWatch != null) {
+            portWatch.dispose();
+        }
         boolean wasEstablished = from instanceof ConnectionState.Established || from instanceof Disconnecting;
         if (wasEstablished) {
             recorder.activeConnections(-1);

@@ -36,6 +36,22 @@ public final class ConnectionOptions {
         RAW
     }
 
+    /** What an established connection does when its device's port goes down ({@code IBV_EVENT_PORT_ERR}). */
+    public enum PortDownPolicy {
+        /**
+         * Nothing special: the transport keeps retrying, so a port that comes back within the retry time
+         * ({@link ConnectionOptions#ackTimeout()} x ({@link ConnectionOptions#retryCount()} + 1)) loses nothing, and one that does not fails
+         * the connection with {@code RETRY_EXC_ERR} once something is sent. The default.
+         */
+        WAIT,
+        /**
+         * Fail at once with {@link RdmaCmException.PortDown}: for applications that would rather fail over
+         * to another path than wait. The connection watches its device's asynchronous events (one
+         * {@code rdmaflux-device-events-<device>} thread per device and loops, while such connections exist).
+         */
+        FAIL
+    }
+
     /** How completions are waited for. */
     public enum CompletionMode {
         /** Arm the CQ and sleep in poll(2) on its channel: no CPU when idle. */
@@ -79,6 +95,7 @@ public final class ConnectionOptions {
     private final Duration busyPoll;
     private final Duration keepalive;
     private final long largeMessageBudget;
+    private final PortDownPolicy portDownPolicy;
     private final java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
     private final Scheduler scheduler;
     private final RdmaRecorder recorder;
@@ -119,6 +136,7 @@ public final class ConnectionOptions {
             throw new IllegalArgumentException("largeMessageBudget must be > 0, got " + b.largeMessageBudget);
         }
         this.largeMessageBudget = b.largeMessageBudget;
+        this.portDownPolicy = Objects.requireNonNull(b.portDownPolicy);
         this.largeMessageMemory = b.largeMessageMemory;
         this.scheduler = Objects.requireNonNull(b.scheduler);
         this.recorder = Objects.requireNonNull(b.recorder);
@@ -355,6 +373,11 @@ public final class ConnectionOptions {
         return largeMessageMemory;
     }
 
+    /** {@return what an established connection does when its port goes down} */
+    public PortDownPolicy portDownPolicy() {
+        return portDownPolicy;
+    }
+
     /** Mutable builder. */
     public static final class Builder {
         private final Map<Step, Duration> timeouts = new EnumMap<>(Step.class);
@@ -375,6 +398,7 @@ public final class ConnectionOptions {
         private Duration busyPoll = Duration.ofMillis(1);
         private Duration keepalive = Duration.ofSeconds(4);
         private long largeMessageBudget = 64L << 20;
+        private PortDownPolicy portDownPolicy = PortDownPolicy.WAIT;
         private java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
         private Scheduler scheduler = Schedulers.parallel();
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
@@ -407,6 +431,7 @@ public final class ConnectionOptions {
             busyPoll = o.busyPoll;
             keepalive = o.keepalive;
             largeMessageBudget = o.largeMessageBudget;
+            portDownPolicy = o.portDownPolicy;
             largeMessageMemory = o.largeMessageMemory;
             scheduler = o.scheduler;
             recorder = o.recorder;
@@ -638,6 +663,17 @@ public final class ConnectionOptions {
          */
         public Builder largeMessageMemory(java.util.function.IntFunction<java.lang.foreign.MemorySegment> allocator) {
             largeMessageMemory = allocator;
+            return this;
+        }
+
+        /**
+         * Sets what an established connection does when its port goes down.
+         *
+         * @param policy wait for the transport's retries, or fail at once
+         * @return this
+         */
+        public Builder portDownPolicy(PortDownPolicy policy) {
+            portDownPolicy = policy;
             return this;
         }
 

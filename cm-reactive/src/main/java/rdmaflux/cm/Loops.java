@@ -25,6 +25,9 @@ final class Loops implements RdmaLoops {
     private final CompletionLoop[] completions;
     private final AtomicInteger next = new AtomicInteger();
     private final Set<Disposable> handles = ConcurrentHashMap.newKeySet();
+    /** One event stream per device, shared by the connections watching it, open while any does. */
+    private final java.util.Map<String, reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent>> deviceEvents =
+            new ConcurrentHashMap<>();
     private final Sinks.Empty<Void> terminated = Sinks.empty();
     private volatile boolean disposed;
     private final AtomicInteger stopping = new AtomicInteger();
@@ -59,6 +62,16 @@ final class Loops implements RdmaLoops {
             }
         }
         return l;
+    }
+
+    /**
+     * {@return the device's asynchronous events, shared: the first subscriber starts its thread, the last
+     * one's cancel ends it}
+     *
+     * @param device the device name
+     */
+    reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent> deviceEvents(String device) {
+        return deviceEvents.computeIfAbsent(device, d -> RdmaDeviceEvents.events(d).publish().refCount());
     }
 
     CmEventLoop cm() {

@@ -204,6 +204,15 @@ public class RdmaCmException extends RdmaException {
         }
     }
 
+    /** The port an established connection runs on went down ({@link ConnectionOptions.PortDownPolicy#FAIL}). */
+    public static final class PortDown extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        PortDown(String device, int port) {
+            super(Step.TRANSFER, null, 0, "port " + port + " of " + device + " went down (IBV_EVENT_PORT_ERR)");
+        }
+    }
+
     /** A step did not finish within its timeout. */
     public static final class StepTimeout extends RdmaCmException {
         private static final long serialVersionUID = 1L;

@@ -275,6 +275,34 @@ class CrossHostsIT {
 
     @Test
     @Order(8)
+    void aPortGoingDownFailsAConnectionThatAsksForItAndSparesTheOthers() {
+        SandboxHosts.require(2);
+        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
+            Echo failing = Echo.connect(peer, SLOW_HANDSHAKE.toBuilder()
+                    .portDownPolicy(ConnectionOptions.PortDownPolicy.FAIL).build());
+            Echo waiting = Echo.connect(peer, SLOW_HANDSHAKE);
+            long asked = System.nanoTime();
+            SandboxHosts.link(SandboxHosts.self(), false); // this host's own port goes down
+            long cut = System.nanoTime();
+            try {
+                Throwable e = awaitFailure(failing.inbox, Duration.ofSeconds(10));
+                Duration took = Duration.ofNanos(System.nanoTime() - cut);
+                System.out.println("port down: the FAIL connection ended with " + e + " after " + took.toMillis()
+                        + " ms (the cut request took " + (cut - asked) / 1_000_000 + " ms)");
+                assertInstanceOf(RdmaCmException.PortDown.class, e, e.toString());
+            } finally {
+                SandboxHosts.link(SandboxHosts.self(), true);
+            }
+            // The default policy waits for the transport: the port came back within its retry time.
+            waiting.c.send(Payloads.message(9, 2000)).block(T);
+            Payloads.verify(take(waiting.inbox), 9, 2000);
+            waiting.c.disposeNow(T);
+            failing.c.disposeNow(T);
+        }
+    }
+
+    @Test
+    @Order(9)
     void wireCutShorterThanTheRetryBoundLosesNothing() {
         SandboxHosts.require(2);
         try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
@@ -301,7 +329,7 @@ class CrossHostsIT {
     }
 
     @Test
-    @Order(9)
+    @Order(10)
     void wireCutMidStreamFailsTypedWithinTheRetryBound() {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();
@@ -337,7 +365,7 @@ class CrossHostsIT {
 
     /** Last: it crashes host 2. */
     @Test
-    @Order(10)
+    @Order(11)
     void idlePeerHostCrashIsDetectedByTheKeepalive() {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();
