@@ -354,6 +354,35 @@ class LargeMessagesIT {
     }
 
     @Test
+    void aPostedSendThatIsCancelledStillArrivesAndIsFreedAfterwards() {
+        Map<String, Integer> baseline = Resources.baseline();
+        try (ChecksumServer s = new ChecksumServer(ConnectionOptions.defaults(), Duration.ZERO);
+             Arena arena = Arena.ofShared()) {
+            RdmaConnection c = RdmaConnection.connect(s.server.address()).block(T);
+            LinkedBlockingQueue<Object> replies = new LinkedBlockingQueue<>();
+            c.receiveBytes().subscribe(replies::add, replies::add);
+            MemorySegment big = payload(arena, 8, 32L * MIB);
+            // Registered with remote read, it is posted at once (a credit is free); cancelled while the peer
+            // reads it, it stays the device's: it still arrives, and its lease ends when the peer finished.
+            RegisteredBuffer buf = c.register(big, AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ));
+            Throwable e = assertThrows(Throwable.class, () -> c.send(buf).timeout(Duration.ofMillis(50)).block(T));
+            assertInstanceOf(java.util.concurrent.TimeoutException.class, e.getCause() != null ? e.getCause() : e);
+            buf.close(); // deferred while the send holds its lease
+            ByteBuffer reply = ByteBuffer.wrap(take(replies));
+            assertEquals(big.byteSize(), reply.getLong(), "the cancelled send still arrived whole");
+            assertEquals(crc(big), reply.getLong());
+            // Deregistered once the peer said it finished, though nobody waited for that any more.
+            long deadline = System.nanoTime() + T.toNanos();
+            while (RdmaResources.registeredBytes(32L * MIB) != 0) {
+                assertTrue(System.nanoTime() < deadline, "the cancelled send's registration was never deregistered");
+                Resources.sleep(100);
+            }
+            c.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after a cancelled posted send");
+    }
+
+    @Test
     void theRawProtocolHasNoLargeMessages() {
         ConnectionOptions raw = ConnectionOptions.defaults().withProtocol(ConnectionOptions.Protocol.RAW);
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), raw,
