@@ -122,8 +122,9 @@ class GrantIT {
         RemoteBuffer outside = new RemoteBuffer(grant.remote().address() + 4096, 4096, grant.remote().rkey());
         p.client().read(local.slice(0, 4096), outside).block(T);
         expectRemoteAccessError(p.client().write(local.slice(0, 4096), grant.remote()));
+        // The failed peer disconnects, which ends the granting side's connection too, without a dispose.
+        p.owner().onDispose().block(T);
         p.client().dispose();
-        p.owner().dispose();
     }
 
     @Test
