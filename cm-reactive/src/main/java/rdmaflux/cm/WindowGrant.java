@@ -50,11 +50,6 @@ final class WindowGrant implements RdmaGrant {
                 g.end();
             }
         }
-
-        /** {@return how many grants are not ended} */
-        int size() {
-            return grants.size();
-        }
     }
 
     private WindowGrant(Live live, RcQueue queue, Registration registration, MemoryWindow window, long offset,
