@@ -180,6 +180,9 @@ public interface RdmaConnection extends RdmaDisposable {
      * peer reaches only through grants. On Soft-RoCE (Linux 6.1) a key is checked against the whole
      * registration rather than the granted range (docs/security.md).
      *
+     * <p>Cancelling the Mono while the bind is still queued withdraws it; once posted, the bind goes on and
+     * its grant, which nobody can revoke then, lives until the connection ends.
+     *
      * @param buffer a buffer from this connection's {@link #register}
      * @param access {@link rdmaflux.verbs.AccessFlag#REMOTE_READ}, {@code REMOTE_WRITE} and/or
      *               {@code REMOTE_ATOMIC} ({@code LOCAL_WRITE}, which {@link AccessFlags#of} adds to remote
