@@ -156,6 +156,19 @@ final class Connection implements RdmaConnection {
         return oneSided(Kind.WRITE_IMM, local, remote, immediate);
     }
 
+    @Override
+    public Mono<RdmaGrant> grant(RegisteredBuffer buffer, AccessFlags access) {
+        RcQueue q = life.queue;
+        if (!(buffer instanceof Registration.View v) || q == null || v.owner().region().protectionDomain() != q.pd) {
+            return Mono.error(new IllegalArgumentException("the buffer must come from this connection's register()"));
+        }
+        if (disposeRequested || q.closedForSends()) {
+            return Mono.error(new IllegalStateException("the connection is closed; cannot grant"));
+        }
+        return WindowGrant.grant(q.grants, q, v, access, life.disposed.asMono(), options.scheduler())
+                .publishOn(options.scheduler());
+    }
+
     private Mono<Long> atomic(Kind kind, RemoteBuffer remote, long a, long b) {
         if (remote.length() < 8 || (remote.address() & 7) != 0) {
             return Mono.error(new IllegalArgumentException("atomics need an 8-byte aligned remote word: " + remote));

@@ -75,7 +75,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         /** A large message's descriptor (its sink completes when the peer finished reading it). */
         LARGE,
         /** The RDMA READ of a peer's large message. */
-        LARGE_READ
+        LARGE_READ,
+        /** The bind of a {@link WindowGrant}'s memory window (its sink gets the window's {@link RemoteBuffer}). */
+        BIND,
+        /** The local invalidate of a {@link WindowGrant}'s key. */
+        INVALIDATE
     }
 
     /** A posted send-queue work request and whom to tell when it completes. */
@@ -86,7 +90,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         int sendSlot = -1;
         int bytes;
         long started;
-        /** The large message a {@link Kind#LARGE} or {@link Kind#LARGE_READ} operation is for. */
+        /**
+         * The large message a {@link Kind#LARGE} or {@link Kind#LARGE_READ} operation is for; the
+         * {@link RemoteBuffer} a {@link Kind#BIND} gave.
+         */
         Object large;
         /** The application's registration it uses, leased until it completes or the QP is gone. */
         Registration lease;
@@ -157,6 +164,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private final ByteBuffer[] sendViews;
     private final SendRequests sendBatch = new SendRequests(1, 1);
     private volatile boolean closed;
+    /** The connection's grants not ended yet: their leases are returned in {@link #afterDestroy()}. */
+    final WindowGrant.Live grants = new WindowGrant.Live();
 
     /**
      * CM loop: creates the PD, completion channel, CQ, QP and buffers through {@code id}'s context and
@@ -340,6 +349,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                 case WRITE_IMM -> recorder.operationLatency("write_imm", latency);
                 case LARGE -> recorder.operationLatency("send_large_descriptor", latency);
                 case LARGE_READ -> recorder.operationLatency("read_large", latency);
+                case BIND -> {
+                    result = op.large;
+                    recorder.operationLatency("bind_window", latency);
+                }
+                case INVALIDATE -> recorder.operationLatency("invalidate", latency);
             }
             finishOp(op, result, null);
             if (read == null) {
@@ -483,6 +497,22 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * {@code a} and {@code b} are the immediate data (WRITE_IMM) or the atomic operands.
      */
     Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b) {
+        return submit(kind, data, local, remote, a, b, null);
+    }
+
+    /**
+     * Queues or posts a {@link Kind#BIND} or {@link Kind#INVALIDATE} of a grant.
+     *
+     * @param kind the operation
+     * @param grant the grant it is for
+     * @return ends when its work completes: a bind with the window's {@link RemoteBuffer}
+     */
+    Mono<Object> submit(Kind kind, WindowGrant grant) {
+        return submit(kind, null, null, null, 0, 0, grant);
+    }
+
+    private Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
+                                long b, Object subject) {
         return Mono.create(sink -> {
             if (local != null) {
                 try {
@@ -501,7 +531,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                             + kind.name().toLowerCase(Locale.ROOT)));
                     return;
                 }
-                LargeSend large = kind != Kind.LARGE ? null
+                Object large = kind != Kind.LARGE ? subject
                         : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
                 if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
                     return;
@@ -533,6 +563,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             rendezvous.cancelled(ls); // returns its lease too
         } else if (p.local != null) {
             Registration.of(p.local).release();
+        } else if (p.kind == Kind.BIND) {
+            ((WindowGrant) p.large).end(); // never bound
         }
     }
 
@@ -661,6 +693,18 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                             : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
                     .sge(0, 0, atomicMr, 8L * op.index, 8)
                     .atomic(0, remote.address(), remote.rkey(), a, b);
+            case BIND -> {
+                WindowGrant g = (WindowGrant) large;
+                sendBatch.set(0, op.index, SendOpcode.BIND_MW, flags);
+                try {
+                    op.large = sendBatch.bindWindow(0, g.window, g.registration.region(), g.offset, g.length, g.access);
+                } catch (RuntimeException e) {
+                    finishOp(op, null, e); // checked before posting: nothing reached the QP
+                    return true;
+                }
+            }
+            case INVALIDATE -> sendBatch.set(0, op.index, SendOpcode.LOCAL_INV, flags)
+                    .invalidate(0, ((WindowGrant) large).rkey());
             default -> throw new IllegalStateException(kind.toString());
         }
         try {
@@ -854,6 +898,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      */
     void afterDestroy() {
         rendezvous.freeAll();
+        grants.endAll(); // their windows died with the QP
         synchronized (this) {
             for (Op op : ops) {
                 if (op.lease != null) {

@@ -168,6 +168,33 @@ public interface RdmaConnection extends RdmaDisposable {
     RegisteredBuffer register(MemorySegment memory, AccessFlags access);
 
     /**
+     * Grants the peer revocable access to a registered buffer (this view's range): binds a type-2 memory
+     * window to it through this connection's queue pair and hands out the window's key in
+     * {@link RdmaGrant#remote()}. That key works only on this connection and dies when the grant is
+     * {@linkplain RdmaGrant#revoke() revoked} or the connection ends, while the memory stays registered;
+     * until then the grant holds the registration ({@link RegisteredBuffer#close()} waits for it).
+     *
+     * <p>The buffer must have been registered with {@link rdmaflux.verbs.AccessFlag#MW_BIND} (and
+     * {@link rdmaflux.verbs.AccessFlag#LOCAL_WRITE} to grant remote write or atomics). It needs no remote
+     * access of its own: {@code register(memory, AccessFlags.of(LOCAL_WRITE, MW_BIND))} gives memory the
+     * peer reaches only through grants. On Soft-RoCE (Linux 6.1) a key is checked against the whole
+     * registration rather than the granted range (docs/security.md).
+     *
+     * <p>Cancelling the Mono while the bind is still queued withdraws it; once posted, the bind goes on and
+     * its grant, which nobody can revoke then, lives until the connection ends.
+     *
+     * @param buffer a buffer from this connection's {@link #register}
+     * @param access {@link rdmaflux.verbs.AccessFlag#REMOTE_READ}, {@code REMOTE_WRITE} and/or
+     *               {@code REMOTE_ATOMIC} ({@code LOCAL_WRITE}, which {@link AccessFlags#of} adds to remote
+     *               write, is ignored)
+     * @return the grant once the bind completed; {@link IllegalArgumentException} for a buffer of another
+     *         connection, one registered without {@code MW_BIND}, or other than remote access;
+     *         {@link IllegalStateException} when the registration or the connection is closed;
+     *         {@link rdmaflux.verbs.RdmaUnsupportedException} when the device has no memory windows
+     */
+    Mono<RdmaGrant> grant(RegisteredBuffer buffer, AccessFlags access);
+
+    /**
      * RDMA-reads the whole remote buffer into the start of {@code local}.
      *
      * @param local where the data lands (at least {@code remote.length()} bytes)

@@ -106,6 +106,11 @@ final class Registration {
             return mr.lkey();
         }
 
+        /** {@return where in the region this view starts} */
+        long offset() {
+            return offset;
+        }
+
         Registration owner() {
             return Registration.this;
         }

@@ -1,6 +1,7 @@
 package rdmaflux.samples.docs;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -14,11 +15,13 @@ import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaGrant;
 import rdmaflux.cm.RdmaLoops;
 import rdmaflux.cm.RdmaRetry;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.cm.ServerOptions;
+import rdmaflux.verbs.AccessFlag;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.RemoteBuffer;
 
@@ -105,6 +108,30 @@ public final class ReactiveSnippets {
      * @param faaBefore the value fetch-and-add found
      */
     public record OneSided(String readBack, long casOld, long faaBefore) {
+    }
+
+    /**
+     * docs/api.md and docs/security.md: revocable remote access. Grants the peer a read of the first 4 KiB of
+     * {@code memory}, sends it the descriptor, waits for any message from it, then revokes.
+     *
+     * @param conn an established connection
+     * @param memory at least 4 KiB of native memory
+     * @return what the peer was granted (dead when this returns)
+     */
+    public static RemoteBuffer grant(RdmaConnection conn, MemorySegment memory) {
+        // tag::grant[]
+        Duration timeout = Duration.ofSeconds(10);
+        // No remote access of its own: the peer reaches this memory only through grants.
+        RegisteredBuffer shared = conn.register(memory, AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.MW_BIND));
+        RdmaGrant grant = conn.grant(shared.slice(0, 4096), AccessFlags.of(AccessFlag.REMOTE_READ)).block(timeout);
+        ByteBuffer desc = ByteBuffer.allocate(RemoteBuffer.ENCODED_SIZE);
+        grant.remote().writeTo(desc);
+        conn.send(desc.flip()).block(timeout);   // the peer reads through grant.remote() ...
+        conn.receiveBytes().blockFirst(timeout); // ... until it says it is done
+        grant.revoke().block(timeout);           // from here its reads with that key fail
+        shared.close();                          // no grant holds it: deregistered now
+        // end::grant[]
+        return grant.remote();
     }
 
     /**

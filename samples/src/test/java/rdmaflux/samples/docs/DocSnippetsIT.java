@@ -117,6 +117,35 @@ class DocSnippetsIT {
         assertEquals(List.of("a", "b", "c"), ReactiveSnippets.clientAndServer(address, 7481));
     }
 
+    /** The snippet grants the client a read, the client reads and says so; after the revoke its read fails. */
+    @Test
+    void apiGrantIsRevoked() throws Exception {
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0)).block(T);
+        AtomicReference<RdmaConnection> accepted = new AtomicReference<>();
+        server.connections().subscribe(accepted::set);
+        RdmaConnection client = RdmaConnection.connect(server.address()).block(T);
+        try (Arena arena = Arena.ofShared()) {
+            RdmaConnection owner = await(accepted);
+            MemorySegment memory = arena.allocate(8192, 4096);
+            memory.setString(0, "granted", StandardCharsets.UTF_8);
+            java.util.concurrent.CompletableFuture<RemoteBuffer> snippet =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> ReactiveSnippets.grant(owner, memory));
+            RemoteBuffer granted = RemoteBuffer.readFrom(ByteBuffer.wrap(client.receiveBytes().blockFirst(T)));
+            RegisteredBuffer local = client.register(arena.allocate(4096, 4096), AccessFlags.LOCAL_WRITE);
+            client.read(local, granted).block(T);
+            assertEquals("granted", local.segment().getString(0, StandardCharsets.UTF_8));
+            client.send(ByteBuffer.wrap(new byte[] {1})).block(T);
+            assertEquals(granted, snippet.get(30, TimeUnit.SECONDS));
+            reactor.test.StepVerifier.create(client.read(local, granted)).expectErrorSatisfies(e -> assertEquals(
+                    rdmaflux.verbs.WcStatus.REM_ACCESS_ERR,
+                    ((rdmaflux.cm.RdmaCmException.CompletionError) e).wcStatus())).verify(T);
+            owner.disposeNow(T);
+        } finally {
+            client.disposeNow(T);
+            server.disposeNow(T);
+        }
+    }
+
     /** The peer registers memory and sends its descriptor; the snippet writes, reads and runs atomics on it. */
     @Test
     void apiOneSidedOperations() throws InterruptedException {
