@@ -42,9 +42,11 @@ final class LargeSend {
     MemoryRegion region;
 
     LargeSend(ByteBuffer source, MonoSink<Object> sink) {
-        this.source = source;
+        // A view fixed now: the descriptor announces this length, whatever the caller does to the
+        // buffer's position and limit before the worker registers or copies it.
+        this.source = source.slice();
         this.local = null;
-        this.length = source.remaining();
+        this.length = this.source.remaining();
         this.sink = sink;
     }
 
