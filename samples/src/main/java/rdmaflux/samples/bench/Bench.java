@@ -603,7 +603,7 @@ public final class Bench implements Callable<Integer> {
         List<Row> rows = new ArrayList<>();
         ReactiveLarge pair;
         try {
-            pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout);
+            pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout, false);
             int warm = quick ? 64 : 1000;
             say("bench: warming up the JIT on the reactive large-message stream (%d x 64 KiB)", warm);
             pair.stream(64 << 10, warm);
@@ -619,7 +619,8 @@ public final class Bench implements Callable<Integer> {
         }
         try (pair) {
             for (int size : sizes) {
-                int n = (int) Math.max(4, Math.min(512, budget / size));
+                // perftest takes 5 iterations at least.
+                int n = (int) Math.max(5, Math.min(512, budget / size));
                 awaitJitQuiet();
                 rows.add(compare(Row.LARGE_METRIC, size, "Gbit/s", "ib_read_bw", Row.Target.RATIO_AT_LEAST, () -> {
                     pair.stream(size, Math.max(2, n / 8));
@@ -631,6 +632,49 @@ public final class Bench implements Callable<Integer> {
                 }, n + " messages; send(RegisteredBuffer), " + ReactiveLarge.IN_FLIGHT
                         + " subscribed at a time, default options; alloc = all threads"));
             }
+        }
+        rows.addAll(largeApplicationMemoryRows(ip, sizes, budget, rows, timeout));
+        return rows;
+    }
+
+    /**
+     * The same streams with the receiver reading into memory the bench supplies and reuses
+     * ({@code largeMessageMemory}), against the C values of {@code compared}: what allocating a region
+     * per message costs (informational, ours only).
+     */
+    private List<Row> largeApplicationMemoryRows(InetAddress ip, int[] sizes, long budget, List<Row> compared,
+                                                 Duration timeout) {
+        String metric = Row.LARGE_METRIC + ", application memory";
+        List<Row> rows = new ArrayList<>();
+        try (ReactiveLarge pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout,
+                true)) {
+            pair.stream(64 << 10, quick ? 64 : 1000);
+            for (int i = 0; i < sizes.length; i++) {
+                int size = sizes[i];
+                int n = (int) Math.max(5, Math.min(512, budget / size));
+                List<Double> mine = new ArrayList<>();
+                double alloc = Double.NaN;
+                awaitJitQuiet();
+                for (int r = 0; r < repeat; r++) {
+                    pair.stream(size, Math.max(2, n / 8));
+                    ReactiveLarge.Run run = pair.stream(size, n);
+                    mine.add(Stats.gbits(run.bytesPerSecond()));
+                    alloc = Double.isNaN(alloc) ? run.allocPerMessage() : Math.max(alloc, run.allocPerMessage());
+                }
+                String note = n + " messages; as above, received into slices of one segment reused round-robin "
+                        + "(ConnectionOptions.largeMessageMemory); alloc = all threads"
+                        + (repeat > 1 ? "; median of " + repeat + ": " + range(mine) : "");
+                Row row = new Row(metric, size, "Gbit/s", median(mine), compared.get(i).c(), "ib_read_bw",
+                        Row.Target.NONE, alloc, note);
+                progress(row);
+                rows.add(row);
+            }
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            Row row = new Row(metric, 0, "Gbit/s", Double.NaN, Double.NaN, "ib_read_bw", Row.Target.NONE, Double.NaN,
+                    "ours failed: " + e.getMessage());
+            progress(row);
+            rows.add(row);
         }
         return rows;
     }
@@ -907,7 +951,7 @@ public final class Bench implements Callable<Integer> {
                 + ")").toList()) + ".\n");
         Files.writeString(out.resolve("results.md"), md);
         List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s") && !r.metric().contains("ibv_wr")
-                && !r.metric().equals(Row.LARGE_METRIC)).toList();
+                && !r.metric().startsWith(Row.LARGE_METRIC)).toList();
         Charts.bandwidth(bw, "Bandwidth, rdmaflux (verbs) vs perftest, " + device, out.resolve("bandwidth.png"));
         Charts.ratios(rows, "rdmaflux / C tool, " + device + (quick ? " (quick run)" : ""),
                 out.resolve("ratios.png"));

@@ -1,6 +1,7 @@
 package rdmaflux.samples.bench;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -30,6 +31,10 @@ import rdmaflux.verbs.AccessFlags;
  * {@link #IN_FLIGHT} at a time; an {@link RdmaServer} in this process receives each one and releases it
  * at once. Everything the API does per message (descriptor, credit, the receiver's region and its
  * registration, the READ, the finished count back, Reactor signals) is inside the time.
+ *
+ * <p>With {@code applicationMemory}, the receiver reads into memory the bench supplies through
+ * {@link ConnectionOptions#largeMessageMemory()}: slices of one segment allocated once, reused round-robin,
+ * so what remains per message is the library's registration of the region and its own work.
  */
 final class ReactiveLarge implements AutoCloseable {
     /** Sends subscribed at a time; credits and the large-message budget bound what is really in flight. */
@@ -60,12 +65,25 @@ final class ReactiveLarge implements AutoCloseable {
      * @param address the RDMA interface's address (port 0: any)
      * @param maxSize the largest message to be sent
      * @param timeout the longest wait for any step, and for a stream to make progress
+     * @param applicationMemory whether large messages land in memory the bench supplies, reused
      * @return the connected pair
      */
-    static ReactiveLarge open(InetSocketAddress address, int maxSize, Duration timeout) {
+    static ReactiveLarge open(InetSocketAddress address, int maxSize, Duration timeout, boolean applicationMemory) {
         ReactiveLarge l = new ReactiveLarge(timeout);
         try {
             ConnectionOptions options = ConnectionOptions.defaults();
+            if (applicationMemory) {
+                // The receiver holds at most budget / size messages (or one larger one); it receives and
+                // releases in order, so budget / size + 1 slices reused in turn are never still in use.
+                long budget = options.largeMessageBudget();
+                MemorySegment pool = l.arena.allocate(budget + maxSize, 4096);
+                AtomicLong next = new AtomicLong();
+                options = options.toBuilder().largeMessageMemory(size -> {
+                    long slots = budget / size + 1;
+                    long slot = next.getAndIncrement() % slots;
+                    return pool.asSlice(slot * size, size);
+                }).build();
+            }
             l.server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL).block(timeout);
             l.sink = l.server.connections().subscribe(c -> c.receive().subscribe(m -> {
                 long now = System.nanoTime();
