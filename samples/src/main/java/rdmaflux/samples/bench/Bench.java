@@ -37,6 +37,9 @@ import rdmaflux.verbs.RdmaDevice;
  *       {@code --use_old_post_send}); then the same with ours posting through the extended post API
  *       ({@code ibv_wr_*}) and perftest left to its default, its {@code ibv_wr_*} path where it supports
  *       the device.</li>
+ *   <li>Reactive throughput of messages larger than the receive buffers (64 KiB to 16 MiB, which the
+ *       receiver RDMA-READs) vs {@code ib_read_bw}; target ours ≥ 0.9 × C; heap allocation per message
+ *       for the record.</li>
  *   <li>Connection setup rate with per-step times vs {@code cmtime}; target ours ≥ 0.8 × C.</li>
  *   <li>Multicast datagram rate vs {@code mckey} (a receiver and a send-only sender, N datagrams of 100 B and
  *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
@@ -114,11 +117,12 @@ public final class Bench implements Callable<Integer> {
 
     /** The groups of rows {@code --only} can choose. */
     static final java.util.Set<String> GROUPS = java.util.Set.of("latency", "bandwidth", "extended", "reactive",
-            "setup", "multicast");
+            "large", "setup", "multicast");
 
     @Option(names = "--only", split = ",", paramLabel = "GROUP",
             description = "Run only these groups: latency, bandwidth, extended (the bandwidth rows posting through "
-                    + "ibv_wr_*), reactive, setup, multicast (default: all).")
+                    + "ibv_wr_*), reactive, large (the reactive API's messages larger than the receive buffers, vs "
+                    + "ib_read_bw), setup, multicast (default: all).")
     java.util.Set<String> only = GROUPS;
 
     @Option(names = "--no-pin", description = "Do not pin the client side to CPU 0 and the server side to CPU 1 "
@@ -213,6 +217,9 @@ public final class Bench implements Callable<Integer> {
         }
         if (only.contains("reactive")) {
             rows.add(reactiveRow(ip, lat, latWarm, sendLat2, timeout));
+        }
+        if (only.contains("large")) {
+            rows.addAll(largeRows(ip, timeout, c));
         }
         if (only.contains("setup")) {
             rows.addAll(setupRows(ip, conns, timeout, c));
@@ -583,6 +590,95 @@ public final class Bench implements Callable<Integer> {
         return row;
     }
 
+    /**
+     * Reactive throughput of messages larger than the receive buffers (sent by rendezvous: the receiver
+     * RDMA-READs them) against {@code ib_read_bw} at the same sizes and counts; target as
+     * {@link Row#LARGE_BOUND}; the allocation column is all threads' heap bytes per message. Each timed
+     * stream of ours follows an untimed one of an eighth of its messages at the same size.
+     */
+    private List<Row> largeRows(InetAddress ip, Duration timeout, CTools c) {
+        int[] sizes = quick ? new int[] {64 << 10, 1 << 20}
+                : new int[] {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
+        long budget = (quick ? 4L : 32L) << 20;
+        List<Row> rows = new ArrayList<>();
+        ReactiveLarge pair;
+        try {
+            pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout, false);
+            int warm = quick ? 64 : 1000;
+            say("bench: warming up the JIT on the reactive large-message stream (%d x 64 KiB)", warm);
+            pair.stream(64 << 10, warm);
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            for (int size : sizes) {
+                Row row = new Row(Row.LARGE_METRIC, size, "Gbit/s", Double.NaN, Double.NaN, "ib_read_bw",
+                        Row.Target.RATIO_AT_LEAST, Double.NaN, "ours failed: " + e.getMessage());
+                progress(row);
+                rows.add(row);
+            }
+            return rows;
+        }
+        try (pair) {
+            for (int size : sizes) {
+                // perftest takes 5 iterations at least.
+                int n = (int) Math.max(5, Math.min(512, budget / size));
+                awaitJitQuiet();
+                rows.add(compare(Row.LARGE_METRIC, size, "Gbit/s", "ib_read_bw", Row.Target.RATIO_AT_LEAST, () -> {
+                    pair.stream(size, Math.max(2, n / 8));
+                    ReactiveLarge.Run r = pair.stream(size, n);
+                    return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
+                }, () -> {
+                    CTools.Outcome o = c.bandwidth("ib_read_bw", size, n, false);
+                    return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
+                }, n + " messages; send(RegisteredBuffer), " + ReactiveLarge.IN_FLIGHT
+                        + " subscribed at a time, default options; alloc = all threads"));
+            }
+        }
+        rows.addAll(largeApplicationMemoryRows(ip, sizes, budget, rows, timeout));
+        return rows;
+    }
+
+    /**
+     * The same streams with the receiver reading into memory the bench supplies and reuses
+     * ({@code largeMessageMemory}), against the C values of {@code compared}: what allocating a region
+     * per message costs (informational, ours only).
+     */
+    private List<Row> largeApplicationMemoryRows(InetAddress ip, int[] sizes, long budget, List<Row> compared,
+                                                 Duration timeout) {
+        String metric = Row.LARGE_METRIC + ", application memory";
+        List<Row> rows = new ArrayList<>();
+        try (ReactiveLarge pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout,
+                true)) {
+            pair.stream(64 << 10, quick ? 64 : 1000);
+            for (int i = 0; i < sizes.length; i++) {
+                int size = sizes[i];
+                int n = (int) Math.max(5, Math.min(512, budget / size));
+                List<Double> mine = new ArrayList<>();
+                double alloc = Double.NaN;
+                awaitJitQuiet();
+                for (int r = 0; r < repeat; r++) {
+                    pair.stream(size, Math.max(2, n / 8));
+                    ReactiveLarge.Run run = pair.stream(size, n);
+                    mine.add(Stats.gbits(run.bytesPerSecond()));
+                    alloc = Double.isNaN(alloc) ? run.allocPerMessage() : Math.max(alloc, run.allocPerMessage());
+                }
+                String note = n + " messages; as above, received into slices of one segment reused round-robin "
+                        + "(ConnectionOptions.largeMessageMemory); alloc = all threads"
+                        + (repeat > 1 ? "; median of " + repeat + ": " + range(mine) : "");
+                Row row = new Row(metric, size, "Gbit/s", median(mine), compared.get(i).c(), "ib_read_bw",
+                        Row.Target.NONE, alloc, note);
+                progress(row);
+                rows.add(row);
+            }
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            Row row = new Row(metric, 0, "Gbit/s", Double.NaN, Double.NaN, "ib_read_bw", Row.Target.NONE, Double.NaN,
+                    "ours failed: " + e.getMessage());
+            progress(row);
+            rows.add(row);
+        }
+        return rows;
+    }
+
     private List<Row> setupRows(InetAddress ip, int conns, Duration timeout, CTools c) throws InterruptedException {
         List<Row> rows = new ArrayList<>();
         List<ConnectionRate.Result> ours = new ArrayList<>();
@@ -854,7 +950,8 @@ public final class Bench implements Callable<Integer> {
                 + Row.sizeText(r.size()) : "") + " (ratio " + Row.fmt(r.ratio()) + ", target " + r.targetText()
                 + ")").toList()) + ".\n");
         Files.writeString(out.resolve("results.md"), md);
-        List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s") && !r.metric().contains("ibv_wr")).toList();
+        List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s") && !r.metric().contains("ibv_wr")
+                && !r.metric().startsWith(Row.LARGE_METRIC)).toList();
         Charts.bandwidth(bw, "Bandwidth, rdmaflux (verbs) vs perftest, " + device, out.resolve("bandwidth.png"));
         Charts.ratios(rows, "rdmaflux / C tool, " + device + (quick ? " (quick run)" : ""),
                 out.resolve("ratios.png"));

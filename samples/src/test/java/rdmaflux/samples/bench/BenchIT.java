@@ -53,6 +53,18 @@ class BenchIT {
         assertTrue(wr.contains("C posted with ibv_"), wr);
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("heap allocation, steady state: write stream 2 B, "
                 + "ibv_wr_*")), text);
+        // Messages larger than the receive buffers through the reactive API (the receiver RDMA-READs them),
+        // against ib_read_bw, with their allocation per message.
+        String large = lines.stream().filter(l -> l.startsWith(Row.LARGE_METRIC + " ") && l.contains(" 64 KiB "))
+                .findFirst().orElse(null);
+        assertNotNull(large, "large-message row in\n" + text);
+        assertFalse(large.contains("no C value") || large.contains("not measured") || large.contains("failed"),
+                "both sides measured: " + large);
+        assertTrue(large.contains("ib_read_bw") && large.contains("ratio >= 0.900"), large);
+        String own = lines.stream().filter(l -> l.startsWith(Row.LARGE_METRIC + ", application memory "))
+                .findFirst().orElse(null);
+        assertNotNull(own, "application-memory row in\n" + text);
+        assertFalse(own.contains("failed"), own);
         // Multicast: ours (verbs layer) and mckey both measured, nothing lost; the reactive API's rate as well.
         String mc = lines.stream().filter(l -> l.startsWith("multicast datagram rate ")).findFirst().orElse(null);
         assertNotNull(mc, "multicast row in\n" + text);

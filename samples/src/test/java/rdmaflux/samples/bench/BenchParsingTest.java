@@ -118,6 +118,14 @@ class BenchParsingTest {
                 "");
         assertEquals("met", mc2.verdict());
         assertEquals("ratio >= 0.950", mc2.targetText());
+        // The reactive large-message rows have their own target, 0.9 x ib_read_bw.
+        Row large = new Row(Row.LARGE_METRIC, 65536, "Gbit/s", 0.9, 1.0, "ib_read_bw", Row.Target.RATIO_AT_LEAST, 0,
+                "");
+        assertEquals("met", large.verdict());
+        assertEquals("ratio >= 0.900", large.targetText());
+        Row large2 = new Row(Row.LARGE_METRIC, 65536, "Gbit/s", 0.89, 1.0, "ib_read_bw", Row.Target.RATIO_AT_LEAST,
+                0, "");
+        assertEquals("MISSED", large2.verdict());
     }
 
     /** mckey prints no numbers; its lines are timestamped as they arrive, which this checks with a shell. */
