@@ -2,8 +2,6 @@ package rdmaflux.cm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
 
 import rdmaflux.verbs.MemoryRegion;
 
@@ -62,16 +60,6 @@ final class LargeReceive implements RdmaMessage {
     public int length() {
         check();
         return length;
-    }
-
-    @Override
-    public ByteBuffer asByteBuffer() {
-        return data().asByteBuffer().asReadOnlyBuffer();
-    }
-
-    @Override
-    public byte[] toByteArray() {
-        return data().toArray(ValueLayout.JAVA_BYTE);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package rdmaflux.cm;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 
 /**
@@ -19,10 +20,14 @@ public interface RdmaMessage {
     int length();
 
     /** {@return a read-only big-endian view of the payload, valid until {@link #release()}} */
-    ByteBuffer asByteBuffer();
+    default ByteBuffer asByteBuffer() {
+        return data().asByteBuffer().asReadOnlyBuffer();
+    }
 
     /** {@return a copy of the payload} */
-    byte[] toByteArray();
+    default byte[] toByteArray() {
+        return data().toArray(ValueLayout.JAVA_BYTE);
+    }
 
     /** {@return whether this is the notification of the peer's RDMA write with immediate (no payload)} */
     boolean isWriteNotification();

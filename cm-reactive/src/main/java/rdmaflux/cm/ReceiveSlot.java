@@ -1,8 +1,6 @@
 package rdmaflux.cm;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
 
 /**
  * One receive buffer of an {@link RcQueue}: posted, or lent to the application as a message until
@@ -62,16 +60,6 @@ final class ReceiveSlot implements RdmaMessage {
     public int length() {
         check();
         return length;
-    }
-
-    @Override
-    public ByteBuffer asByteBuffer() {
-        return data().asByteBuffer().asReadOnlyBuffer();
-    }
-
-    @Override
-    public byte[] toByteArray() {
-        return data().toArray(ValueLayout.JAVA_BYTE);
     }
 
     @Override
