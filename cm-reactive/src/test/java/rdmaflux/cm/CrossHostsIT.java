@@ -448,20 +448,7 @@ class CrossHostsIT {
         return cmd;
     }
 
-
     private static byte[] take(LinkedBlockingQueue<Object> inbox) {
-        try {
-            Object o = inbox.poll(T.toSeconds(), TimeUnit.SECONDS);
-            if (o instanceof Throwable t) {
-                throw new AssertionError("receive failed", t);
-            }
-            if (o == null) {
-                throw new AssertionError("no message within " + T);
-            }
-            return (byte[]) o;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return Inbox.take(inbox, T);
     }
 }

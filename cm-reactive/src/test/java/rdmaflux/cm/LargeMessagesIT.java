@@ -412,19 +412,7 @@ class LargeMessagesIT {
         }
     }
 
-    private static byte[] take(LinkedBlockingQueue<Object> q) {
-        try {
-            Object o = q.poll(T.toSeconds(), TimeUnit.SECONDS);
-            if (o instanceof Throwable t) {
-                throw new AssertionError("receive failed", t);
-            }
-            if (o == null) {
-                throw new AssertionError("no reply within " + T);
-            }
-            return (byte[]) o;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+    private static byte[] take(LinkedBlockingQueue<Object> inbox) {
+        return Inbox.take(inbox, T);
     }
 }
