@@ -231,8 +231,8 @@ public final class MemoryWindow extends NativeResource {
         try {
             addOwner(qp);
         } catch (IllegalStateException closing) {
-            // The QP's close began on another thread during the post: it no longer takes children, and
-            // the window stays owned by its PD and context, which still close it.
+            // A QP whose close began on another thread takes no more children; the window stays owned
+            // by its PD and context, which still close it.
         }
     }
 
