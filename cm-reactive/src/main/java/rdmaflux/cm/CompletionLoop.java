@@ -1,14 +1,22 @@
 package rdmaflux.cm;
 
 import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
+import rdmaflux.verbs.RdmaContext;
 
 /**
- * A completion loop: one thread that waits on the completion channels of the connections assigned to
- * it and lets each drain its CQ. While one of its connections is busy polling, this loop polls on every
- * turn without sleeping; other loops are unaffected.
+ * A completion loop: one thread that drains the CQs assigned to it. The CQs of one device share one
+ * completion channel per loop, so a wake-up waits on one descriptor per device and reads which CQs have
+ * completions: its cost does not grow with the number of connections. While a connection busy polls, the
+ * loop polls it on every turn without sleeping; other connections and other loops are unaffected.
+ *
+ * <p>Threads: {@link #channel} is called on the CM loop (where CQs are created) and is concurrent;
+ * everything else is owned by the loop thread.
  */
 final class CompletionLoop extends EventLoop {
     /** A connection's side of the loop. */
@@ -20,19 +28,29 @@ final class CompletionLoop extends EventLoop {
         boolean busy();
     }
 
-    private record Registration(CompletionChannel channel, Handler handler) {
+    /** A handler and whether it is on the busy list; loop thread only. */
+    private static final class Entry {
+        final Handler handler;
+        boolean polled;
+
+        Entry(Handler handler) {
+            this.handler = handler;
+        }
     }
 
-    private static final Registration[] NONE = new Registration[0];
-
-    /**
-     * The registrations and their descriptors, in the same order; replaced (never changed in place) on
-     * register/unregister, so a turn iterates what it polled without copying: no allocation per wake-up.
-     */
-    private Registration[] registrations = NONE;
-    private int[] fds = new int[0];
+    private static final CompletionChannel[] NO_CHANNELS = new CompletionChannel[0];
 
     private final int index;
+    /** One channel per device, made on first use; closed when the loop ends. */
+    private final Map<RdmaContext, CompletionChannel> channels = new ConcurrentHashMap<>();
+    /** The channels polled and their descriptors, same order; replaced, never changed in place. */
+    private volatile CompletionChannel[] polled = NO_CHANNELS;
+    private volatile int[] fds = new int[0];
+    /** Loop thread only: the handler of each registered CQ. */
+    private final IdentityHashMap<CompletionQueue, Entry> handlers = new IdentityHashMap<>();
+    /** Loop thread only: handlers polled on every turn (busy polling, or just registered). */
+    private Entry[] busy = new Entry[8];
+    private int busyCount;
 
     /**
      * Creates and starts the loop.
@@ -57,25 +75,69 @@ final class CompletionLoop extends EventLoop {
         return vectors <= 0 ? 0 : index % vectors;
     }
 
-    /** Loop thread only. */
-    void register(CompletionChannel channel, Handler handler) {
-        Registration[] next = Arrays.copyOf(registrations, registrations.length + 1);
-        next[next.length - 1] = new Registration(channel, handler);
-        install(next);
-    }
-
-    /** Loop thread only; after it returns the loop never touches the channel again. */
-    void unregister(Handler handler) {
-        install(Arrays.stream(registrations).filter(r -> r.handler != handler).toArray(Registration[]::new));
-    }
-
-    private void install(Registration[] next) {
-        int[] nextFds = new int[next.length];
-        for (int i = 0; i < next.length; i++) {
-            nextFds[i] = next[i].channel.fd();
+    /**
+     * The channel CQs drained by this loop notify, one per device; any thread (CQs are made on the CM
+     * loop). The loop starts waiting on a new channel before the first CQ on it is registered.
+     *
+     * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()})
+     * @return this loop's channel for that device
+     */
+    CompletionChannel channel(RdmaContext device) {
+        CompletionChannel c = channels.get(device);
+        if (c != null) {
+            return c;
         }
-        registrations = next;
-        fds = nextFds;
+        synchronized (channels) {
+            c = channels.get(device);
+            if (c == null) {
+                c = device.createCompletionChannel();
+                channels.put(device, c);
+                CompletionChannel[] next = Arrays.copyOf(polled, polled.length + 1);
+                next[next.length - 1] = c;
+                int[] nextFds = Arrays.copyOf(fds, next.length);
+                nextFds[next.length - 1] = c.fd();
+                // Appended: the indices of descriptors a turn already polled stay valid.
+                polled = next;
+                fds = nextFds;
+            }
+            return c;
+        }
+    }
+
+    /**
+     * Loop thread only: {@code cq}'s completions go to {@code handler}. It is polled on the next turn,
+     * whatever its channel says, so completions that arrived before are not left waiting.
+     */
+    void register(CompletionQueue cq, Handler handler) {
+        Entry e = new Entry(handler);
+        handlers.put(cq, e);
+        poll(e);
+    }
+
+    /** Loop thread only; after it returns the loop never calls the handler again. */
+    void unregister(CompletionQueue cq) {
+        Entry e = handlers.remove(cq);
+        if (e != null && e.polled) {
+            for (int i = 0; i < busyCount; i++) {
+                if (busy[i] == e) {
+                    busy[i] = busy[--busyCount];
+                    busy[busyCount] = null;
+                    break;
+                }
+            }
+            e.polled = false;
+        }
+    }
+
+    private void poll(Entry e) {
+        if (e.polled) {
+            return;
+        }
+        if (busyCount == busy.length) {
+            busy = Arrays.copyOf(busy, busyCount * 2);
+        }
+        busy[busyCount++] = e;
+        e.polled = true;
     }
 
     @Override
@@ -85,29 +147,61 @@ final class CompletionLoop extends EventLoop {
 
     @Override
     int waitMillis() {
-        Registration[] regs = registrations;
-        for (int i = 0; i < regs.length; i++) {
-            if (regs[i].handler.busy()) {
-                return 0;
-            }
-        }
-        return -1;
+        return busyCount > 0 ? 0 : -1;
     }
 
     @Override
     void onReady(boolean[] ready) {
-        // The array that was polled: ready[i] belongs to regs[i] even if a drain changes the registrations.
-        Registration[] regs = registrations;
-        for (int i = 0; i < regs.length; i++) {
-            Registration r = regs[i];
+        // The array that was polled: ready[i] belongs to channels[i] even if a channel was added since.
+        CompletionChannel[] chans = polled;
+        int n = Math.min(chans.length, ready.length);
+        for (int i = 0; i < n; i++) {
             if (ready[i]) {
-                CompletionQueue cq = r.channel.tryGetEvent();
-                if (cq != null || r.handler.busy()) {
-                    r.handler.drain();
+                CompletionQueue cq;
+                while ((cq = chans[i].tryGetEvent()) != null) {
+                    Entry e = handlers.get(cq);
+                    if (e != null) {
+                        drain(e);
+                    }
                 }
-            } else if (r.handler.busy()) {
-                r.handler.drain();
             }
+        }
+        // Busy handlers, and new ones: polled again each turn until they go quiet and re-arm.
+        for (int i = 0; i < busyCount; ) {
+            Entry e = busy[i];
+            drain(e);
+            if (busy[i] == e && !e.handler.busy()) {
+                e.polled = false;
+                busy[i] = busy[--busyCount];
+                busy[busyCount] = null;
+            } else {
+                i++;
+            }
+        }
+    }
+
+    private void drain(Entry e) {
+        try {
+            e.handler.drain();
+        } catch (RuntimeException x) {
+            // One connection's failure must not stop the loop from serving the others.
+            LOG.log(System.Logger.Level.ERROR, "draining a CQ failed on " + thread().getName(), x);
+        }
+        if (e.handler.busy()) {
+            poll(e);
+        }
+    }
+
+    @Override
+    void onExit() {
+        synchronized (channels) {
+            // Closing a channel closes what still uses it; by now every connection on the loop has left.
+            for (CompletionChannel c : channels.values()) {
+                c.close();
+            }
+            channels.clear();
+            polled = NO_CHANNELS;
+            fds = new int[0];
         }
     }
 }

@@ -88,7 +88,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             RdmaContext ctx = id.context();
             port = id.portNumber();
             QpConnectOptions qpOptions = QpConnectOptions.builder().port(port).qkey(UdQueue.RDMA_UDP_QKEY).build();
-            queue = new UdQueue(ctx, port, (pd, attributes) -> {
+            queue = new UdQueue(ctx, id.sharedContext(), port, (pd, attributes) -> {
                 QueuePair qp = pd.createQueuePair(attributes);
                 qp.activateDatagram(qpOptions, 0);
                 return qp;

@@ -153,7 +153,7 @@ final class GroupJoin {
     }
 
     private void addressResolved() {
-        queue = new UdQueue(id.context(), id.portNumber(), id::createQueuePair,
+        queue = new UdQueue(id.context(), id.sharedContext(), id.portNumber(), id::createQueuePair,
                 receiver ? options.receiveBuffers() : 0, receiver ? 0 : options.sendBuffers(), options.scheduler(),
                 completions, options.recorder());
         // Receives go up before the join, so nothing that arrives right after MULTICAST_JOIN is dropped.

@@ -14,7 +14,6 @@ import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
 import reactor.util.concurrent.Queues;
 import rdmaflux.verbs.CmId;
-import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
 import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
@@ -121,7 +120,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private final AtomicInteger outstanding = new AtomicInteger();
 
     final ProtectionDomain pd;
-    private final CompletionChannel channel;
     private final CompletionQueue cq;
     private final CqDrain drain;
     private final QueuePair qp;
@@ -186,10 +184,9 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, this::probe);
         RdmaContext ctx = id.context();
         pd = ctx.allocateProtectionDomain();
-        channel = ctx.createCompletionChannel();
         int recvCount = options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
-        cq = ctx.createCompletionQueue(depth + recvCount, channel,
+        cq = ctx.createCompletionQueue(depth + recvCount, loop.channel(id.sharedContext()),
                 loop.completionVector(ctx.completionVectorCount()));
         drain = new CqDrain(cq, this, options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL
                 ? Math.max(1, options.busyPoll().toNanos()) : 0);
@@ -255,7 +252,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             if (tornDown) {
                 return;
             }
-            loop.register(channel, this);
+            loop.register(cq, this);
             registered = true;
             drain.start();
             keepalive.start();
@@ -840,7 +837,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             Throwable end = cause;
             if (registered) {
                 drain.finalDrain();
-                loop.unregister(this);
+                loop.unregister(cq);
                 registered = false;
             }
             tornDown = true;

@@ -19,7 +19,6 @@ import reactor.core.scheduler.Scheduler;
 import reactor.util.concurrent.Queues;
 import rdmaflux.verbs.AddressHandle;
 import rdmaflux.verbs.CmId;
-import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
 import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
@@ -36,7 +35,7 @@ import rdmaflux.verbs.WorkCompletions;
 
 /**
  * The UD data path shared by multicast memberships, multicast senders and datagram endpoints: one UD
- * QP with its CQ and completion channel, a ring of receive buffers, registered send buffers, and the
+ * QP with its CQ (notifying through its loop's channel for the device), a ring of receive buffers, registered send buffers, and the
  * fan-out of received datagrams to subscribers.
  *
  * <p><b>Receive credits.</b> At most {@code receiveBuffers} datagrams are either posted as receives or
@@ -72,7 +71,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private final int maxPayload;
     private final Arena arena = Arena.ofShared();
     final ProtectionDomain pd;
-    private final CompletionChannel channel;
+    private final CompletionQueue cq;
     private final CqDrain drain;
     final QueuePair qp;
 
@@ -108,11 +107,13 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
      * Creates the resources (on the CM loop). On failure everything made so far belongs to the
      * context's CM id, which the caller closes.
      *
+     * @param ctx the CM id's context, which owns what is made here
+     * @param device the shared context of the same device, whose channel on {@code loop} the CQ uses
      * @param receiveBuffers 0 for a send-only queue
      * @param sendBuffers 0 for a receive-only queue
      */
     @SuppressWarnings("unchecked")
-    UdQueue(RdmaContext ctx, int port, QpFactory factory, int receiveBuffers, int sendBuffers,
+    UdQueue(RdmaContext ctx, RdmaContext device, int port, QpFactory factory, int receiveBuffers, int sendBuffers,
             Scheduler scheduler, CompletionLoop loop, RdmaRecorder recorder) {
         this.loop = loop;
         this.recorder = recorder;
@@ -124,8 +125,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         try {
             this.maxPayload = ctx.queryPort(port).activeMtu().bytes();
             this.pd = ctx.allocateProtectionDomain();
-            this.channel = ctx.createCompletionChannel();
-            CompletionQueue cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, channel,
+            this.cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, loop.channel(device),
                     loop.completionVector(ctx.completionVectorCount()));
             this.drain = new CqDrain(cq, this, 0);
             this.qp = factory.create(pd, QpInitAttributes.builder(QpType.UD).completionQueue(cq)
@@ -194,7 +194,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             if (tornDown) {
                 return;
             }
-            loop.register(channel, this);
+            loop.register(cq, this);
             registered = true;
             drain.start();
             replenish();
@@ -480,7 +480,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         loop.execute(() -> {
             if (registered) {
                 drain.finalDrain();
-                loop.unregister(this);
+                loop.unregister(cq);
                 registered = false;
             }
             tornDown = true;

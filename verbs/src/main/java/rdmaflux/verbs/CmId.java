@@ -153,6 +153,30 @@ public final class CmId extends NativeResource {
     }
 
     /**
+     * The device context this id is bound to, as one object per device for the whole process. What is
+     * created through it belongs to no id: its creator closes it, and it may outlive this id. That lets
+     * many connections share one object per device, e.g. one completion channel per event loop. CQs and
+     * QPs of this id may use such objects ({@link RdmaContext#createCompletionQueue} accepts a channel of
+     * the same device). librdmacm keeps the native context open for the life of the process.
+     *
+     * @return the shared context of this id's device
+     * @throws IllegalStateException when the id is not bound to a device yet
+     */
+    public RdmaContext sharedContext() {
+        MemorySegment id = acquire();
+        try {
+            MemorySegment verbs = rdma_cm_id.verbs(id);
+            if (verbs.equals(MemorySegment.NULL)) {
+                throw new IllegalStateException(this + " is not bound to a device yet: bind it to an RDMA "
+                        + "address or resolve an address first");
+            }
+            return RdmaContext.shared(verbs);
+        } finally {
+            release();
+        }
+    }
+
+    /**
      * Creates this id's QP with {@code rdma_create_qp}: librdmacm moves it through the states the CM
      * needs (INIT for connected ids, RTS for UD ids) and the connect/accept handshake does the rest.
      *

@@ -18,12 +18,45 @@ import rdmaflux.verbs.ffi.ibv_comp_channel;
 public final class CompletionChannel extends NativeResource {
     private final RdmaContext context;
     private final int fd;
+    /** The CQs notifying through this channel, by the slot their native context carries; guarded by this. */
+    private CompletionQueue[] cqs = new CompletionQueue[4];
+    /** Reserved slots: a CQ being created holds its slot before it exists. Guarded by this. */
+    private boolean[] taken = new boolean[4];
+    /** Where {@code ibv_get_cq_event} writes the CQ and its context: reused, guarded by this. */
+    private final MemorySegment eventOut = Arena.ofAuto().allocate(ValueLayout.ADDRESS, 2);
+    private final MemorySegment contextOut = eventOut.asSlice(ValueLayout.ADDRESS.byteSize());
 
     CompletionChannel(RdmaContext context, MemorySegment channel) {
         super(Rank.CHANNEL, channel.reinterpret(ibv_comp_channel.sizeof()), context);
         this.context = context;
         this.fd = ibv_comp_channel.fd(handle);
         Posix.setNonBlocking(fd, true);
+    }
+
+    /** {@return a free slot for a CQ about to be created on this channel} */
+    synchronized int reserve() {
+        for (int i = 0; i < taken.length; i++) {
+            if (!taken[i]) {
+                taken[i] = true;
+                return i;
+            }
+        }
+        int i = taken.length;
+        taken = java.util.Arrays.copyOf(taken, i * 2);
+        cqs = java.util.Arrays.copyOf(cqs, i * 2);
+        taken[i] = true;
+        return i;
+    }
+
+    /** The CQ made with {@code slot} exists now. */
+    synchronized void fill(int slot, CompletionQueue cq) {
+        cqs[slot] = cq;
+    }
+
+    /** The CQ of {@code slot} was destroyed (or never made). */
+    synchronized void free(int slot) {
+        cqs[slot] = null;
+        taken[slot] = false;
     }
 
     /** {@return the device context} */
@@ -45,25 +78,26 @@ public final class CompletionChannel extends NativeResource {
      */
     public CompletionQueue tryGetEvent() {
         MemorySegment ch = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
-            MemorySegment ctxOut = arena.allocate(ValueLayout.ADDRESS);
-            int rc = (int) Calls.IBV_GET_CQ_EVENT.invoke(ch, cqOut, ctxOut);
-            if (rc != 0) {
-                int errno = Native.lastErrno();
-                if (errno == Errno.EAGAIN) {
-                    return null;
+        try {
+            synchronized (this) {
+                int rc = (int) Calls.IBV_GET_CQ_EVENT.invoke(ch, eventOut, contextOut);
+                if (rc != 0) {
+                    int errno = Native.lastErrno();
+                    if (errno == Errno.EAGAIN) {
+                        return null;
+                    }
+                    throw RdmaException.of("ibv_get_cq_event", errno, null);
                 }
-                throw RdmaException.of("ibv_get_cq_event", errno, null);
+                MemorySegment cq = eventOut.getAtIndex(ValueLayout.ADDRESS, 0);
+                // Acked at once: an unacknowledged event makes ibv_destroy_cq wait forever.
+                RdmaH.ibv_ack_cq_events(cq, 1);
+                long slot = contextOut.get(ValueLayout.ADDRESS, 0).address() - 1;
+                CompletionQueue q = slot >= 0 && slot < cqs.length ? cqs[(int) slot] : null;
+                if (q == null || q.handle.address() != cq.address()) {
+                    throw new IllegalStateException("event for a CQ unknown to " + this);
+                }
+                return q;
             }
-            MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
-            // Acked at once: an unacknowledged event makes ibv_destroy_cq wait forever.
-            RdmaH.ibv_ack_cq_events(cq, 1);
-            CompletionQueue q = context.cqAt(cq.address());
-            if (q == null) {
-                throw new IllegalStateException("event for a CQ unknown to " + context);
-            }
-            return q;
         } finally {
             release();
         }

@@ -35,13 +35,16 @@ public final class CompletionQueue extends NativeResource {
     private final int capacity;
     private final MemorySegment pollFn;
     private final MemorySegment notifyFn;
+    /** This CQ's index among its channel's CQs, or -1 without a channel. */
+    private final int slot;
 
-    CompletionQueue(RdmaContext context, CompletionChannel channel, MemorySegment cq) {
+    CompletionQueue(RdmaContext context, CompletionChannel channel, MemorySegment cq, int slot) {
         // The channel owns the CQ too: destroying a channel a CQ still uses fails (EBUSY) in the kernel.
         super(Rank.CQ, cq.reinterpret(ibv_cq.sizeof()),
                 channel == null ? new NativeResource[] {context} : new NativeResource[] {context, channel});
         this.context = context;
         this.channel = channel;
+        this.slot = slot;
         this.capacity = ibv_cq.cqe(handle);
         MemorySegment ops = ibv_context.ops(context.handle);
         this.pollFn = ibv_context_ops.poll_cq(ops);
@@ -114,8 +117,11 @@ public final class CompletionQueue extends NativeResource {
 
     @Override
     void destroy() {
-        context.forgetCq(handle.address());
         Calls.IBV_DESTROY_CQ.callStatus(handle);
+        // After the destroy: the kernel has dropped this CQ's pending events, so none can name the slot.
+        if (channel != null) {
+            channel.free(slot);
+        }
     }
 
     @Override

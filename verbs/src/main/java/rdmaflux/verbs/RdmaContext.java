@@ -33,7 +33,8 @@ import rdmaflux.verbs.ffi.verbs_context;
 public final class RdmaContext extends NativeResource {
     private final boolean owned;
     private final String deviceName;
-    private final Map<Long, CompletionQueue> cqs = new ConcurrentHashMap<>();
+    /** One context per native device context that librdmacm opened: see {@link CmId#sharedContext()}. */
+    private static final Map<Long, RdmaContext> SHARED = new ConcurrentHashMap<>();
     private volatile boolean asyncNonBlocking;
 
     RdmaContext(MemorySegment context, boolean owned, NativeResource... owners) {
@@ -466,35 +467,48 @@ public final class RdmaContext extends NativeResource {
         if (capacity <= 0) {
             throw new IllegalArgumentException("CQ capacity must be > 0, got " + capacity);
         }
-        if (channel != null && channel.context() != this) {
+        // The kernel accepts a channel of the same device file only: the same native context, which
+        // another Java object (a shared context, another id's) may wrap.
+        if (channel != null && channel.context().handle.address() != handle.address()) {
             throw new IllegalArgumentException(channel + " belongs to another device context");
         }
         MemorySegment ctx = acquire();
         try {
-            MemorySegment ch = channel == null ? MemorySegment.NULL : channel.acquire();
+            if (channel == null) {
+                return new CompletionQueue(this, null,
+                        Calls.IBV_CREATE_CQ.callPointer(ctx, capacity, MemorySegment.NULL, MemorySegment.NULL,
+                                completionVector), -1);
+            }
+            MemorySegment ch = channel.acquire();
+            int slot = channel.reserve();
+            boolean made = false;
             try {
-                MemorySegment cq = Calls.IBV_CREATE_CQ.callPointer(ctx, capacity, MemorySegment.NULL, ch,
-                        completionVector);
-                CompletionQueue q = new CompletionQueue(this, channel, cq);
-                cqs.put(cq.address(), q);
+                // The CQ's context carries its slot in the channel: an event finds its CQ by index.
+                MemorySegment cq = Calls.IBV_CREATE_CQ.callPointer(ctx, capacity,
+                        MemorySegment.ofAddress(slot + 1L), ch, completionVector);
+                CompletionQueue q = new CompletionQueue(this, channel, cq, slot);
+                channel.fill(slot, q);
+                made = true;
                 return q;
             } finally {
-                if (channel != null) {
-                    channel.release();
+                if (!made) {
+                    channel.free(slot);
                 }
+                channel.release();
             }
         } finally {
             release();
         }
     }
 
-    /** {@return the completion queue created through this context at that native address} */
-    CompletionQueue cqAt(long address) {
-        return cqs.get(address);
-    }
-
-    void forgetCq(long address) {
-        cqs.remove(address);
+    /**
+     * {@return the process-wide context for a native context librdmacm opened, made on first use}
+     *
+     * @param verbs {@code cm_id->verbs}
+     */
+    static RdmaContext shared(MemorySegment verbs) {
+        return SHARED.compute(verbs.address(),
+                (a, c) -> c == null || c.isClosed() ? new RdmaContext(verbs, false) : c);
     }
 
     /** {@return the file descriptor that becomes readable when an asynchronous event is pending} */

@@ -61,7 +61,7 @@ final class FakeProvider {
         MemorySegment cqMem = ibv_cq.allocate(arena);
         ibv_cq.context(cqMem, ctx);
         ibv_cq.cqe(cqMem, 1024);
-        cq = new CompletionQueue(context, null, cqMem);
+        cq = new CompletionQueue(context, null, cqMem, -1);
 
         MemorySegment qpMem = ibv_qp.allocate(arena);
         ibv_qp.context(qpMem, ctx);
