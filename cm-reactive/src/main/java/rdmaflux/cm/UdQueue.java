@@ -132,7 +132,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                     .depth(Math.max(1, sendBuffers), Math.max(1, receiveBuffers)).sge(1, 1).build());
             this.slotSize = (maxPayload + Datagram.GRH_BYTES + 63) & ~63;
             if (receiveBuffers > 0) {
-                recvMr = pd.register(arena.allocate((long) slotSize * receiveBuffers, 64));
+                recvMr = pd.register(RcQueue.allocate(arena, (long) slotSize * receiveBuffers, 64));
                 recvBatch = new ReceiveRequests(receiveBuffers, 1);
             } else {
                 recvMr = null;
@@ -143,7 +143,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 freeSlots[i] = receiveBuffers - 1 - i;
             }
             freeTop = receiveBuffers;
-            sendMr = sendBuffers > 0 ? pd.register(arena.allocate((long) maxPayload * sendBuffers, 64)) : null;
+            sendMr = sendBuffers > 0 ? pd.register(RcQueue.allocate(arena, (long) maxPayload * sendBuffers, 64)) : null;
             inFlight = new MonoSink[sendBuffers];
             inFlightBytes = new int[sendBuffers];
             freeSend = new int[sendBuffers];
