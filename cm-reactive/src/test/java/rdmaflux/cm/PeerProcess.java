@@ -39,10 +39,23 @@ final class PeerProcess implements AutoCloseable {
      * @return the running peer
      */
     static PeerProcess start(String mode) {
+        // Direct memory beyond the heap's 256 MiB: ManyConnectionsIT's 1,000 server sides need ~0.55 GiB.
+        return start(mode, "-XX:MaxDirectMemorySize=1g");
+    }
+
+    /**
+     * Starts the peer with JVM options of the test's choosing and waits until it listens.
+     *
+     * @param mode a {@link PeerMain} mode
+     * @param jvmOptions e.g. a direct memory limit
+     * @return the running peer
+     */
+    static PeerProcess start(String mode, String... jvmOptions) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
-                "-XX:+UseSerialGC", "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                PeerMain.class.getName(), mode);
+        List<String> cmd = new java.util.ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"));
+        cmd.addAll(List.of(jvmOptions));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerMain.class.getName(), mode));
         Process p;
         try {
             p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
