@@ -27,7 +27,14 @@ final class EchoServer implements AutoCloseable {
         server = RdmaServer.bind(at, options, filter).block(Duration.ofSeconds(30));
         handlers.add(server.connections().subscribe(c -> {
             handlers.add(c); // closed with the fixture if the client did not close it first
-            handlers.add(echo(c, options));
+            Disposable echoing = echo(c, options);
+            handlers.add(echoing);
+            // Forgotten once closed: a long-lived server must not keep every closed connection's buffers.
+            Runnable forget = () -> {
+                handlers.remove(c);
+                handlers.remove(echoing);
+            };
+            c.onDispose().subscribe(null, e -> forget.run(), forget);
         }));
     }
 

@@ -110,6 +110,42 @@ class FaultsIT {
     }
 
     @Test
+    void aServerOutOfDirectMemoryRejectsTheConnectionItCannotHoldAndKeepsServing() {
+        Map<String, Integer> baseline = Resources.baseline();
+        // Room for one connection's buffers (about 0.55 MiB at the defaults), not for two.
+        try (PeerProcess peer = PeerProcess.start("echo", "-XX:MaxDirectMemorySize=800k")) {
+            Map<String, Integer> withPeer = Resources.baseline();
+            RdmaConnection first = RdmaConnection.connect(peer.address(), PeerMain.OPTIONS).block(T);
+            java.util.concurrent.LinkedBlockingQueue<Object> inbox = new java.util.concurrent.LinkedBlockingQueue<>();
+            first.receiveBytes().subscribe(inbox::add, inbox::add);
+            first.send(utf8("one")).block(T);
+            assertEquals("one", new String(Inbox.take(inbox, T), StandardCharsets.UTF_8));
+            // The server cannot allocate the second one's buffers: it rejects that request instead of
+            // letting an OutOfMemoryError escape its CM loop and leave the request unanswered.
+            Throwable e = connectFailure(peer.address(), PeerMain.OPTIONS);
+            assertInstanceOf(RdmaCmException.Rejected.class, e, String.valueOf(e));
+            first.send(utf8("one again")).block(T);
+            assertEquals("one again", new String(Inbox.take(inbox, T), StandardCharsets.UTF_8));
+            first.disposeNow(T);
+            // Once the server has closed its side too, that side's buffers are garbage, and the JVM
+            // collects before it refuses direct memory: room for a connection again.
+            Resources.awaitBaseline(withPeer, T, "after the first connection closed");
+            RdmaConnection third = RdmaConnection.connect(peer.address(), PeerMain.OPTIONS).block(T);
+            byte[] back = Mono.zip(third.receiveBytes().next(), third.send(utf8("three")).thenReturn(true))
+                    .map(t -> t.getT1()).block(T);
+            assertEquals("three", new String(back, StandardCharsets.UTF_8));
+            third.disposeNow(T);
+            assertTrue(peer.isAlive(), "the server process survived");
+            Resources.awaitBaseline(withPeer, T, "after the connections to a server short of memory closed");
+        }
+        Resources.awaitBaseline(baseline, T, "after the server process short of memory ended");
+    }
+
+    private static ByteBuffer utf8(String text) {
+        return ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void sendAfterDisposeFailsWithIllegalState() {
         try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
             RdmaConnection c = RdmaConnection.connect(echo.address()).block(T);
