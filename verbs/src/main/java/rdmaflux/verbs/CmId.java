@@ -136,17 +136,7 @@ public final class CmId extends NativeResource {
         }
         synchronized (this) {
             if (context == null) {
-                MemorySegment id = acquire();
-                try {
-                    MemorySegment verbs = rdma_cm_id.verbs(id);
-                    if (verbs.equals(MemorySegment.NULL)) {
-                        throw new IllegalStateException(this + " is not bound to a device yet: bind it to an RDMA "
-                                + "address or resolve an address first");
-                    }
-                    context = new RdmaContext(verbs, false, this);
-                } finally {
-                    release();
-                }
+                context = new RdmaContext(verbs(), false, this);
             }
             return context;
         }
@@ -163,6 +153,11 @@ public final class CmId extends NativeResource {
      * @throws IllegalStateException when the id is not bound to a device yet
      */
     public RdmaContext sharedContext() {
+        return RdmaContext.shared(verbs());
+    }
+
+    /** {@return {@code cm_id->verbs}, the native device context} */
+    private MemorySegment verbs() {
         MemorySegment id = acquire();
         try {
             MemorySegment verbs = rdma_cm_id.verbs(id);
@@ -170,7 +165,7 @@ public final class CmId extends NativeResource {
                 throw new IllegalStateException(this + " is not bound to a device yet: bind it to an RDMA "
                         + "address or resolve an address first");
             }
-            return RdmaContext.shared(verbs);
+            return verbs;
         } finally {
             release();
         }
