@@ -148,6 +148,11 @@ final class Loops implements RdmaLoops {
         return terminated.asMono();
     }
 
+    /** {@return the completion loops (tests check what they wait on)} */
+    CompletionLoop[] completionLoopsForTest() {
+        return completions.clone();
+    }
+
     /** {@return every loop thread (tests check they end)} */
     Thread[] threads() {
         Thread[] t = new Thread[completions.length + 1];

@@ -63,6 +63,10 @@ class LoopsIT {
             }).then().block(T);
             assertEquals(Set.of(PREFIX + "-completion-0", PREFIX + "-completion-1"), drainedBy,
                     "round robin over both completion loops");
+            // Two connections on each loop, one device: each loop waits on one descriptor, its channel.
+            for (CompletionLoop l : ((Loops) loops).completionLoopsForTest()) {
+                assertEquals(1, l.fds().length, "descriptors a completion loop waits on");
+            }
 
             // Disposing the loops closes what still runs on them, then ends the threads.
             loops.disposeNow(T);

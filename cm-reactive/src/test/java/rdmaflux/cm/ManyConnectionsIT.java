@@ -77,6 +77,10 @@ class ManyConnectionsIT {
             long loopThreads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                     .filter(n -> n.equals("rdmaflux-cm") || n.startsWith("rdmaflux-completion-")).count();
             assertTrue(loopThreads <= RdmaLoops.DEFAULT_COMPLETION_LOOPS + 1, "rdmaflux threads: " + loopThreads);
+            // A wake-up waits on one completion channel per device, not one per connection.
+            for (CompletionLoop l : Loops.shared().completionLoopsForTest()) {
+                assertTrue(l.fds().length <= 1, "descriptors a completion loop waits on: " + l.fds().length);
+            }
 
             AtomicInteger verified = new AtomicInteger();
             Flux.fromIterable(conns).flatMap(c -> {
