@@ -216,11 +216,10 @@ final class HostLatency implements AutoCloseable {
         VerbsLink.Side s = side;
         switch (test) {
             case SEND -> s.send.set(0, 0, SendOpcode.SEND, SIGNALED).sge(0, 0, s.mr, 0, size);
-            case WRITE -> {
-                s.buf.asSlice(s.half, size).fill((byte) 0);
-                s.send.set(0, 0, SendOpcode.RDMA_WRITE, SIGNALED).sge(0, 0, s.mr, 0, size)
-                        .rdma(0, s.peer.address() + s.half, s.peer.rkey());
-            }
+            // No zeroing of the half the peer writes: it is fresh (zeroed) memory, and the peer's first write
+            // may already have landed when the server gets here.
+            case WRITE -> s.send.set(0, 0, SendOpcode.RDMA_WRITE, SIGNALED).sge(0, 0, s.mr, 0, size)
+                    .rdma(0, s.peer.address() + s.half, s.peer.rkey());
             case READ -> s.send.set(0, 0, SendOpcode.RDMA_READ, SIGNALED).sge(0, 0, s.mr, s.half, size)
                     .rdma(0, s.peer.address(), s.peer.rkey());
         }
