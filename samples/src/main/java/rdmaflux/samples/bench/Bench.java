@@ -50,6 +50,7 @@ import rdmaflux.verbs.RdmaDevice;
  * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
  * Client sides (ours and C) run on CPU 0, server sides on CPU 1, unless {@code --no-pin}.
  * {@code docs/benchmarks.md} explains the method and how to read results from the emulated sandbox.
+ * {@link CrossHostBench} runs the latency rows with each server on one host and each client on another.
  *
  * <p>Use {@code scripts/bench} (builds, runs in the Soft-RoCE sandbox when the host has no RDMA device,
  * and updates {@code docs/benchmarks.md}). By hand, on the sandbox:

@@ -471,7 +471,7 @@ final class CTools {
         return totals;
     }
 
-    private static Process start(List<String> command, Path output) throws IOException {
+    static Process start(List<String> command, Path output) throws IOException {
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 
@@ -484,7 +484,7 @@ final class CTools {
         return c;
     }
 
-    private static List<String> lineBuffered(List<String> command) {
+    static List<String> lineBuffered(List<String> command) {
         if (!installed("stdbuf")) {
             return command;
         }
@@ -493,7 +493,7 @@ final class CTools {
         return c;
     }
 
-    private static boolean awaitOutput(Process p, Path file, String marker, Duration wait)
+    static boolean awaitOutput(Process p, Path file, String marker, Duration wait)
             throws IOException, InterruptedException {
         long deadline = System.nanoTime() + wait.toNanos();
         while (System.nanoTime() < deadline) {
@@ -508,7 +508,7 @@ final class CTools {
         return false;
     }
 
-    private static String tail(Path file) {
+    static String tail(Path file) {
         try {
             String t = Files.readString(file).strip();
             String[] lines = t.split("\n");

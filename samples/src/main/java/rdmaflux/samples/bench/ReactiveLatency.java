@@ -16,14 +16,54 @@ import rdmaflux.cm.RdmaServer;
 
 /**
  * Send/receive ping-pong through the reactive API, for comparison with ib_send_lat: the client sends a
- * message, an {@link RdmaServer} in this process echoes it, the client waits for the echo. Everything
+ * message, an {@link RdmaServer} ({@link Echo}, in this process or on another host) echoes it, the client
+ * waits for the echo. Everything
  * the API does per message (credits, Reactor signals, hops to the scheduler) is inside the time.
  */
 final class ReactiveLatency {
     private ReactiveLatency() {
     }
 
+    /** An echo server: every message a connection receives goes back to its sender. */
+    static final class Echo implements AutoCloseable {
+        private final RdmaServer server;
+        private final Disposable echo;
+        private final Duration timeout;
+
+        /**
+         * @param address the RDMA interface's address (port 0: any)
+         * @param size message size the clients send
+         * @param timeout the longest wait for the bind and for the shutdown
+         */
+        Echo(InetSocketAddress address, int size, Duration timeout) {
+            this.timeout = timeout;
+            server = RdmaServer.bind(address, options(size), AcceptFilter.ACCEPT_ALL).block(timeout);
+            echo = server.connections().subscribe(c -> c.receive().concatMap(m -> {
+                ByteBuffer copy = ByteBuffer.wrap(m.toByteArray());
+                m.release();
+                return c.send(copy);
+            }).subscribe(null, e -> { }));
+        }
+
+        /** {@return the address the server listens on} */
+        InetSocketAddress address() {
+            return server.address();
+        }
+
+        @Override
+        public void close() {
+            echo.dispose();
+            server.disposeNow(timeout);
+        }
+    }
+
+    private static ConnectionOptions options(int size) {
+        return ConnectionOptions.defaults().toBuilder().bufferSize(Math.max(size, 64)).build();
+    }
+
     /**
+     * Ping-pong against an echo server in this process.
+     *
      * @param address the RDMA interface's address (port 0: any)
      * @param size message size
      * @param warmup untimed round trips first
@@ -32,16 +72,25 @@ final class ReactiveLatency {
      * @return timestamps and the heap bytes all threads allocated per message while timed
      */
     static VerbsTests.Latency run(InetSocketAddress address, int size, int warmup, int iters, Duration timeout) {
-        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().bufferSize(Math.max(size, 64)).build();
-        RdmaServer server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL).block(timeout);
-        Disposable echo = server.connections().subscribe(c -> c.receive().concatMap(m -> {
-            ByteBuffer copy = ByteBuffer.wrap(m.toByteArray());
-            m.release();
-            return c.send(copy);
-        }).subscribe(null, e -> { }));
+        try (Echo echo = new Echo(address, size, timeout)) {
+            return pingPong(echo.address(), size, warmup, iters, timeout);
+        }
+    }
+
+    /**
+     * Ping-pong against an {@link Echo} server, in this process or on another host.
+     *
+     * @param server the echo server's address
+     * @param size message size
+     * @param warmup untimed round trips first
+     * @param iters timed round trips
+     * @param timeout the longest wait for any step or echo
+     * @return timestamps and the heap bytes this process's threads allocated per message while timed
+     */
+    static VerbsTests.Latency pingPong(InetSocketAddress server, int size, int warmup, int iters, Duration timeout) {
         RdmaConnection conn = null;
         try {
-            conn = RdmaConnection.connect(server.address(), options).block(timeout);
+            conn = RdmaConnection.connect(server, options(size)).block(timeout);
             AtomicLong arrived = new AtomicLong();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread caller = Thread.currentThread();
@@ -89,8 +138,6 @@ final class ReactiveLatency {
             if (conn != null) {
                 conn.disposeNow(timeout);
             }
-            echo.dispose();
-            server.disposeNow(timeout);
         }
     }
 }

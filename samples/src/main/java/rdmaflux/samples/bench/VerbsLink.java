@@ -267,13 +267,15 @@ final class VerbsLink implements AutoCloseable {
         return any != null ? any.index() : QpConnectOptions.DEFAULTS.gidIndex();
     }
 
-    private static ConnectionParameters params(Side side) {
+    /** {@return connection parameters carrying {@code side}'s buffer descriptor in the private data} */
+    static ConnectionParameters params(Side side) {
         ByteBuffer b = ByteBuffer.allocate(RemoteBuffer.ENCODED_SIZE);
         side.mr.toRemoteBuffer().writeTo(b);
         return ConnectionParameters.DEFAULTS.withPrivateData(b.array());
     }
 
-    private static RemoteBuffer decode(byte[] privateData) {
+    /** {@return the peer's buffer descriptor from the CM private data} */
+    static RemoteBuffer decode(byte[] privateData) {
         // The CM pads private data to its protocol size; the descriptor is the first bytes.
         return RemoteBuffer.readFrom(ByteBuffer.wrap(privateData, 0, RemoteBuffer.ENCODED_SIZE));
     }

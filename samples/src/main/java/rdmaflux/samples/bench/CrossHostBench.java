@@ -1,0 +1,416 @@
+package rdmaflux.samples.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import rdmaflux.verbs.Rdma;
+import rdmaflux.verbs.RdmaDevice;
+
+/**
+ * The latency rows of {@link Bench} across two hosts: every server side (our verbs-layer ends, our reactive
+ * echo server, perftest's servers) runs on the first host, every client side on the second, so each round
+ * trip crosses the wire. Under qemu's TCG a single VM's two virtual CPUs share one emulator thread and its
+ * scheduling tick quantizes a ping-pong; two VMs each have their own.
+ *
+ * <p>The same program runs on both hosts ({@code scripts/bench --hosts 2} starts it in each VM of
+ * {@code scripts/sandbox/hosts}); {@code RDMAFLUX_SANDBOX_HOST} or {@code --role} picks the part. The client
+ * drives: over a TCP control connection it asks the server for one server side at a time, waits for it to
+ * listen, and runs the matching client. Rows, statistic (perftest's {@code t_typical}, ours computed the same
+ * way), {@code -n}, repeats (ours and C alternating, medians) and targets are those of {@link Bench}.
+ */
+@Command(name = "bench-hosts", mixinStandardHelpOptions = true,
+        description = "Latency of rdmaflux vs perftest with the server on one host and the client on another.")
+public final class CrossHostBench implements Callable<Integer> {
+    /** Creates the command with its default options; picocli sets the ones given. */
+    public CrossHostBench() {
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--role", description = "server or client (default: server on $RDMAFLUX_SANDBOX_HOST 1, "
+            + "client on 2).")
+    String role;
+
+    @Option(names = "--server", description = "The server host's RDMA address (default: the first of "
+            + "$RDMAFLUX_HOSTS_ADDRS).")
+    String serverAddress;
+
+    @Option(names = {"-d", "--ib-dev"}, paramLabel = "DEVICE", description = "RDMA device (default: "
+            + "$RDMAFLUX_SANDBOX_DEVICE, else the first).")
+    String device = System.getenv("RDMAFLUX_SANDBOX_DEVICE");
+
+    @Option(names = "--quick", description = "A short run (2 B only, one repeat, few iterations).")
+    boolean quick;
+
+    @Option(names = {"-o", "--out"}, paramLabel = "DIR", description = "The client writes results.md to DIR.")
+    Path out;
+
+    @Option(names = {"-p", "--port"}, description = "The control port; RDMA ports follow it (default: "
+            + "${DEFAULT-VALUE}).")
+    int basePort = 19500;
+
+    @Option(names = "--lat-iters", description = "Timed iterations per test, ours and perftest's -n (default: 300, "
+            + "quick 30).")
+    Integer latIters;
+
+    @Option(names = {"-r", "--repeat"}, description = "Runs of each comparison, ours and C alternating; medians "
+            + "(default: 3, quick 1).")
+    Integer repeatOption;
+
+    @Option(names = "--timeout", description = "Seconds any single wait may take (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds = 60;
+
+    @Option(names = "--command", hidden = true, description = "The command line to record in results.md.")
+    String command;
+
+    private PrintWriter pw;
+    private Duration timeout;
+
+    /**
+     * Runs one part of the benchmark.
+     *
+     * @param args command line; {@code --help} describes it
+     */
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new CrossHostBench()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        pw = spec.commandLine().getOut();
+        timeout = Duration.ofSeconds(timeoutSeconds);
+        if (!Rdma.isAvailable()) {
+            spec.commandLine().getErr().println("bench: RDMA is not available: "
+                    + Rdma.unavailabilityCause().getMessage());
+            return 2;
+        }
+        if (device == null) {
+            device = Rdma.devices().stream().map(RdmaDevice::name).findFirst().orElseThrow();
+        }
+        if (serverAddress == null) {
+            String all = System.getenv().getOrDefault("RDMAFLUX_HOSTS_ADDRS", "").trim();
+            serverAddress = all.isEmpty() ? null : all.split("\\s+")[0];
+        }
+        if (role == null) {
+            String host = System.getenv().getOrDefault("RDMAFLUX_SANDBOX_HOST", "").trim();
+            role = switch (host) {
+                case "1" -> "server";
+                case "2" -> "client";
+                default -> null;
+            };
+        }
+        if (serverAddress == null || role == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "outside scripts/sandbox/hosts --role and "
+                    + "--server are required");
+        }
+        InetAddress server = InetAddress.getByName(serverAddress);
+        return switch (role) {
+            case "server" -> serve(server);
+            case "client" -> drive(server);
+            default -> throw new CommandLine.ParameterException(spec.commandLine(), "--role: server or client");
+        };
+    }
+
+    // ---- server (host 1) ----
+
+    /**
+     * Serves the client's requests, one line each, answered with {@code ready} once the server side listens
+     * and {@code done} (for ours, {@code done MS}: this JVM's JIT time during the run) or {@code error: ...}
+     * once it finished: {@code ours TEST SIZE ROUNDS PORT},
+     * {@code reactive SIZE PORT} (until {@code stop}), {@code perftest TOOL SIZE ITERS PORT}, {@code quit}.
+     */
+    private int serve(InetAddress self) throws IOException, InterruptedException {
+        try (ServerSocket control = new ServerSocket()) {
+            control.setReuseAddress(true);
+            control.bind(new InetSocketAddress(self, basePort));
+            control.setSoTimeout((int) Duration.ofMinutes(10).toMillis());
+            say("bench: server on %s, waiting for the client on port %d", self.getHostAddress(), basePort);
+            try (Socket s = control.accept();
+                 BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(),
+                         StandardCharsets.UTF_8));
+                 PrintWriter reply = new PrintWriter(s.getOutputStream(), true, StandardCharsets.UTF_8)) {
+                boolean failed = false;
+                for (String line; (line = in.readLine()) != null; ) {
+                    String[] f = line.trim().split("\\s+");
+                    if (f[0].equals("quit")) {
+                        return failed ? 1 : 0;
+                    }
+                    try {
+                        reply.println(serveOne(self, f, in, reply));
+                    } catch (RuntimeException e) {
+                        // A perftest server's failure is the C side's, which the client's table reports.
+                        failed |= !f[0].equals("perftest");
+                        say("bench: server side of '%s' failed: %s", line, e);
+                        reply.println("error: " + e.getMessage());
+                    }
+                }
+                say("bench: the client went away without quit");
+                return 1;
+            }
+        }
+    }
+
+    private String serveOne(InetAddress self, String[] f, BufferedReader in, PrintWriter reply)
+            throws IOException, InterruptedException {
+        switch (f[0]) {
+            case "ours" -> {
+                HostLatency.Test test = HostLatency.Test.valueOf(f[1]);
+                int size = Integer.parseInt(f[2]);
+                int rounds = Integer.parseInt(f[3]);
+                Jit.awaitQuiet(quick, this::say);
+                long compiled;
+                try (HostLatency.Listener l = new HostLatency.Listener(new InetSocketAddress(self,
+                        Integer.parseInt(f[4])), timeout)) {
+                    reply.println("ready");
+                    try (HostLatency end = l.accept(HostLatency.MAX_SIZE)) {
+                        long c0 = Jit.millis();
+                        end.serve(test, size, rounds);
+                        compiled = Jit.millis() - c0;
+                    }
+                }
+                // The client's warm-up goes on until this side's JIT stays idle through a run.
+                return "done " + compiled;
+            }
+            case "reactive" -> {
+                try (ReactiveLatency.Echo echo = new ReactiveLatency.Echo(new InetSocketAddress(self,
+                        Integer.parseInt(f[2])), Integer.parseInt(f[1]), timeout)) {
+                    reply.println("ready");
+                    String stop = in.readLine();
+                    if (!"stop".equals(stop)) {
+                        throw new IllegalStateException("expected stop, got " + stop);
+                    }
+                }
+                return "done";
+            }
+            case "perftest" -> {
+                return perftestServer(f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]),
+                        reply);
+            }
+            default -> throw new IllegalArgumentException("unknown request " + String.join(" ", f));
+        }
+    }
+
+    private String perftestServer(String tool, int size, int iters, int port, PrintWriter reply)
+            throws IOException, InterruptedException {
+        if (!CTools.installed(tool)) {
+            throw new IllegalStateException(tool + " is not installed (Debian package perftest)");
+        }
+        Path log = Files.createTempFile(tool + "-" + port + "-server", ".txt");
+        Process p = CTools.start(CTools.lineBuffered(perftestArgs(tool, size, iters, port)), log);
+        try {
+            if (!CTools.awaitOutput(p, log, "Waiting for client", Duration.ofSeconds(20))) {
+                throw new IllegalStateException(tool + " server did not start: " + CTools.tail(log));
+            }
+            Thread.sleep(500); // the banner comes just before rdma_listen
+            reply.println("ready");
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException(tool + " server did not finish within " + timeout);
+            }
+            return p.exitValue() == 0 ? "done" : "error: " + tool + " server exited with " + p.exitValue() + ": "
+                    + CTools.tail(log);
+        } finally {
+            p.destroy();
+        }
+    }
+
+    private List<String> perftestArgs(String tool, int size, int iters, int port) {
+        return new ArrayList<>(List.of(tool, "-R", "-F", "-d", device, "-p", Integer.toString(port), "-s",
+                Integer.toString(size), "-n", Integer.toString(iters), CTools.OLD_POST_SEND));
+    }
+
+    private void say(String format, Object... args) {
+        pw.println(String.format(format, args));
+        pw.flush();
+    }
+
+    /** The JIT's state, shared by both parts. */
+    static final class Jit {
+        private Jit() {
+        }
+
+        /** {@return the JIT compilers' total time so far in milliseconds, 0 where it is not monitored} */
+        static long millis() {
+            java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+            return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+        }
+
+        /**
+         * Waits until the JIT compilers have been idle for a second (at most 30 s, quick 5 s), as
+         * {@link Bench} does before its latency rows: a compilation competes with the loop for the VM's CPU.
+         */
+        static void awaitQuiet(boolean quick, java.util.function.BiConsumer<String, Object[]> say) {
+            java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+            if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+                return;
+            }
+            long start = System.nanoTime();
+            long deadline = start + Duration.ofSeconds(quick ? 5 : 30).toNanos();
+            long last = jit.getTotalCompilationTime();
+            try {
+                while (System.nanoTime() < deadline) {
+                    Thread.sleep(1000);
+                    long now = jit.getTotalCompilationTime();
+                    if (now == last) {
+                        return;
+                    }
+                    last = now;
+                }
+                say.accept("bench: the JIT was still compiling after %.0f s; measuring anyway",
+                        new Object[] {(System.nanoTime() - start) / 1e9});
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    // ---- client (host 2) ----
+
+    private int drive(InetAddress server) throws IOException, InterruptedException {
+        int iters = latIters != null ? latIters : quick ? 30 : 300;
+        int repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : 3;
+        if (iters < 5) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "perftest needs --lat-iters >= 5");
+        }
+        Instant started = Instant.now();
+        say("bench: client on %s, servers on %s (%s), kernel %s, %s %s, %d CPUs", System.getenv()
+                .getOrDefault("RDMAFLUX_SANDBOX_ADDR", "this host"), server.getHostAddress(), device,
+                System.getProperty("os.version"), System.getProperty("java.vm.name"), Runtime.version(),
+                Runtime.getRuntime().availableProcessors());
+        try (Control control = Control.connect(new InetSocketAddress(server, basePort), timeout)) {
+            CrossHostRows rows = new CrossHostRows(control, server, device, basePort + 1, timeout, quick, this::say);
+            List<Row> table = rows.all(quick ? new int[] {2} : new int[] {2, 4096}, iters, repeat);
+            control.request("quit", false);
+            report(table, started, server);
+            return rows.ourFailure() ? 1 : 0;
+        }
+    }
+
+    private void report(List<Row> rows, Instant started, InetAddress server) throws IOException {
+        pw.println();
+        pw.print(Table.text(rows));
+        List<Row> missed = rows.stream().filter(Row::missed).toList();
+        String verdict = missed.isEmpty() ? "All targets met." : "**Targets missed (" + missed.size() + "):** "
+                + String.join("; ", missed.stream().map(r -> r.metric() + " " + Row.sizeText(r.size()) + " (ratio "
+                + Row.fmt(r.ratio()) + ", target " + r.targetText() + ")").toList()) + ".";
+        pw.println();
+        pw.println("bench: " + verdict.replace("**", ""));
+        pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);
+        pw.flush();
+        if (out == null) {
+            return;
+        }
+        Files.createDirectories(out);
+        String env = System.getenv("RDMAFLUX_SANDBOX_INSIDE") != null
+                ? "two Soft-RoCE sandbox VMs on one virtual wire (qemu TCG, one emulated CPU each)" : "two hosts";
+        StringBuilder md = new StringBuilder();
+        md.append("Run ").append(started.truncatedTo(ChronoUnit.SECONDS)).append(quick ? " (quick)" : "")
+                .append(" on `").append(device).append("` across ").append(env).append(": servers on ")
+                .append(server.getHostAddress()).append(", clients on ")
+                .append(System.getenv().getOrDefault("RDMAFLUX_SANDBOX_ADDR", "the other host")).append(".\n\n");
+        if (command != null) {
+            md.append("Command: `").append(command).append("`\n\n");
+        }
+        md.append("Kernel ").append(System.getProperty("os.version")).append(", ")
+                .append(System.getProperty("java.vm.name")).append(' ').append(Runtime.version())
+                .append(", JVM options `")
+                .append(String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments())).append("`.\n\n");
+        md.append(Table.markdown(rows)).append('\n').append(verdict).append('\n');
+        Files.writeString(out.resolve("results.md"), md);
+        say("bench: wrote %s", out.resolve("results.md"));
+    }
+
+    /** The client's end of the control connection. */
+    static final class Control implements AutoCloseable {
+        private final Socket socket;
+        private final BufferedReader in;
+        private final PrintWriter outLine;
+
+        private Control(Socket socket) throws IOException {
+            this.socket = socket;
+            in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            outLine = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8);
+        }
+
+        /** Connects, retrying while the server's JVM is still starting (its VM boots alongside this one). */
+        static Control connect(InetSocketAddress server, Duration timeout) throws IOException, InterruptedException {
+            long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+            for (;;) {
+                Socket s = new Socket();
+                try {
+                    s.connect(server, (int) timeout.toMillis());
+                    s.setSoTimeout((int) Duration.ofMinutes(5).toMillis());
+                    return new Control(s);
+                } catch (IOException e) {
+                    s.close();
+                    if (System.nanoTime() > deadline) {
+                        throw new IOException("no bench server at " + server + ": " + e.getMessage(), e);
+                    }
+                    Thread.sleep(1000);
+                }
+            }
+        }
+
+        /**
+         * Sends a request and waits for its first answer.
+         *
+         * @param line the request
+         * @param awaitReady whether the answer is {@code ready} (else {@code done} or an error)
+         * @return the answer
+         */
+        String request(String line, boolean awaitReady) throws IOException {
+            outLine.println(line);
+            return awaitReady ? expect("ready") : "";
+        }
+
+        /** {@return the next answer, whatever it is} */
+        String answer() throws IOException {
+            String a = in.readLine();
+            if (a == null) {
+                throw new IOException("the bench server went away");
+            }
+            return a;
+        }
+
+        /** {@return the next answer}, failing unless it is {@code want} */
+        String expect(String want) throws IOException {
+            String a = answer();
+            if (!a.equals(want)) {
+                throw new IllegalStateException("server: " + a);
+            }
+            return a;
+        }
+
+        /** Sends a line without waiting for an answer. */
+        void send(String line) {
+            outLine.println(line);
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+}
