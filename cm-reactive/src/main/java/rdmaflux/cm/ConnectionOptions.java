@@ -138,7 +138,7 @@ public final class ConnectionOptions {
         this.largeMessageBudget = b.largeMessageBudget;
         this.portDownPolicy = Objects.requireNonNull(b.portDownPolicy);
         this.largeMessageMemory = b.largeMessageMemory;
-        this.scheduler = Objects.requireNonNull(b.scheduler);
+        this.scheduler = b.scheduler;
         this.recorder = Objects.requireNonNull(b.recorder);
         this.loops = b.loops;
         int room = Wire.MAX_CONNECT_PRIVATE_DATA - (protocol == Protocol.CREDITS ? Wire.HEADER : 0);
@@ -283,9 +283,14 @@ public final class ConnectionOptions {
         return busyPoll;
     }
 
-    /** {@return where user-visible signals are delivered} */
+    /**
+     * {@return where user-visible signals are delivered: the scheduler set, else Reactor's shared
+     * {@code Schedulers.parallel()} as it is at each use (so a reset of Reactor's schedulers, e.g.
+     * {@code Schedulers.resetFactory()} between tests, never leaves connections with a disposed one)}
+     */
     public Scheduler scheduler() {
-        return scheduler;
+        Scheduler s = scheduler;
+        return s != null ? s : Schedulers.parallel();
     }
 
     /** {@return the metrics recorder} */
@@ -400,7 +405,8 @@ public final class ConnectionOptions {
         private long largeMessageBudget = 64L << 20;
         private PortDownPolicy portDownPolicy = PortDownPolicy.WAIT;
         private java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
-        private Scheduler scheduler = Schedulers.parallel();
+        /** Null: Reactor's shared parallel scheduler, looked up at each use. */
+        private Scheduler scheduler;
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
         private RdmaLoops loops;
 
@@ -684,7 +690,7 @@ public final class ConnectionOptions {
          * @return this
          */
         public Builder scheduler(Scheduler s) {
-            scheduler = s;
+            scheduler = Objects.requireNonNull(s, "scheduler");
             return this;
         }
 

@@ -25,7 +25,7 @@ abstract class UdOptions {
         this.receiveBuffers = buffers("receiveBuffers", b.receiveBuffers);
         this.sendBuffers = buffers("sendBuffers", b.sendBuffers);
         this.addressTimeout = positive("addressTimeout", b.addressTimeout);
-        this.scheduler = Objects.requireNonNull(b.scheduler, "scheduler");
+        this.scheduler = b.scheduler;
         this.recorder = Objects.requireNonNull(b.recorder, "recorder");
     }
 
@@ -63,9 +63,10 @@ abstract class UdOptions {
         return addressTimeout;
     }
 
-    /** {@return where user-visible signals are delivered} */
+    /** {@return where user-visible signals are delivered: the one set, else Reactor's shared parallel scheduler at each use} */
     public Scheduler scheduler() {
-        return scheduler;
+        Scheduler s = scheduler;
+        return s != null ? s : Schedulers.parallel();
     }
 
     /** {@return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default} */
@@ -82,7 +83,8 @@ abstract class UdOptions {
         private int receiveBuffers = 64;
         private int sendBuffers = 32;
         private Duration addressTimeout = Duration.ofSeconds(2);
-        private Scheduler scheduler = Schedulers.parallel();
+        /** Null: Reactor's shared parallel scheduler, looked up at each use. */
+        private Scheduler scheduler;
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
 
         Builder() {
@@ -141,7 +143,7 @@ abstract class UdOptions {
          * @return this
          */
         public B scheduler(Scheduler s) {
-            scheduler = s;
+            scheduler = Objects.requireNonNull(s, "scheduler");
             return self();
         }
 
