@@ -1,6 +1,7 @@
 /**
  * rdmaflux cm: the Reactor API over the RDMA connection manager ({@code RdmaConnection},
- * {@code RdmaServer}, multicast and datagram endpoints).
+ * {@code RdmaServer}, multicast and datagram endpoints), and an RSocket transport over it
+ * ({@code rdmaflux.cm.rsocket}, with rsocket-core as an optional dependency).
  *
  * <p>The verbs types that appear in this module's API ({@code RemoteBuffer}, {@code AccessFlags},
  * ...) and Reactor's {@code Mono}/{@code Flux} are re-exported through {@code requires transitive}.
@@ -11,5 +12,11 @@ module rdmaflux.cm {
     requires transitive reactor.core;
     requires transitive org.reactivestreams;
 
+    // The RSocket transport's dependencies are optional: present at run time only for applications that use it.
+    requires static rsocket.core;
+    requires static io.netty.buffer;
+    requires static io.netty.common;
+
     exports rdmaflux.cm;
+    exports rdmaflux.cm.rsocket;
 }

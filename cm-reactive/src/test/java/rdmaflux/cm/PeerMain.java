@@ -40,7 +40,7 @@ public final class PeerMain {
     }
 
     /**
-     * @param args the mode: {@code echo}, {@code stream} or {@code storm}
+     * @param args the mode: {@code echo}, {@code stream}, {@code storm} or {@code rsocket}
      * @throws IOException never in practice (reading stdin)
      */
     public static void main(String[] args) throws IOException {
@@ -77,8 +77,21 @@ public final class PeerMain {
                 });
                 System.out.println("PORT " + server.address().getPort());
             }
+            case "rsocket" -> {
+                // An RSocket server whose request-stream never ends: RSocketIT kills this JVM under it.
+                rdmaflux.cm.rsocket.RdmaCloseableServer server = io.rsocket.core.RSocketServer
+                        .create(io.rsocket.SocketAcceptor.forRequestStream(p -> {
+                            p.release();
+                            return Flux.interval(Duration.ofMillis(10))
+                                    .map(i -> io.rsocket.util.DefaultPayload.create("tick " + i));
+                        }))
+                        .bind(rdmaflux.cm.rsocket.RdmaServerTransport.create(
+                                new InetSocketAddress(RdmaTestEnv.address(), 0)))
+                        .block(Duration.ofSeconds(60));
+                System.out.println("PORT " + server.address().getPort());
+            }
             default -> {
-                System.err.println("usage: PeerMain echo|stream|storm");
+                System.err.println("usage: PeerMain echo|stream|storm|rsocket");
                 System.exit(2);
             }
         }

@@ -1,0 +1,160 @@
+package rdmaflux.cm.rsocket;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.rsocket.DuplexConnection;
+import io.rsocket.RSocketErrorException;
+import io.rsocket.frame.ErrorFrameCodec;
+import org.reactivestreams.Subscription;
+import rdmaflux.cm.RdmaConnection;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+
+import java.net.SocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One RSocket connection over one {@link RdmaConnection}: each frame is one message.
+ *
+ * <p>{@link #sendFrame} hands the frame to the connection at once (any thread; the connection queues what
+ * its send buffers and the peer's credits cannot take yet, in order) and releases it when the send ended:
+ * a large frame is read by the peer in place, so its memory must stay until then. {@link #receive()} wraps
+ * each message in a {@link MessageByteBuf} and releases that reference after RSocket's {@code onNext}, as
+ * Netty-based transports do: RSocket retains what it keeps.
+ *
+ * <p>Threads: received frames are signalled on the connection's scheduler
+ * ({@link rdmaflux.cm.ConnectionOptions#scheduler()}); sends complete on it.
+ */
+final class RdmaDuplexConnection implements DuplexConnection {
+    private final RdmaConnection connection;
+    private final ByteBufAllocator alloc;
+    private final AtomicBoolean subscribed = new AtomicBoolean();
+
+    RdmaDuplexConnection(RdmaConnection connection, ByteBufAllocator alloc) {
+        this.connection = connection;
+        this.alloc = alloc;
+    }
+
+    @Override
+    public void sendFrame(int streamId, ByteBuf frame) {
+        send(frame).subscribe(null, e -> { });
+    }
+
+    /** Sends one frame and releases it when the connection is done with its memory. */
+    private Mono<Void> send(ByteBuf frame) {
+        Mono<Void> sent;
+        try {
+            // A composite frame (header + payload) is merged into one buffer by nioBuffer(); a contiguous
+            // one is sent from where it is.
+            sent = connection.send(frame.nioBuffer());
+        } catch (RuntimeException e) {
+            frame.release();
+            return Mono.error(e);
+        }
+        return sent.doFinally(s -> frame.release());
+    }
+
+    @Override
+    public void sendErrorAndClose(RSocketErrorException e) {
+        ByteBuf error = ErrorFrameCodec.encode(alloc, 0, e);
+        send(error).onErrorComplete().subscribe(null, x -> { }, connection::dispose);
+    }
+
+    @Override
+    public Flux<ByteBuf> receive() {
+        return Flux.defer(() -> {
+            if (!subscribed.compareAndSet(false, true)) {
+                return Flux.error(new IllegalStateException("an RSocket connection's frames have one subscriber"));
+            }
+            Flux<ByteBuf> frames = connection.receive().map(m -> (ByteBuf) new MessageByteBuf(alloc, m))
+                    // RSocket's contract: the frame stream never completes; a closed connection is an error.
+                    .concatWith(Mono.error(ClosedChannelException::new));
+            return frames.transform(Operators.<ByteBuf, ByteBuf>lift((scannable, actual) -> new Releaser(actual)));
+        });
+    }
+
+    @Override
+    public ByteBufAllocator alloc() {
+        return alloc;
+    }
+
+    @Override
+    public SocketAddress remoteAddress() {
+        return connection.remoteAddress();
+    }
+
+    @Override
+    public Mono<Void> onClose() {
+        return connection.onDispose();
+    }
+
+    @Override
+    public void dispose() {
+        connection.dispose();
+    }
+
+    @Override
+    public boolean isDisposed() {
+        return connection.isDisposed();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaDuplexConnection[" + connection + "]";
+    }
+
+    /** Releases the transport's reference of each frame once its subscriber has seen it. */
+    private static final class Releaser implements CoreSubscriber<ByteBuf>, Subscription {
+        private final CoreSubscriber<? super ByteBuf> actual;
+        private Subscription upstream;
+
+        Releaser(CoreSubscriber<? super ByteBuf> actual) {
+            this.actual = actual;
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            if (Operators.validate(upstream, s)) {
+                upstream = s;
+                actual.onSubscribe(this);
+            }
+        }
+
+        @Override
+        public void onNext(ByteBuf frame) {
+            try {
+                actual.onNext(frame);
+            } finally {
+                frame.release();
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            actual.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            actual.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            upstream.cancel();
+        }
+
+        @Override
+        public reactor.util.context.Context currentContext() {
+            return actual.currentContext();
+        }
+    }
+}
