@@ -5,6 +5,11 @@
 open module rdmaflux.samples {
     requires rdmaflux.metrics;
     requires info.picocli;
+    requires rsocket.core;
+    requires io.netty.buffer;
+    requires spring.messaging;
+    requires spring.context;
+    requires spring.core;
     requires micrometer.registry.prometheus;
     requires java.desktop;
     requires java.management;

@@ -35,8 +35,13 @@ class ModuleDescriptorsTest {
     void cmAndMetricsAreNamedModulesThatReexportWhatTheirApiUses() {
         ModuleDescriptor cm = descriptor("rdmaflux-cm-reactive");
         assertEquals("rdmaflux.cm", cm.name());
-        assertEquals(Set.of("rdmaflux.cm"), exports(cm));
+        assertEquals(Set.of("rdmaflux.cm", "rdmaflux.cm.rsocket"), exports(cm));
         assertEquals(Set.of("rdmaflux.verbs", "reactor.core", "org.reactivestreams"), transitive(cm));
+        // The RSocket transport's dependencies are optional: an application without RSocket must not need them.
+        Set<String> optional = cm.requires().stream()
+                .filter(r -> r.modifiers().contains(ModuleDescriptor.Requires.Modifier.STATIC))
+                .map(ModuleDescriptor.Requires::name).collect(java.util.stream.Collectors.toSet());
+        assertEquals(Set.of("rsocket.core", "io.netty.buffer", "io.netty.common"), optional);
 
         ModuleDescriptor metrics = descriptor("rdmaflux-metrics");
         assertEquals("rdmaflux.metrics", metrics.name());

@@ -93,6 +93,16 @@ class DocSnippetsIT {
     }
 
     @Test
+    void springRequesterOverRdma() {
+        assertEquals("hello, RDMA", SpringSnippets.requester(address));
+    }
+
+    @Test
+    void rsocketRequestResponse() {
+        assertEquals("hello, RDMA", RSocketSnippets.requestResponse(address));
+    }
+
+    @Test
     void readmeEcho() {
         assertEquals("hello, RDMA", ReactiveSnippets.readme(address));
     }
