@@ -144,8 +144,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     private void applyHello(Wire.Hello hello, byte[] raw) {
         if (credits) {
             if (hello == null) {
-                throw new IllegalStateException("the peer is not an rdmaflux peer (no RFX1 header in its private "
-                        + "data): use ConnectionOptions.Protocol.RAW to talk to plain verbs applications");
+                throw notAHello(role == Role.SERVER ? Step.ACCEPT : Step.CONNECT);
             }
             peerData = hello.applicationData();
             peerBufferSize = hello.bufferSize();
@@ -155,6 +154,20 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             peerData = raw;
             peerBufferSize = options.bufferSize();
         }
+    }
+
+    /**
+     * The typed failure for private data that is not a valid hello (docs/protocol.md): a peer that is not
+     * rdmaflux, or one that breaks the protocol (wrong magic or version, a length past the data, a buffer
+     * size of 0 or less).
+     *
+     * @param step the step the hello arrived in
+     * @return the failure
+     */
+    static RdmaCmException.ProtocolViolation notAHello(Step step) {
+        return new RdmaCmException.ProtocolViolation(step, "its private data is not a valid rdmaflux hello (RFX1 "
+                + "magic, version 1 or 2, lengths within the data, a positive buffer size): use "
+                + "ConnectionOptions.Protocol.RAW to talk to plain verbs applications");
     }
 
     /**
