@@ -259,11 +259,19 @@ final class ConnectionLifecycle implements RcQueue.Owner {
                 id.connect(p);
             }
             case ACCEPT -> {
-                ConnectionParameters p = TransportParameters.forAccept(options,
-                        TransportParameters.limits(id.context()), request, handshakeData());
-                queue = new RcQueue(id, options, recorder, completions, this);
-                setAckTimeout();
-                id.accept(p);
+                try {
+                    ConnectionParameters p = TransportParameters.forAccept(options,
+                            TransportParameters.limits(id.context()), request, handshakeData());
+                    queue = new RcQueue(id, options, recorder, completions, this);
+                    setAckTimeout();
+                    id.accept(p);
+                } catch (rdmaflux.verbs.RdmaResourceException e) {
+                    throw e; // this side is short of something: said as such (ENOMEM and its remedy)
+                } catch (RdmaException e) {
+                    // A peer that gave up on its request (it destroyed its id: the CM has its reject)
+                    // makes rdma_create_qp or rdma_accept fail at once (EINVAL): the handshake failed.
+                    throw stepError(Step.ACCEPT, CmEventType.CONNECT_ERROR, e);
+                }
             }
             case ESTABLISHED -> established();
             case DISCONNECT -> {
