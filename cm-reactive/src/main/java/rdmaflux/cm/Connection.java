@@ -45,10 +45,23 @@ final class Connection implements RdmaConnection {
                                 long b) {
         RcQueue q = life.queue;
         if (q == null || disposeRequested || q.closedForSends()) {
-            return Mono.error(new IllegalStateException("the connection is " + (q == null ? "not established"
-                    : "closed") + "; cannot " + kind.name().toLowerCase(Locale.ROOT)));
+            return Mono.error(refusal(q, kind.name().toLowerCase(Locale.ROOT)));
         }
         return q.submit(kind, data, local, remote, a, b);
+    }
+
+    /**
+     * Why an operation cannot start: after {@code dispose()}, or on a connection that is not established
+     * or closed in order, an {@link IllegalStateException}; on one that failed (the peer went away, broke
+     * the protocol, a work request failed), that failure, as its pending operations got.
+     */
+    private RuntimeException refusal(RcQueue q, String what) {
+        Throwable f = disposeRequested ? null : life.failure();
+        if (f instanceof RuntimeException failure) {
+            return failure;
+        }
+        return new IllegalStateException("the connection is " + (q == null ? "not established" : "closed")
+                + "; cannot " + what, f);
     }
 
     @Override
@@ -124,7 +137,9 @@ final class Connection implements RdmaConnection {
     public RegisteredBuffer register(MemorySegment memory, AccessFlags access) {
         RcQueue q = life.queue;
         if (q == null || q.closedForSends() || disposeRequested) {
-            throw new IllegalStateException("the connection is not established or closed");
+            // Synchronous: always IllegalStateException; a failure is its cause.
+            throw new IllegalStateException("the connection is not established or closed",
+                    disposeRequested ? null : life.failure());
         }
         return new Registration(q.pd.register(memory, access)).view();
     }
@@ -163,7 +178,7 @@ final class Connection implements RdmaConnection {
             return Mono.error(new IllegalArgumentException("the buffer must come from this connection's register()"));
         }
         if (disposeRequested || q.closedForSends()) {
-            return Mono.error(new IllegalStateException("the connection is closed; cannot grant"));
+            return Mono.error(refusal(q, "grant"));
         }
         return WindowGrant.grant(q.grants, q, v, access, life.disposed.asMono(), options.scheduler())
                 .publishOn(options.scheduler());

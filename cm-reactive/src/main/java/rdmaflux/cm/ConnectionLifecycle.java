@@ -144,8 +144,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     private void applyHello(Wire.Hello hello, byte[] raw) {
         if (credits) {
             if (hello == null) {
-                throw new IllegalStateException("the peer is not an rdmaflux peer (no RFX1 header in its private "
-                        + "data): use ConnectionOptions.Protocol.RAW to talk to plain verbs applications");
+                throw notAHello(role == Role.SERVER ? Step.ACCEPT : Step.CONNECT);
             }
             peerData = hello.applicationData();
             peerBufferSize = hello.bufferSize();
@@ -155,6 +154,20 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             peerData = raw;
             peerBufferSize = options.bufferSize();
         }
+    }
+
+    /**
+     * The typed failure for private data that is not a valid hello (docs/protocol.md): a peer that is not
+     * rdmaflux, or one that breaks the protocol (wrong magic or version, a length past the data, a buffer
+     * size of 0 or less).
+     *
+     * @param step the step the hello arrived in
+     * @return the failure
+     */
+    static RdmaCmException.ProtocolViolation notAHello(Step step) {
+        return new RdmaCmException.ProtocolViolation(step, "its private data is not a valid rdmaflux hello (RFX1 "
+                + "magic, version 1 or 2, lengths within the data, a positive buffer size): use "
+                + "ConnectionOptions.Protocol.RAW to talk to plain verbs applications");
     }
 
     /**
@@ -246,11 +259,19 @@ final class ConnectionLifecycle implements RcQueue.Owner {
                 id.connect(p);
             }
             case ACCEPT -> {
-                ConnectionParameters p = TransportParameters.forAccept(options,
-                        TransportParameters.limits(id.context()), request, handshakeData());
-                queue = new RcQueue(id, options, recorder, completions, this);
-                setAckTimeout();
-                id.accept(p);
+                try {
+                    ConnectionParameters p = TransportParameters.forAccept(options,
+                            TransportParameters.limits(id.context()), request, handshakeData());
+                    queue = new RcQueue(id, options, recorder, completions, this);
+                    setAckTimeout();
+                    id.accept(p);
+                } catch (rdmaflux.verbs.RdmaResourceException e) {
+                    throw e; // this side is short of something: said as such (ENOMEM and its remedy)
+                } catch (RdmaException e) {
+                    // A peer that gave up on its request (it destroyed its id: the CM has its reject)
+                    // makes rdma_create_qp or rdma_accept fail at once (EINVAL): the handshake failed.
+                    throw stepError(Step.ACCEPT, CmEventType.CONNECT_ERROR, e);
+                }
             }
             case ESTABLISHED -> established();
             case DISCONNECT -> {

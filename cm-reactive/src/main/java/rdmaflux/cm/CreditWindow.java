@@ -16,27 +16,57 @@ package rdmaflux.cm;
  * the receiver's {@link #held()} and {@link #owed()}, and the credits travelling back always add up to
  * {@code granted}. Property tests (CreditWindowPropertiesTest) check this over random interleavings.
  *
+ * <p>The peer is not trusted: it is held to what this side can see of the same rule. It may return at
+ * most the credits this side spent and did not get back ({@link #grant}), and may send at most one data
+ * message per credit this side ever gave it ({@link #outstanding()}, checked by {@link #delivered()}).
+ * A peer breaking either fails with {@link RdmaCmException.ProtocolViolation}. The checks are exact: a
+ * peer that keeps to the rule never fails them, whatever the interleaving, and one that breaks it fails
+ * the moment this side can tell (a message sent early on a credit already on its way back is
+ * indistinguishable from one sent after it arrived).
+ *
  * <p>Not thread-safe: the owner ({@link RcQueue}) guards it with its monitor.
  */
 final class CreditWindow {
     private final int granted;
+    /** The credits the peer granted this side in its hello. */
+    private int peerGranted;
     private int available;
     private int owed;
     private int held;
+    /** Credits this side gave the peer (in its hello and returned since) that no data message used yet. */
+    private int outstanding;
     private boolean controlInFlight;
 
     /**
      * A window with nothing owed or held.
      *
      * @param granted the credits this side grants the peer (its data receive buffers)
-     * @param initial the credits the peer granted this side (from its hello)
+     * @param initial the credits the peer granted this side (from its hello); or 0 and {@link #start} later
      */
     CreditWindow(int granted, int initial) {
         if (granted <= 0 || initial < 0 || granted > Wire.CREDITS || initial > Wire.CREDITS) {
             throw new IllegalArgumentException("credits out of range: granted " + granted + ", initial " + initial);
         }
         this.granted = granted;
+        this.peerGranted = initial;
         this.available = initial;
+        this.outstanding = granted;
+    }
+
+    /**
+     * The peer's hello arrived: the credits it grants this side. Called once, before anything is spent.
+     *
+     * @param peerCredits the credits from the peer's hello (0..65535)
+     */
+    void start(int peerCredits) {
+        if (peerCredits < 0 || peerCredits > Wire.CREDITS) {
+            throw new IllegalArgumentException("credits out of range: " + peerCredits);
+        }
+        if (peerGranted != 0 || available != 0) {
+            throw new IllegalStateException("the window was started already: " + this);
+        }
+        peerGranted = peerCredits;
+        available = peerCredits;
     }
 
     /** {@return the credits this side grants the peer} */
@@ -52,6 +82,19 @@ final class CreditWindow {
     /** {@return credits released by the application here and not yet returned to the peer} */
     int owed() {
         return owed;
+    }
+
+    /** {@return the credits the peer granted this side in its hello} */
+    int peerGranted() {
+        return peerGranted;
+    }
+
+    /**
+     * {@return credits this side gave the peer (in its hello or returned since) that no data message has
+     * used yet: some may still be on their way back to it}
+     */
+    int outstanding() {
+        return outstanding;
     }
 
     /** {@return data messages delivered here and not yet released} */
@@ -81,16 +124,29 @@ final class CreditWindow {
      * The peer returned credits (immediate data of a data or control message).
      *
      * @param n credits returned
+     * @throws RdmaCmException.ProtocolViolation when {@code n} is negative or more than this side spent
+     *                                           and did not get back: a peer cannot return what it never had
      */
     void grant(int n) {
-        if (n < 0 || n > Wire.CREDITS) {
-            throw new IllegalArgumentException("credits returned: " + n);
+        if (n < 0 || n > peerGranted - available) {
+            throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "it returned " + n + " credits, but only "
+                    + (peerGranted - available) + " of the " + peerGranted + " it granted are spent and not returned");
         }
         available += n;
     }
 
-    /** A data message that took a peer credit was delivered to the application. */
+    /**
+     * A data message that took a peer credit arrived: it is held until the application releases it.
+     *
+     * @throws RdmaCmException.ProtocolViolation when the peer had no credit for it: it sent more data
+     *                                           messages than this side ever gave it credits
+     */
     void delivered() {
+        if (outstanding == 0) {
+            throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "it sent a data message without a credit ("
+                    + held + " held, " + owed + " owed of the " + granted + " credits granted)");
+        }
+        outstanding--;
         held++;
     }
 
@@ -122,6 +178,7 @@ final class CreditWindow {
     int takeOwed() {
         int n = owed;
         owed = 0;
+        outstanding += n;
         return n;
     }
 
@@ -167,6 +224,6 @@ final class CreditWindow {
     @Override
     public String toString() {
         return "CreditWindow[granted=" + granted + ", available=" + available + ", owed=" + owed + ", held=" + held
-                + (controlInFlight ? ", control in flight" : "") + "]";
+                + ", outstanding=" + outstanding + (controlInFlight ? ", control in flight" : "") + "]";
     }
 }

@@ -101,6 +101,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private boolean peerClosed;
     private final Keepalive keepalive;
     private final Rendezvous rendezvous;
+    /** The peer's protocol violation this queue failed the connection with, or null. */
+    private RdmaCmException.ProtocolViolation violation;
+    /** A work completion error this queue failed the connection with, or null; completion loop. */
+    private Throwable localFailure;
     /** Whether the peer speaks large messages; set before the queue is started. */
     private volatile boolean largeMessages;
 
@@ -201,7 +205,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         largeMessages = credits && peerLargeMessages;
         if (credits) {
             synchronized (this) {
-                window.grant(peerCredits);
+                window.start(peerCredits);
             }
         }
         loop.execute(() -> {
@@ -291,7 +295,21 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                 completionError(wc, i);
                 return;
             }
-            received(slot, wc, i);
+            if (violation != null) {
+                slot.state = ReceiveSlot.DEAD; // nothing more the peer sends is believed
+                return;
+            }
+            try {
+                received(slot, wc, i);
+            } catch (RuntimeException e) {
+                // What the peer's bytes make of this connection fails it alone: never the completion
+                // loop, nor the completions polled with this one (other connections' included).
+                slot.state = ReceiveSlot.DEAD;
+                violation = e instanceof RdmaCmException.ProtocolViolation v ? v
+                        : violation("its message broke the receiver (" + e + ")", e);
+                localFailure = violation;
+                owner.transferFailed(violation);
+            }
             return;
         }
         if (!ok) {
@@ -301,20 +319,46 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         sends.completed((int) wrId);
     }
 
+    private static RdmaCmException.ProtocolViolation violation(String message, Throwable cause) {
+        RdmaCmException.ProtocolViolation v = new RdmaCmException.ProtocolViolation(Step.TRANSFER, message);
+        v.initCause(cause);
+        return v;
+    }
+
     private Throwable completionError(WorkCompletions wc, int i) {
         WcStatus status = wc.status(i);
         if (status == WcStatus.WR_FLUSH_ERR) {
             // Flushes follow a failure or a disconnect; report that, not the flush.
             Throwable f = owner.failure();
-            return f != null ? f : new RdmaCmException.Disconnected(Step.TRANSFER, "connection closed");
+            if (f == null) {
+                f = localFailure;
+            }
+            if (f != null) {
+                return f;
+            }
+            if (sends.closedForSends()) {
+                return new RdmaCmException.Disconnected(Step.TRANSFER, "connection closed");
+            }
+            // Neither a failure seen here nor a close: the queue pair went to the error state on its own,
+            // as a responder does when the peer's RDMA READ, WRITE or atomic is refused (a stale or forged
+            // key: the peer gets REM_ACCESS_ERR). Nothing can be sent or received any more: fail now.
         }
         recorder.completionError(status);
         RdmaCmException.CompletionError e = new RdmaCmException.CompletionError(status,
-                "work completion failed: " + wc.describe(i));
+                status == WcStatus.WR_FLUSH_ERR ? "the queue pair went to the error state without a local failure "
+                        + "(the peer's remote operation was refused?): " + wc.describe(i)
+                        : "work completion failed: " + wc.describe(i));
+        localFailure = e;
         owner.transferFailed(e);
         return e;
     }
 
+    /**
+     * Completion loop: one successful receive. Everything the peer controls (immediate data, length,
+     * descriptor) is checked before anything is delivered or counted.
+     *
+     * @throws RdmaCmException.ProtocolViolation when the peer broke the protocol (docs/protocol.md)
+     */
     private void received(ReceiveSlot slot, WorkCompletions wc, int i) {
         int len = wc.byteLength(i);
         if (wc.opcode(i) == WcOpcode.RECV_RDMA_WITH_IMM) {
@@ -329,16 +373,24 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             }
             return;
         }
-        if (credits && wc.hasImmediate(i)) {
+        if (credits) {
+            if (!wc.hasImmediate(i)) {
+                throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "a SEND of " + len + " bytes without "
+                        + "immediate data (every SEND of the credits protocol carries it)");
+            }
             int imm = wc.immediateData(i);
+            boolean control = (imm & Wire.CONTROL) != 0;
+            boolean large = !control && (imm & Wire.LARGE) != 0;
+            if (large) {
+                checkDescriptor(slot, len);
+            }
             synchronized (this) {
                 int finished = (imm >>> Wire.FINISHED_SHIFT) & Wire.FINISHED;
-                if (finished > 0 && !rendezvous.finished(finished)) {
-                    slot.state = ReceiveSlot.DEAD;
-                    return;
+                if (finished > 0) {
+                    rendezvous.finished(finished);
                 }
                 window.grant(imm & Wire.CREDITS);
-                if ((imm & Wire.CONTROL) != 0) {
+                if (control) {
                     if ((imm & Wire.CLOSE) != 0) {
                         peerClosed = true;
                     }
@@ -347,35 +399,34 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                     return;
                 }
                 window.delivered();
-                if ((imm & Wire.LARGE) != 0) {
+                if (large) {
                     slot.deliver(len, false, 0, true);
-                    descriptor(slot, len);
+                    MemorySegment d = slot.data();
+                    rendezvous.arrived(slot, d.get(BIG_LONG, 0), d.get(BIG_INT, 8), d.get(BIG_INT, 12));
                     sends.drainPending();
                     return;
                 }
                 sends.drainPending();
             }
         }
-        slot.deliver(len, false, 0, credits && wc.hasImmediate(i));
+        slot.deliver(len, false, 0, credits);
         if (!rendezvous.queueBehindLarge(slot)) {
             emit(slot, len);
         }
     }
 
-    /** Completion loop, guarded by this: a large message's descriptor arrived (docs/protocol.md). */
-    private void descriptor(ReceiveSlot slot, int len) {
-        MemorySegment d = slot.data();
-        long address = len == Wire.DESCRIPTOR ? d.get(BIG_LONG, 0) : 0;
-        int rkey = len == Wire.DESCRIPTOR ? d.get(BIG_INT, 8) : 0;
-        int length = len == Wire.DESCRIPTOR ? d.get(BIG_INT, 12) : 0;
+    /**
+     * Completion loop: a large message's descriptor (docs/protocol.md) is valid, before it counts.
+     *
+     * @throws RdmaCmException.ProtocolViolation when it is not
+     */
+    private void checkDescriptor(ReceiveSlot slot, int len) {
+        int length = len == Wire.DESCRIPTOR ? slot.rawData().get(BIG_INT, 12) : 0;
         if (!largeMessages || len != Wire.DESCRIPTOR || length <= 0) {
-            slot.state = ReceiveSlot.DEAD;
-            owner.transferFailed(new IllegalStateException("protocol violation: a large-message descriptor of "
-                    + len + " bytes announcing " + length + " bytes" + (largeMessages ? ""
-                    : " on a connection that did not agree on large messages")));
-            return;
+            throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "a large-message descriptor of " + len
+                    + " bytes announcing " + length + " bytes" + (largeMessages ? ""
+                    : " on a connection that did not agree on large messages"));
         }
-        rendezvous.arrived(slot, address, rkey, length);
     }
 
     @Override

@@ -49,7 +49,8 @@ public class RdmaCmException extends RdmaException {
      * {@link Rejected#TIMEOUT} and a full accept queue ({@link Rejected#isAcceptQueueFull()}); a {@link StepTimeout} of the address, route, connect or accept step.
      * Not retryable: a rejection by the server's application ({@link Rejected#CONSUMER_REJECT}) or for
      * any other reason, {@link DeviceRemoved}, and failures of an established connection
-     * ({@link Disconnected}, {@link CompletionError}, {@link IllegalEvent}, {@link TimewaitExit}).
+     * ({@link Disconnected}, {@link CompletionError}, {@link IllegalEvent}, {@link TimewaitExit}), and a
+     * {@link ProtocolViolation}: the peer that broke the protocol would break it again.
      *
      * @return whether a new connect may succeed
      */
@@ -245,6 +246,22 @@ public class RdmaCmException extends RdmaException {
         /** {@return the work completion status} */
         public rdmaflux.verbs.WcStatus wcStatus() {
             return wcStatus;
+        }
+    }
+
+    /**
+     * The peer broke the rdmaflux protocol (docs/protocol.md): its hello (connect private data) is not a
+     * valid one, it returned more credits than this side spent, sent a data message without a credit or
+     * without immediate data, sent a malformed large-message descriptor, or claimed to have finished more
+     * large messages than were sent. The connection fails with it; the peer's other connections and
+     * everyone else's are not affected. The {@link #step()} is {@link Step#CONNECT} or {@link Step#ACCEPT}
+     * for a bad hello, {@link Step#TRANSFER} for anything later.
+     */
+    public static final class ProtocolViolation extends RdmaCmException {
+        private static final long serialVersionUID = 1L;
+
+        ProtocolViolation(Step step, String message) {
+            super(step, null, 0, "protocol violation by the peer: " + message);
         }
     }
 }

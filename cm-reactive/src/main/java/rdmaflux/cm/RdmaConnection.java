@@ -26,7 +26,10 @@ import rdmaflux.verbs.RemoteBuffer;
  * <p><b>Closing.</b> {@link #dispose()} sends an orderly close, disconnects and frees every native
  * resource; {@link #onDispose()} completes when that is done. A peer's orderly close completes
  * {@link #receive()}; a peer that vanishes (crash, kill) ends it with
- * {@link RdmaCmException.Disconnected}, and pending operations fail with that exception.
+ * {@link RdmaCmException.Disconnected}, and pending operations fail with that exception. A connection
+ * that failed (its peer went away or broke the protocol, {@link RdmaCmException.ProtocolViolation}; a work
+ * request failed) frees itself, and operations started afterwards fail with the same exception; after
+ * {@link #dispose()} they fail with {@link IllegalStateException}.
  */
 public interface RdmaConnection extends RdmaDisposable {
 
@@ -108,7 +111,7 @@ public interface RdmaConnection extends RdmaDisposable {
      *
      * @param message the payload, at most {@link #maxMessageSize()} bytes
      * @return completes when the send completed; {@link IllegalArgumentException} for an oversized
-     *         message, {@link IllegalStateException} after close
+     *         message, {@link IllegalStateException} after close, the connection's failure after it failed
      */
     Mono<Void> send(ByteBuffer message);
 

@@ -39,6 +39,11 @@ final class ReceiveSlot implements RdmaMessage {
         state = DELIVERED;
     }
 
+    /** {@return the whole buffer, whatever the state (for the queue's checks before delivering)} */
+    MemorySegment rawData() {
+        return buffer;
+    }
+
     /** {@return the length delivered, whatever the state (for the queue's own bookkeeping)} */
     int rawLength() {
         return length;

@@ -201,23 +201,23 @@ final class Rendezvous {
     /**
      * Monitor: the peer finished reading this many of the large messages sent, oldest first.
      *
-     * @return whether the count was consistent (else the connection is failed)
+     * @param n how many the peer says it finished
+     * @throws RdmaCmException.ProtocolViolation when it says more than were sent and not finished yet
+     *                                           (nothing is freed then)
      */
-    boolean finished(int n) {
+    void finished(int n) {
+        if (n > posted.size()) {
+            throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "it finished reading " + n
+                    + " large messages, but only " + posted.size() + " were sent and not finished");
+        }
         for (int i = 0; i < n; i++) {
             LargeSend s = posted.poll();
-            if (s == null) {
-                port.fail(new IllegalStateException("protocol violation: the peer finished reading more large "
-                        + "messages than were sent"));
-                return false;
-            }
             unbudget(s);
             s.free();
             if (!s.abandoned) {
                 s.sink.success();
             }
         }
-        return true;
     }
 
     // ---------------------------------------------------------------- receiving

@@ -269,7 +269,8 @@ final class SendQueue {
                     if (local != null) {
                         Registration.of(local).release();
                     }
-                    sink.error(new IllegalStateException("the connection is closed; cannot "
+                    Throwable f = owner.failure(); // a failed connection refuses with its failure
+                    sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
                             + kind.name().toLowerCase(Locale.ROOT)));
                     return;
                 }

@@ -105,10 +105,18 @@ final class Server implements RdmaServer {
             reject(id, QUEUE_FULL);
             return;
         }
-        queued.incrementAndGet();
-        Slot slot = new Slot();
         byte[] raw = e.privateData();
         Wire.Hello hello = Wire.parse(raw);
+        if (hello == null && options.protocol() == ConnectionOptions.Protocol.CREDITS) {
+            // Refused before the filter or any allocation: nothing of the request outlives this.
+            RdmaCmException.ProtocolViolation v = ConnectionLifecycle.notAHello(Step.ACCEPT);
+            EventLoop.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + v.getMessage());
+            options.recorder().connectOutcome(true, RdmaRecorder.Outcome.FAILURE, v.getClass().getSimpleName());
+            reject(id, new byte[0]);
+            return;
+        }
+        queued.incrementAndGet();
+        Slot slot = new Slot();
         byte[] appData = hello != null ? hello.applicationData() : raw;
         decision(filter, id.peerAddress(), appData, options.timeout(Step.ACCEPT), options.scheduler())
                 .subscribe(d -> cm.execute(() -> decided(e, hello, d, slot)));

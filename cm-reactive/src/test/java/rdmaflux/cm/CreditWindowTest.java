@@ -107,8 +107,8 @@ class CreditWindowTest {
         w.spend();
         assertFalse(w.canSpend());
         assertThrows(IllegalStateException.class, w::spend);
-        w.grant(3);
-        assertEquals(3, w.available());
+        w.grant(2);
+        assertEquals(2, w.available());
     }
 
     @Test
@@ -139,7 +139,56 @@ class CreditWindowTest {
         assertThrows(IllegalArgumentException.class, () -> new CreditWindow(4, -1));
         assertThrows(IllegalArgumentException.class, () -> new CreditWindow(Wire.CREDITS + 1, 0));
         CreditWindow w = new CreditWindow(4, 0);
-        assertThrows(IllegalArgumentException.class, () -> w.grant(-1));
-        assertThrows(IllegalArgumentException.class, () -> w.grant(Wire.CREDITS + 1));
+        assertThrows(IllegalArgumentException.class, () -> w.start(-1));
+        assertThrows(IllegalArgumentException.class, () -> w.start(Wire.CREDITS + 1));
+    }
+
+    @Test
+    void startGrantsThePeersCreditsOnce() {
+        CreditWindow w = new CreditWindow(4, 0);
+        w.start(3);
+        assertEquals(3, w.available());
+        assertEquals(3, w.peerGranted());
+        assertThrows(IllegalStateException.class, () -> w.start(3));
+    }
+
+    @Test
+    void aPeerReturningMoreThanWasSpentIsAViolation() {
+        CreditWindow w = new CreditWindow(4, 0);
+        w.start(8);
+        RdmaCmException.ProtocolViolation none = assertThrows(RdmaCmException.ProtocolViolation.class,
+                () -> w.grant(1));
+        assertEquals(Step.TRANSFER, none.step());
+        w.spend();
+        w.spend();
+        w.spend();
+        assertThrows(RdmaCmException.ProtocolViolation.class, () -> w.grant(4));
+        assertThrows(RdmaCmException.ProtocolViolation.class, () -> w.grant(-1));
+        assertThrows(RdmaCmException.ProtocolViolation.class, () -> w.grant(Wire.CREDITS));
+        assertEquals(5, w.available(), "a refused grant changes nothing");
+        w.grant(2);
+        w.grant(1);
+        assertEquals(8, w.available());
+        assertThrows(RdmaCmException.ProtocolViolation.class, () -> w.grant(1));
+    }
+
+    @Test
+    void aDataMessageBeyondTheCreditsGivenIsAViolation() {
+        CreditWindow w = new CreditWindow(2, 2);
+        assertEquals(2, w.outstanding());
+        w.delivered();
+        w.delivered();
+        assertEquals(0, w.outstanding());
+        RdmaCmException.ProtocolViolation v = assertThrows(RdmaCmException.ProtocolViolation.class, w::delivered);
+        assertTrue(v.getMessage().contains("without a credit"), v.getMessage());
+        assertEquals(2, w.held(), "a refused message is not counted");
+        // Released and owed is not given yet: the peer still has no credit.
+        w.released();
+        assertThrows(RdmaCmException.ProtocolViolation.class, w::delivered);
+        // Returned (even if still on its way): one more message may come.
+        assertEquals(1, w.takeOwed());
+        assertEquals(1, w.outstanding());
+        w.delivered();
+        assertThrows(RdmaCmException.ProtocolViolation.class, w::delivered);
     }
 }

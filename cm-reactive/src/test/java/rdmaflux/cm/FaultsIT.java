@@ -278,8 +278,9 @@ class FaultsIT {
                 + "the rest failed with %s%n", survivor.received.get(), took.toMillis(), e, sent.get(), sendEnd.get());
         survivor.c.onDispose().block(T); // the connection cleaned up after itself, without dispose()
         assertInstanceOf(ConnectionState.Failed.class, survivor.c.states().blockLast(T));
-        StepVerifier.create(survivor.c.send(ByteBuffer.allocate(8))).expectError(IllegalStateException.class)
-                .verify(T);
+        // A send after the failure fails with it (docs/api.md, "Closing"), not with a generic IllegalStateException.
+        StepVerifier.create(survivor.c.send(ByteBuffer.allocate(8)))
+                .expectError(RdmaCmException.Disconnected.class).verify(T);
         // Nobody called dispose() on the survivor: the failure alone freed both processes' objects.
         Resources.awaitBaseline(baseline, T, "after the peer process was killed");
         survivor.c.dispose();
