@@ -58,7 +58,21 @@ final class Resources {
             sleep(200);
             now = RdmaResources.snapshot();
         }
-        assertEquals(baseline, now, what + ": kernel RDMA objects (rdma resource show) not back to the baseline");
+        if (!now.equals(baseline)) {
+            // Which ids and queue pairs are left, and in which CM state, says which side kept what.
+            assertEquals(baseline, now, what + ": kernel RDMA objects (rdma resource show) not back to the baseline;\n"
+                    + rdmaShow("cm_id") + rdmaShow("qp"));
+        }
+    }
+
+    private static String rdmaShow(String what) {
+        try {
+            Process p = new ProcessBuilder("rdma", "resource", "show", what).redirectErrorStream(true).start();
+            return "rdma resource show " + what + ":\n" + new String(p.getInputStream().readAllBytes(),
+                    java.nio.charset.StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            return "rdma resource show " + what + ": " + e + "\n";
+        }
     }
 
     static void sleep(long millis) {
