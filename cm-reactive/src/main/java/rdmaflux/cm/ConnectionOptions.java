@@ -95,6 +95,7 @@ public final class ConnectionOptions {
     private final Duration busyPoll;
     private final Duration keepalive;
     private final long largeMessageBudget;
+    private final int maxInboundMessageSize;
     private final PortDownPolicy portDownPolicy;
     private final java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
     private final Scheduler scheduler;
@@ -136,6 +137,10 @@ public final class ConnectionOptions {
             throw new IllegalArgumentException("largeMessageBudget must be > 0, got " + b.largeMessageBudget);
         }
         this.largeMessageBudget = b.largeMessageBudget;
+        if (b.maxInboundMessageSize <= 0) {
+            throw new IllegalArgumentException("maxInboundMessageSize must be > 0, got " + b.maxInboundMessageSize);
+        }
+        this.maxInboundMessageSize = b.maxInboundMessageSize;
         this.portDownPolicy = Objects.requireNonNull(b.portDownPolicy);
         this.largeMessageMemory = b.largeMessageMemory;
         this.scheduler = b.scheduler;
@@ -365,6 +370,20 @@ public final class ConnectionOptions {
     }
 
     /**
+     * {@return the largest message this side accepts from its peer, in bytes}
+     *
+     * <p>A peer announcing a larger one (in a large message's descriptor) fails the connection with
+     * {@link RdmaCmException.ProtocolViolation} before anything is allocated for it, as gRPC's
+     * {@code maxInboundMessageSize} or Netty's frame-length limits do. Messages up to the receive
+     * {@link #bufferSize()} are always accepted: they land in the posted buffers. 2^31-1 by default (no
+     * limit beyond the protocol's); a server facing untrusted peers should set what its application needs,
+     * since one large message may exceed {@link #largeMessageBudget()} and is allocated whole.
+     */
+    public int maxInboundMessageSize() {
+        return maxInboundMessageSize;
+    }
+
+    /**
      * {@return where large messages land, or {@code null} for memory rdmaflux allocates}
      *
      * <p>Given a large message's size, the function returns off-heap memory of at least that size; the
@@ -403,6 +422,7 @@ public final class ConnectionOptions {
         private Duration busyPoll = Duration.ofMillis(1);
         private Duration keepalive = Duration.ofSeconds(4);
         private long largeMessageBudget = 64L << 20;
+        private int maxInboundMessageSize = Integer.MAX_VALUE;
         private PortDownPolicy portDownPolicy = PortDownPolicy.WAIT;
         private java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
         /** Null: Reactor's shared parallel scheduler, looked up at each use. */
@@ -437,6 +457,7 @@ public final class ConnectionOptions {
             busyPoll = o.busyPoll;
             keepalive = o.keepalive;
             largeMessageBudget = o.largeMessageBudget;
+            maxInboundMessageSize = o.maxInboundMessageSize;
             portDownPolicy = o.portDownPolicy;
             largeMessageMemory = o.largeMessageMemory;
             scheduler = o.scheduler;
@@ -658,6 +679,17 @@ public final class ConnectionOptions {
          */
         public Builder largeMessageBudget(long bytes) {
             largeMessageBudget = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the largest message accepted from the peer ({@link ConnectionOptions#maxInboundMessageSize()}).
+         *
+         * @param bytes the limit (positive)
+         * @return this
+         */
+        public Builder maxInboundMessageSize(int bytes) {
+            maxInboundMessageSize = bytes;
             return this;
         }
 

@@ -427,6 +427,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                     + " bytes announcing " + length + " bytes" + (largeMessages ? ""
                     : " on a connection that did not agree on large messages"));
         }
+        if (length > options.maxInboundMessageSize()) {
+            throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "a message of " + length
+                    + " bytes, more than this side accepts (ConnectionOptions.maxInboundMessageSize "
+                    + options.maxInboundMessageSize() + ")");
+        }
     }
 
     @Override

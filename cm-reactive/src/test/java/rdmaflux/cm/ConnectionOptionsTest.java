@@ -50,6 +50,24 @@ class ConnectionOptionsTest {
         assertEquals(ConnectionOptions.DEVICE_MAXIMUM, o.responderResources());
         assertEquals(17, o.ackTimeout());
         assertEquals(ConnectionOptions.DEVICE_DEFAULT, o.typeOfService());
+        assertEquals(Integer.MAX_VALUE, o.maxInboundMessageSize());
+    }
+
+    @Test
+    void theInboundLimitIsPositiveAndKeptByToBuilder() {
+        ConnectionOptions o = ConnectionOptions.defaults().toBuilder().maxInboundMessageSize(1 << 20).build();
+        assertEquals(1 << 20, o.toBuilder().build().maxInboundMessageSize());
+        assertThrows(IllegalArgumentException.class,
+                () -> ConnectionOptions.defaults().toBuilder().maxInboundMessageSize(0).build());
+    }
+
+    @Test
+    void theDefaultSchedulerIsReactorsCurrentParallelOne() {
+        ConnectionOptions o = ConnectionOptions.defaults();
+        Schedulers.resetFactory(); // disposes the shared schedulers, as test suites and rsocket-test do
+        assertSame(Schedulers.parallel(), o.scheduler());
+        assertTrue(!o.scheduler().isDisposed());
+        assertThrows(NullPointerException.class, () -> ConnectionOptions.defaults().toBuilder().scheduler(null));
     }
 
     @Test

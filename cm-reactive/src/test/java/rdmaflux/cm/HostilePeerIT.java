@@ -52,6 +52,8 @@ class HostilePeerIT {
     /** The server's data receive buffers: the credits it grants each peer. */
     private static final int CREDITS = 4;
     private static final int BUFFER = 8192;
+    /** The server's maxInboundMessageSize. */
+    private static final int INBOUND_LIMIT = 1 << 20;
     private static final byte[] ECHO = "echo".getBytes(StandardCharsets.US_ASCII);
 
     /** A server connection to a hostile peer: what it delivered (held, never released) and how it ended. */
@@ -120,7 +122,8 @@ class HostilePeerIT {
                 }
             };
             ConnectionOptions options = ConnectionOptions.defaults().toBuilder().receiveBuffers(CREDITS)
-                    .bufferSize(BUFFER).recorder(recorder).timeout(Step.ACCEPT, acceptTimeout).build();
+                    .bufferSize(BUFFER).recorder(recorder).timeout(Step.ACCEPT, acceptTimeout)
+                    .maxInboundMessageSize(INBOUND_LIMIT).build();
             server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options,
                     AcceptFilter.ACCEPT_ALL).block(T);
             handlers = server.connections().subscribe(c -> {
@@ -258,7 +261,9 @@ class HostilePeerIT {
         /** A descriptor announcing 0 bytes. */
         DESCRIPTOR_OF_NOTHING,
         /** "Finished reading 1 large message" when the server sent none. */
-        FINISHED_A_LARGE_MESSAGE_NEVER_SENT
+        FINISHED_A_LARGE_MESSAGE_NEVER_SENT,
+        /** A descriptor announcing 1 byte more than the server accepts (its maxInboundMessageSize). */
+        DESCRIPTOR_BEYOND_THE_INBOUND_LIMIT
     }
 
     @ParameterizedTest
@@ -274,6 +279,8 @@ class HostilePeerIT {
                 case DESCRIPTOR_OF_THE_WRONG_SIZE -> peer.send(10, Wire.LARGE);
                 case DESCRIPTOR_OF_NOTHING -> peer.send(descriptor(peer.address(), peer.rkey(), 0), Wire.LARGE);
                 case FINISHED_A_LARGE_MESSAGE_NEVER_SENT -> peer.send(0, Wire.CONTROL | (1 << Wire.FINISHED_SHIFT));
+                case DESCRIPTOR_BEYOND_THE_INBOUND_LIMIT ->
+                        peer.send(descriptor(peer.address(), peer.rkey(), INBOUND_LIMIT + 1), Wire.LARGE);
             }
             assertEquals(WcStatus.SUCCESS, peer.awaitSend(), "the server's QP took the message");
             Throwable end = victim.awaitFailure();
@@ -287,6 +294,27 @@ class HostilePeerIT {
                     .expectErrorSatisfies(e -> assertEquals(v, e)).verify(T);
             assertInstanceOf(ConnectionState.Failed.class, victim.c.states().blockLast(T));
             assertTrue(peer.awaitEvent(CmEventType.DISCONNECTED, T), "the server did not disconnect the peer");
+        }
+    }
+
+    /**
+     * Not hostile, only too big: an rdmaflux client sending one byte more than the server accepts. The
+     * server's connection fails with ProtocolViolation before allocating anything for it; the client's
+     * send fails, typed, when the connection ends.
+     */
+    @Test
+    void aMessageBeyondTheReceiversLimitFailsThatConnection() throws Exception {
+        try (Target target = new Target()) {
+            RdmaConnection sender = RdmaConnection.connect(target.server.address()).block(T);
+            Victim victim = target.victim();
+            StepVerifier.create(sender.send(ByteBuffer.allocateDirect(INBOUND_LIMIT + 1)))
+                    .expectErrorSatisfies(e -> assertInstanceOf(RdmaCmException.class, e, String.valueOf(e)))
+                    .verify(T);
+            Throwable end = victim.awaitFailure();
+            RdmaCmException.ProtocolViolation v = assertInstanceOf(RdmaCmException.ProtocolViolation.class, end,
+                    String.valueOf(end));
+            assertTrue(v.getMessage().contains("maxInboundMessageSize"), v.getMessage());
+            sender.onDispose().block(T);
         }
     }
 
