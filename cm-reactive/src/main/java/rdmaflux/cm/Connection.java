@@ -10,6 +10,7 @@ import org.reactivestreams.Publisher;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.RemoteBuffer;
@@ -70,14 +71,36 @@ final class Connection implements RdmaConnection {
         if (len > eagerMessageSize()) {
             RcQueue q = life.queue;
             if (q == null || !q.largeMessages()) {
-                return Mono.error(new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
-                        + "peer accepts (" + eagerMessageSize() + " bytes, its receive buffer size): "
-                        + (q == null ? "the connection is not established"
-                        : "the peer does not speak large messages (RAW protocol, or an rdmaflux before 0.2)")));
+                return Mono.error(tooLarge(len, q));
             }
             return submit(Kind.LARGE, message, null, null, 0, 0).then().publishOn(options.scheduler());
         }
         return submit(Kind.SEND, message, null, null, 0, 0).then().publishOn(options.scheduler());
+    }
+
+    /**
+     * One message of {@link #send(Publisher)}: queued or posted with {@code sink}, which is told when it
+     * completed or why it cannot be sent. Any thread.
+     */
+    void sendElement(ByteBuffer message, MonoSink<Object> sink) {
+        RcQueue q = life.queue;
+        if (q == null || disposeRequested || q.closedForSends()) {
+            sink.error(refusal(q, "send"));
+            return;
+        }
+        int len = message.remaining();
+        if (len > eagerMessageSize() && !q.largeMessages()) {
+            sink.error(tooLarge(len, q));
+            return;
+        }
+        q.enqueue(len > eagerMessageSize() ? Kind.LARGE : Kind.SEND, message, sink);
+    }
+
+    private IllegalArgumentException tooLarge(int len, RcQueue q) {
+        return new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
+                + "peer accepts (" + eagerMessageSize() + " bytes, its receive buffer size): "
+                + (q == null ? "the connection is not established"
+                : "the peer does not speak large messages (RAW protocol, or an rdmaflux before 0.2)"));
     }
 
     @Override
@@ -106,7 +129,7 @@ final class Connection implements RdmaConnection {
 
     @Override
     public Mono<Void> send(Publisher<? extends ByteBuffer> messages) {
-        return Flux.from(messages).flatMapSequential(this::send, options.sendBuffers()).then();
+        return new StreamSend(this, messages, options.sendBuffers(), options.scheduler());
     }
 
     @Override

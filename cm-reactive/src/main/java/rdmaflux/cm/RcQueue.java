@@ -238,6 +238,17 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     /**
+     * Queues or posts a send of {@code data} whose end {@code sink} is told ({@link SendQueue#enqueue}).
+     *
+     * @param kind {@link Kind#SEND} or {@link Kind#LARGE}
+     * @param data the message
+     * @param sink told when it completed or failed
+     */
+    void enqueue(Kind kind, ByteBuffer data, reactor.core.publisher.MonoSink<Object> sink) {
+        sends.enqueue(kind, data, null, null, 0, 0, null, sink);
+    }
+
+    /**
      * Queues or posts a {@link Kind#BIND} or {@link Kind#INVALIDATE} of a grant.
      *
      * @param kind the operation

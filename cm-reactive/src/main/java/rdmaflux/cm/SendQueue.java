@@ -255,39 +255,47 @@ final class SendQueue {
 
     private Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
                                 long b, Object subject) {
-        return Mono.create(sink -> {
-            if (local != null) {
-                try {
-                    Registration.of(local).acquire(); // returned when the device is done with it
-                } catch (IllegalStateException e) {
-                    sink.error(e);
-                    return;
-                }
+        return Mono.create(sink -> enqueue(kind, data, local, remote, a, b, subject, sink));
+    }
+
+    /**
+     * Any thread: queues or posts an operation and tells {@code sink} when its work completes (on the
+     * completion loop, under this queue's lock: the sink must only record and hand over). A queued one is
+     * withdrawn by the {@code Disposable} it gives {@link MonoSink#onCancel}.
+     */
+    void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                 Object subject, MonoSink<Object> sink) {
+        if (local != null) {
+            try {
+                Registration.of(local).acquire(); // returned when the device is done with it
+            } catch (IllegalStateException e) {
+                sink.error(e);
+                return;
             }
-            synchronized (lock) {
-                if (closed) {
-                    if (local != null) {
-                        Registration.of(local).release();
-                    }
-                    Throwable f = owner.failure(); // a failed connection refuses with its failure
-                    sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
-                            + kind.name().toLowerCase(Locale.ROOT)));
-                    return;
+        }
+        synchronized (lock) {
+            if (closed) {
+                if (local != null) {
+                    Registration.of(local).release();
                 }
-                Object large = kind != Kind.LARGE ? subject
-                        : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
-                if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
-                    return;
-                }
-                if (needsCredit(kind) && !window.canSpend()) {
-                    recorder.creditWait();
-                }
-                Pending p = new Pending(kind, data, local, remote, a, b, sink, large);
-                pending.add(p);
-                // Withdrawn if it is still queued: its buffer is never read after the cancel.
-                sink.onCancel(() -> withdraw(p));
+                Throwable f = owner.failure(); // a failed connection refuses with its failure
+                sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
+                        + kind.name().toLowerCase(Locale.ROOT)));
+                return;
             }
-        });
+            Object large = kind != Kind.LARGE ? subject
+                    : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
+            if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
+                return;
+            }
+            if (needsCredit(kind) && !window.canSpend()) {
+                recorder.creditWait();
+            }
+            Pending p = new Pending(kind, data, local, remote, a, b, sink, large);
+            pending.add(p);
+            // Withdrawn if it is still queued: its buffer is never read after the cancel.
+            sink.onCancel(() -> withdraw(p));
+        }
     }
 
     /** Any thread: a queued request's subscriber cancelled. Posted ones complete or fail with the connection. */

@@ -1,0 +1,135 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import rdmaflux.testing.RdmaTestEnv;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.test.StepVerifier;
+
+/**
+ * {@link RdmaConnection#send(org.reactivestreams.Publisher)}: in order across the eager limit, a failing
+ * source fails the send and leaves the connection usable, a cancel stops the stream at a prefix.
+ */
+class StreamSendIT {
+    private static final Duration T = Duration.ofMinutes(2);
+    private static final ConnectionOptions SMALL = ConnectionOptions.defaults().toBuilder()
+            .receiveBuffers(4).sendBuffers(4).build();
+
+    /**
+     * A server whose connection's messages are read as sequence numbers (their first 4 bytes). Released at
+     * once, or, when {@code hold}, kept until the test takes them (so the sender runs out of credits).
+     */
+    private static final class Receiver implements AutoCloseable {
+        final RdmaServer server;
+        final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+        final Disposable accepting;
+
+        Receiver(ConnectionOptions options, boolean hold) {
+            server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options,
+                    AcceptFilter.ACCEPT_ALL).block(T);
+            accepting = server.connections().subscribe(c -> c.receive().subscribe(m -> {
+                if (hold) {
+                    inbox.add(m);
+                } else {
+                    inbox.add(seq(m));
+                }
+            }, e -> { }));
+        }
+
+        /** The next message's sequence number. */
+        int next() throws InterruptedException {
+            Object m = inbox.poll(T.toSeconds(), TimeUnit.SECONDS);
+            assertTrue(m != null, "no message arrived");
+            return m instanceof RdmaMessage held ? seq(held) : (Integer) m;
+        }
+
+        @Override
+        public void close() {
+            accepting.dispose();
+            server.disposeNow(T);
+        }
+    }
+
+    /** The message's sequence number; releases it. */
+    private static int seq(RdmaMessage m) {
+        try {
+            return m.data().get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(
+                    java.nio.ByteOrder.BIG_ENDIAN), 0);
+        } finally {
+            m.release();
+        }
+    }
+
+    private static ByteBuffer numbered(int seq, int size) {
+        ByteBuffer b = ByteBuffer.allocate(Math.max(4, size));
+        b.putInt(0, seq);
+        return b;
+    }
+
+    @Test
+    void messagesOfAnySizeArriveInOrder() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, false)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            int eager = c.eagerMessageSize();
+            List<Integer> sizes = List.of(4, eager, eager + 1, 100, 3 * eager, 4, 65536, 8);
+            c.send(Flux.range(0, 400).map(i -> numbered(i, sizes.get(i % sizes.size())))).block(T);
+            for (int i = 0; i < 400; i++) {
+                assertEquals(i, r.next());
+            }
+            c.disposeNow(T);
+        }
+    }
+
+    @Test
+    void aFailingSourceFailsTheSendAndTheConnectionGoesOn() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, false)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            IllegalStateException boom = new IllegalStateException("the source failed");
+            StepVerifier.create(c.send(Flux.range(0, 10).map(i -> numbered(i, 16)).concatWith(Flux.error(boom))))
+                    .expectErrorSatisfies(e -> assertEquals(boom, e)).verify(T);
+            for (int i = 0; i < 10; i++) {
+                assertEquals(i, r.next());
+            }
+            c.send(Flux.just(numbered(77, 16))).block(T);
+            assertEquals(77, r.next());
+            c.disposeNow(T);
+        }
+    }
+
+    /**
+     * The receiver holds every message, so after 4 credits the rest of the stream waits queued; the cancel
+     * withdraws what waits and asks the source for nothing more: what arrives is a prefix, in order.
+     */
+    @Test
+    void cancellingAStreamStopsItAtAPrefix() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, true)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            Disposable sending = c.send(Flux.range(0, 1000).map(i -> numbered(i, 64))).subscribe();
+            long deadline = System.nanoTime() + T.toNanos();
+            while (r.inbox.size() < 4 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            sending.dispose();
+            int got = 0;
+            Object m;
+            while ((m = r.inbox.poll(2, TimeUnit.SECONDS)) != null) { // releasing returns credits: no more come
+                assertEquals(got, seq((RdmaMessage) m));
+                got++;
+            }
+            assertTrue(got >= 4 && got < 1000, "a prefix of the stream arrived: " + got);
+            c.send(ByteBuffer.allocate(8)).block(T); // the connection is still usable
+            c.disposeNow(T);
+        }
+    }
+}
