@@ -37,7 +37,23 @@ class LeakIT {
     @Test
     @org.junit.jupiter.api.Timeout(value = 25, unit = java.util.concurrent.TimeUnit.MINUTES)
     void tenThousandConnectDisposeCyclesLeakNothing() {
-        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(T);
+        // Every connect request the server took ends in one outcome: established (then delivered), or
+        // failed. A client that disconnects at once can be failed on the server side when its RTU was lost
+        // and its DREQ came first (the server never saw it established): then the client saw a connection
+        // the server did not deliver, and that is the CM's protocol, not a leak.
+        AtomicInteger serverEstablished = new AtomicInteger();
+        AtomicInteger serverFailed = new AtomicInteger();
+        RdmaRecorder outcomes = new RdmaRecorder() {
+            @Override
+            public void connectOutcome(boolean isServer, Outcome outcome, String cause) {
+                if (isServer) {
+                    (outcome == Outcome.SUCCESS ? serverEstablished : serverFailed).incrementAndGet();
+                }
+            }
+        };
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                ConnectionOptions.defaults().toBuilder().recorder(outcomes).build(), AcceptFilter.ACCEPT_ALL)
+                .block(T);
         try {
             AtomicInteger accepted = new AtomicInteger();
             // The server side closes itself when the client's orderly close arrives.
@@ -67,7 +83,11 @@ class LeakIT {
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertEquals(CYCLES, done.get());
             Resources.awaitBaseline(baseline, Duration.ofSeconds(60), "after " + CYCLES + " connect/dispose cycles");
-            assertEquals(CYCLES, accepted.get(), "connections the server accepted");
+            System.out.printf("leak: the server established %d and delivered %d; %d failed before established%n",
+                    serverEstablished.get(), accepted.get(), serverFailed.get());
+            assertEquals(CYCLES, serverEstablished.get() + serverFailed.get(), "connect requests the server ended");
+            assertEquals(serverEstablished.get(), accepted.get(), "established connections the server delivered");
+            assertTrue(serverFailed.get() <= CYCLES / 100, "server-side failures: " + serverFailed.get());
             // In flight: CONCURRENCY clients and their server sides, plus closes still finishing.
             assertTrue(maxQps.get() <= 4 * CONCURRENCY, "qp count grew during the run: " + maxQps.get());
             assertEquals(threads, rdmafluxThreads(), "rdmaflux threads before and after");
