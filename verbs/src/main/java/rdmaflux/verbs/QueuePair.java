@@ -18,6 +18,14 @@ import rdmaflux.verbs.ffi.ibv_qp_init_attr;
  * {@link QpEndpoint} exchanged out of band, {@link #activateDatagram} does it for UD. Posting
  * ({@link #postSend}, {@link #postReceive}) is the inline {@code ibv_post_send}/{@code ibv_post_recv}
  * of verbs.h, through the provider's function pointers, and allocates nothing.
+ *
+ * <p>Lifetimes: each work queue records its posted requests with the objects they reference (regions,
+ * address handle, memory window), each under a work lease, until a poll of the QP's CQ returns the
+ * completion that ends them (an unsignaled request ends with the next completion of its queue). Closing
+ * one of those objects meanwhile makes it refuse new uses at once and defers its native destroy until
+ * then; destroying or resetting the QP ends all its requests and gives every lease back. Posts to one
+ * work queue are serialised (a lock that costs one compare-and-set uncontended), so that the record's
+ * order is the provider's.
  */
 public final class QueuePair extends NativeResource {
     // enum ibv_qp_attr_mask
@@ -38,6 +46,9 @@ public final class QueuePair extends NativeResource {
     private static final int MAX_DEST_RD_ATOMIC = 1 << 17;
     private static final int CAP = 1 << 19;
     private static final int DEST_QPN = 1 << 20;
+    // enum ibv_wc_opcode
+    private static final int IBV_WC_RECV = 1 << 7;
+    private static final int IBV_WC_RECV_RDMA_WITH_IMM = IBV_WC_RECV + 1;
 
     private final ProtectionDomain pd;
     private final CmId cmId;
@@ -55,6 +66,13 @@ public final class QueuePair extends NativeResource {
     private final MemorySegment postRecvFn;
     /** Set once by {@link ProtectionDomain#createExtendedQueuePair}, before the QP is handed out. */
     private ExtendedSendQueue extended;
+    /** The send queue's outstanding requests; retired by {@link #sendCq}'s polls. */
+    final WorkRing sendRing;
+    /** The receive queue's outstanding requests, or null with an SRQ (which keeps its own). */
+    private final WorkRing receiveRing;
+    /** Serialises posts to the send queue (classic, extended, type-1 binds). */
+    final PostLock sendLock = new PostLock();
+    private final PostLock receiveLock = new PostLock();
 
     /**
      * Wraps a created QP.
@@ -80,6 +98,13 @@ public final class QueuePair extends NativeResource {
         MemorySegment ops = ibv_context.ops(ibv_qp.context(handle).reinterpret(ibv_context.sizeof()));
         this.postSendFn = ibv_context_ops.post_send(ops);
         this.postRecvFn = ibv_context_ops.post_recv(ops);
+        // A send references its entries' regions plus an address handle, or a bind its window and region.
+        this.sendRing = new WorkRing(maxSendWr, maxSendSge + 2, sendCq.pollLock);
+        this.receiveRing = srq == null ? new WorkRing(maxReceiveWr, maxReceiveSge, receiveCq.pollLock) : null;
+        sendCq.queuePairs.add(this);
+        if (receiveCq != sendCq) {
+            receiveCq.queuePairs.add(this);
+        }
     }
 
     /**
@@ -271,9 +296,13 @@ public final class QueuePair extends NativeResource {
         modify(a -> ibv_qp_attr.qp_state(a, QpState.ERR.value()), STATE);
     }
 
-    /** Moves the QP back to RESET, discarding all work requests without completions. */
+    /**
+     * Moves the QP back to RESET, discarding all work requests without completions; what they held is
+     * given back (a closed region is deregistered now).
+     */
     public void modifyToReset() {
         modify(a -> ibv_qp_attr.qp_state(a, QpState.RESET.value()), STATE);
+        retireAll();
     }
 
     /**
@@ -380,23 +409,36 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendRequests requests, int count) {
         requests.checkBinds(count, this);
-        requests.link(count, maxSendSge);
-        MemorySegment qp;
+        sendLock.lock(this);
         try {
-            qp = acquire();
-        } catch (RuntimeException e) {
-            requests.unlink();
-            throw e;
-        }
-        try {
-            int rc = requests.post(postSendFn, qp.address());
-            if (rc != 0) {
-                requests.commitBinds(requests.postedBeforeFailure(), this);
-                throw requests.postFailure("ibv_post_send", rc);
+            requests.link(count, maxSendSge);
+            MemorySegment qp;
+            try {
+                qp = acquire();
+            } catch (RuntimeException e) {
+                requests.unlink();
+                throw e;
             }
-            requests.commitBinds(count, this);
+            try {
+                long mark = requests.record(sendRing, count);
+                sendRing.publish();
+                int rc = -1;
+                int posted = 0;
+                try {
+                    rc = requests.post(postSendFn, qp.address());
+                    posted = rc == 0 ? count : requests.postedBeforeFailure();
+                } finally {
+                    sendRing.rollback(mark + posted);
+                }
+                requests.commitBinds(posted, this);
+                if (rc != 0) {
+                    throw requests.postFailure("ibv_post_send", rc);
+                }
+            } finally {
+                release();
+            }
         } finally {
-            release();
+            sendLock.unlock();
             requests.unlink();
         }
     }
@@ -411,23 +453,132 @@ public final class QueuePair extends NativeResource {
         if (srq != null) {
             throw new IllegalStateException(this + " receives through " + srq + "; post receives there");
         }
-        requests.link(count, maxReceiveSge);
-        MemorySegment qp;
+        receiveLock.lock(this);
         try {
-            qp = acquire();
-        } catch (RuntimeException e) {
-            requests.unlink();
-            throw e;
-        }
-        try {
-            int rc = requests.post(postRecvFn, qp.address());
-            if (rc != 0) {
-                throw requests.postFailure("ibv_post_recv", rc);
+            requests.link(count, maxReceiveSge);
+            MemorySegment qp;
+            try {
+                qp = acquire();
+            } catch (RuntimeException e) {
+                requests.unlink();
+                throw e;
+            }
+            try {
+                long mark = requests.record(receiveRing, count);
+                receiveRing.publish();
+                int rc = -1;
+                int posted = 0;
+                try {
+                    rc = requests.post(postRecvFn, qp.address());
+                    posted = rc == 0 ? count : requests.postedBeforeFailure();
+                } finally {
+                    receiveRing.rollback(mark + posted);
+                }
+                if (rc != 0) {
+                    throw requests.postFailure("ibv_post_recv", rc);
+                }
+            } finally {
+                release();
             }
         } finally {
-            release();
+            receiveLock.unlock();
             requests.unlink();
         }
+    }
+
+    /**
+     * Retires the work requests a polled completion ended; called by a poll of {@code cq}, under its
+     * {@link CompletionQueue#pollLock}.
+     *
+     * <p>Which queue: with separate send and receive CQs, the CQ says. On a CQ both use, a successful
+     * completion's opcode says ({@code IBV_WC_RECV} and {@code IBV_WC_RECV_RDMA_WITH_IMM} are receives,
+     * below {@code IBV_WC_RECV} sends); a failed one's opcode is undefined (rxe reports a flushed receive
+     * as {@code IBV_WC_SEND}), so its {@code wr_id} decides when only one queue has a request with it. When
+     * both have (the caller uses one id space for both) nothing is retired: the requests are retired by the
+     * next completions of their queues, or when the QP is destroyed. Late, never early.
+     */
+    void retire(CompletionQueue cq, long wrId, int status, int opcode) {
+        if (sendCq != receiveCq) {
+            if (cq == sendCq) {
+                sendRing.retireThrough(wrId);
+            } else {
+                retireReceive(wrId);
+            }
+            return;
+        }
+        if (status == 0) {
+            if (opcode == IBV_WC_RECV || opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+                retireReceive(wrId);
+                return;
+            }
+            if (opcode >= 0 && opcode < IBV_WC_RECV) {
+                sendRing.retireThrough(wrId);
+                return;
+            }
+        }
+        boolean send = sendRing.contains(wrId);
+        boolean receive = srq != null ? srq.contains(wrId) : receiveRing.contains(wrId);
+        if (send && !receive) {
+            sendRing.retireThrough(wrId);
+        } else if (receive && !send) {
+            retireReceive(wrId);
+        }
+    }
+
+    private void retireReceive(long wrId) {
+        if (srq != null) {
+            srq.retire(wrId);
+        } else {
+            receiveRing.retireThrough(wrId);
+        }
+    }
+
+    /** {@return the send requests posted and not yet retired} */
+    int outstandingSends() {
+        return sendRing.outstanding();
+    }
+
+    /** {@return the receive requests posted to this QP (not its SRQ) and not yet retired} */
+    int outstandingReceives() {
+        return receiveRing == null ? 0 : receiveRing.outstanding();
+    }
+
+    /**
+     * Ends every recorded request, giving its leases back: the QP was destroyed or reset, so none of them
+     * runs any more. Holds the CQs' poll locks, so no poll retires from the rings meanwhile.
+     */
+    private void retireAll() {
+        underPollLocks(() -> {
+            sendRing.retireAll();
+            if (receiveRing != null) {
+                receiveRing.retireAll();
+            }
+        });
+    }
+
+    /** Runs {@code action} holding both CQs' poll locks, taken in the CQs' creation order (no deadlock). */
+    private void underPollLocks(Runnable action) {
+        CompletionQueue first = sendCq.order <= receiveCq.order ? sendCq : receiveCq;
+        CompletionQueue second = first == sendCq ? receiveCq : sendCq;
+        synchronized (first.pollLock) {
+            synchronized (second.pollLock) {
+                action.run();
+            }
+        }
+    }
+
+    /**
+     * Before the children close: lets go of the memory windows outstanding binds hold, so that the windows
+     * (children of a QP they were bound through) are deallocated before the QP is destroyed, as rxe needs;
+     * and leaves the CQs' tables, so that no completion can reach a QP whose number the kernel may reuse.
+     */
+    @Override
+    void beforeChildren() {
+        underPollLocks(() -> {
+            sendRing.releaseAll(MemoryWindow.class);
+            sendCq.queuePairs.remove(this);
+            receiveCq.queuePairs.remove(this);
+        });
     }
 
     @Override
@@ -437,6 +588,8 @@ public final class QueuePair extends NativeResource {
         } else {
             Calls.IBV_DESTROY_QP.callStatus(handle);
         }
+        // Only once the QP is gone: a failed destroy keeps the leases, and what they hold stays registered.
+        retireAll();
     }
 
     @Override

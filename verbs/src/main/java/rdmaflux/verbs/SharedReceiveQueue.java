@@ -8,7 +8,14 @@ import rdmaflux.verbs.ffi.ibv_context_ops;
 import rdmaflux.verbs.ffi.ibv_srq;
 import rdmaflux.verbs.ffi.ibv_srq_attr;
 
-/** A shared receive queue ({@code struct ibv_srq}): receives posted here serve every QP attached to it. */
+/**
+ * A shared receive queue ({@code struct ibv_srq}): receives posted here serve every QP attached to it.
+ *
+ * <p>As a QP's queues do, it records its posted receives with their regions, each under a work lease,
+ * until a poll returns the completion (on the CQ of whichever QP took it) or the SRQ is destroyed; see
+ * {@link QueuePair}. A receive taken by a QP that is destroyed before its completion was polled keeps its
+ * lease until the SRQ is destroyed. Posts and retirements hold the SRQ's lock.
+ */
 public final class SharedReceiveQueue extends NativeResource {
     private static final int SRQ_LIMIT = 1 << 1;
 
@@ -16,6 +23,8 @@ public final class SharedReceiveQueue extends NativeResource {
     private final int maxWr;
     private final int maxSge;
     private final MemorySegment postFn;
+    /** The posted receives not yet retired; also the lock of posts and retirements (completions of several CQs). */
+    private final WorkRing ring;
 
     SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int maxSge) {
         super(Rank.SRQ, srq.reinterpret(ibv_srq.sizeof()), pd, pd.context());
@@ -23,6 +32,7 @@ public final class SharedReceiveQueue extends NativeResource {
         this.maxWr = maxWr;
         this.maxSge = maxSge;
         this.postFn = ibv_context_ops.post_srq_recv(ibv_context.ops(pd.context().handle));
+        this.ring = new WorkRing(maxWr, maxSge, null);
     }
 
     /** {@return the protection domain} */
@@ -47,22 +57,53 @@ public final class SharedReceiveQueue extends NativeResource {
      * @param count how many, from index 0
      */
     public void postReceive(ReceiveRequests requests, int count) {
-        requests.link(count, maxSge);
-        MemorySegment srq;
-        try {
-            srq = acquire();
-        } catch (RuntimeException e) {
-            requests.unlink();
-            throw e;
-        }
-        try {
-            int rc = requests.post(postFn, srq.address());
-            if (rc != 0) {
-                throw requests.postFailure("ibv_post_srq_recv", rc);
+        synchronized (ring) {
+            requests.link(count, maxSge);
+            MemorySegment srq;
+            try {
+                srq = acquire();
+            } catch (RuntimeException e) {
+                requests.unlink();
+                throw e;
             }
-        } finally {
-            release();
-            requests.unlink();
+            try {
+                long mark = requests.record(ring, count);
+                ring.publish();
+                int rc = -1;
+                int posted = 0;
+                try {
+                    rc = requests.post(postFn, srq.address());
+                    posted = rc == 0 ? count : requests.postedBeforeFailure();
+                } finally {
+                    ring.rollback(mark + posted);
+                }
+                if (rc != 0) {
+                    throw requests.postFailure("ibv_post_srq_recv", rc);
+                }
+            } finally {
+                release();
+            }
+        }
+    }
+
+    /** Retires the first outstanding receive with this id, which a poll returned; see {@link WorkRing#retireOne}. */
+    void retire(long wrId) {
+        synchronized (ring) {
+            ring.retireOne(wrId);
+        }
+    }
+
+    /** {@return whether an outstanding receive has this id} */
+    boolean contains(long wrId) {
+        synchronized (ring) {
+            return ring.contains(wrId);
+        }
+    }
+
+    /** {@return the receives posted and not yet retired} */
+    int outstanding() {
+        synchronized (ring) {
+            return ring.outstanding();
         }
     }
 
@@ -97,6 +138,10 @@ public final class SharedReceiveQueue extends NativeResource {
     @Override
     void destroy() {
         Calls.IBV_DESTROY_SRQ.callStatus(handle);
+        // Only once it is gone: a failed destroy keeps the leases, and what they hold stays registered.
+        synchronized (ring) {
+            ring.retireAll();
+        }
     }
 
     @Override
