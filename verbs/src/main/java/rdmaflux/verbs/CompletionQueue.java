@@ -49,7 +49,7 @@ public final class CompletionQueue extends NativeResource {
      * Held while a poll reads completions and retires their work requests, so that they are retired in
      * the CQ's order even when several threads poll; also by whoever changes a ring this CQ retires from.
      */
-    final Object pollLock = new Object();
+    final QueueLock pollLock = new QueueLock();
 
     CompletionQueue(RdmaContext context, CompletionChannel channel, MemorySegment cq, int slot) {
         // The channel owns the CQ too: destroying a channel a CQ still uses fails (EBUSY) in the kernel.
@@ -87,22 +87,22 @@ public final class CompletionQueue extends NativeResource {
      */
     public int poll(WorkCompletions completions) {
         MemorySegment cq = acquire();
+        pollLock.lock(this);
         try {
-            synchronized (pollLock) {
-                int n = (int) Poll.HANDLE.invokeExact(pollFn, cq.address(), completions.capacity(),
-                        completions.segment().address());
-                if (n < 0) {
-                    throw new RdmaException("ibv_poll_cq", 0, "returned " + n + " (CQ overrun or device error)");
-                }
-                completions.setCount(n);
-                retire(completions, n);
-                return n;
+            int n = (int) Poll.HANDLE.invokeExact(pollFn, cq.address(), completions.capacity(),
+                    completions.segment().address());
+            if (n < 0) {
+                throw new RdmaException("ibv_poll_cq", 0, "returned " + n + " (CQ overrun or device error)");
             }
+            completions.setCount(n);
+            retire(completions, n);
+            return n;
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new AssertionError("a downcall threw " + t, t);
         } finally {
+            pollLock.unlock();
             release();
             // The call got the array's raw address: keep its auto arena alive until the call returned.
             Reference.reachabilityFence(completions);
@@ -114,9 +114,12 @@ public final class CompletionQueue extends NativeResource {
      * poll function returns nothing: the first {@code n} entries of the batch, written by the caller.
      */
     void deliver(WorkCompletions completions, int n) {
-        synchronized (pollLock) {
+        pollLock.lock(this);
+        try {
             completions.setCount(n);
             retire(completions, n);
+        } finally {
+            pollLock.unlock();
         }
     }
 

@@ -71,8 +71,8 @@ public final class QueuePair extends NativeResource {
     /** The receive queue's outstanding requests, or null with an SRQ (which keeps its own). */
     private final WorkRing receiveRing;
     /** Serialises posts to the send queue (classic, extended, type-1 binds). */
-    final PostLock sendLock = new PostLock();
-    private final PostLock receiveLock = new PostLock();
+    final QueueLock sendLock = new QueueLock();
+    private final QueueLock receiveLock = new QueueLock();
 
     /**
      * Wraps a created QP.
@@ -560,10 +560,20 @@ public final class QueuePair extends NativeResource {
     private void underPollLocks(Runnable action) {
         CompletionQueue first = sendCq.order <= receiveCq.order ? sendCq : receiveCq;
         CompletionQueue second = first == sendCq ? receiveCq : sendCq;
-        synchronized (first.pollLock) {
-            synchronized (second.pollLock) {
-                action.run();
+        first.pollLock.lock(first);
+        try {
+            if (second != first) {
+                second.pollLock.lock(second);
             }
+            try {
+                action.run();
+            } finally {
+                if (second != first) {
+                    second.pollLock.unlock();
+                }
+            }
+        } finally {
+            first.pollLock.unlock();
         }
     }
 

@@ -23,8 +23,10 @@ public final class SharedReceiveQueue extends NativeResource {
     private final int maxWr;
     private final int maxSge;
     private final MemorySegment postFn;
-    /** The posted receives not yet retired; also the lock of posts and retirements (completions of several CQs). */
+    /** The posted receives not yet retired. */
     private final WorkRing ring;
+    /** Held by posts and retirements alike: completions of several CQs retire from the ring. */
+    private final QueueLock lock = new QueueLock();
 
     SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int maxSge) {
         super(Rank.SRQ, srq.reinterpret(ibv_srq.sizeof()), pd, pd.context());
@@ -32,7 +34,7 @@ public final class SharedReceiveQueue extends NativeResource {
         this.maxWr = maxWr;
         this.maxSge = maxSge;
         this.postFn = ibv_context_ops.post_srq_recv(ibv_context.ops(pd.context().handle));
-        this.ring = new WorkRing(maxWr, maxSge, null);
+        this.ring = new WorkRing(maxWr, maxSge, lock);
     }
 
     /** {@return the protection domain} */
@@ -57,7 +59,8 @@ public final class SharedReceiveQueue extends NativeResource {
      * @param count how many, from index 0
      */
     public void postReceive(ReceiveRequests requests, int count) {
-        synchronized (ring) {
+        lock.lock(this);
+        try {
             requests.link(count, maxSge);
             MemorySegment srq;
             try {
@@ -83,27 +86,38 @@ public final class SharedReceiveQueue extends NativeResource {
             } finally {
                 release();
             }
+        } finally {
+            lock.unlock();
         }
     }
 
     /** Retires the first outstanding receive with this id, which a poll returned; see {@link WorkRing#retireOne}. */
     void retire(long wrId) {
-        synchronized (ring) {
+        lock.lock(this);
+        try {
             ring.retireOne(wrId);
+        } finally {
+            lock.unlock();
         }
     }
 
     /** {@return whether an outstanding receive has this id} */
     boolean contains(long wrId) {
-        synchronized (ring) {
+        lock.lock(this);
+        try {
             return ring.contains(wrId);
+        } finally {
+            lock.unlock();
         }
     }
 
     /** {@return the receives posted and not yet retired} */
     int outstanding() {
-        synchronized (ring) {
+        lock.lock(this);
+        try {
             return ring.outstanding();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -139,8 +153,11 @@ public final class SharedReceiveQueue extends NativeResource {
     void destroy() {
         Calls.IBV_DESTROY_SRQ.callStatus(handle);
         // Only once it is gone: a failed destroy keeps the leases, and what they hold stays registered.
-        synchronized (ring) {
+        lock.lock(this);
+        try {
             ring.retireAll();
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -1,5 +1,8 @@
 package rdmaflux.verbs;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * The work requests of one work queue (a QP's send or receive queue, an SRQ) that were posted and whose
  * completion was not polled yet: per request its {@code wr_id} and the objects it references, each under a
@@ -10,12 +13,12 @@ package rdmaflux.verbs;
  * nothing. It grows (allocating) only when more requests are outstanding than that, which a provider can
  * allow when completions sit in the CQ unpolled.
  *
- * <p>Threads: one producer at a time (the poster, serialised by the queue's {@link PostLock}) and one
+ * <p>Threads: one producer at a time (the poster, serialised by the queue's {@link QueueLock}) and one
  * consumer at a time (a poller of the queue's CQ, serialised by {@link #consumerLock}). The producer writes
  * entries beyond {@link #tail} and publishes them by moving it, before the provider's post function runs;
  * the consumer gives back entries from {@link #head} and publishes that by moving it. Growing, and taking
  * back the entries of requests the provider refused, hold the consumer lock. An SRQ's ring, whose
- * completions arrive on several CQs, is used under its own lock on both sides.
+ * completions arrive on several CQs, is used under one lock on both sides.
  *
  * <p>Retiring relies on the order verbs guarantees: a send queue, and the receive queue of a QP without an
  * SRQ, complete their requests in the order posted (unsignaled ones silently, with the next signaled one).
@@ -28,8 +31,20 @@ package rdmaflux.verbs;
 final class WorkRing {
     /** Marks an entry an SRQ completion gave back out of order; the head skips it. */
     private static final byte DONE = -1;
+    private static final VarHandle HEAD;
+    private static final VarHandle TAIL;
 
-    private final Object consumerLock;
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            HEAD = l.findVarHandle(WorkRing.class, "head", long.class);
+            TAIL = l.findVarHandle(WorkRing.class, "tail", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final QueueLock consumerLock;
     private final int stride;
     private long[] ids;
     /** {@link #stride} slots per entry. */
@@ -37,25 +52,30 @@ final class WorkRing {
     /** Per entry, how many of its slots are used (nulls may be among them), or {@link #DONE}. */
     private byte[] counts;
     private int mask;
-    /** The oldest entry not given back; written by the consumer. */
-    private volatile long head;
-    /** One past the last published entry; written by the producer. */
-    private volatile long tail;
+    /**
+     * The oldest entry not given back; written by the consumer (release), read by the producer (acquire) to
+     * see that the entries before it were cleared.
+     */
+    @SuppressWarnings("unused") // through HEAD
+    private long head;
+    /** One past the last published entry; written by the producer (release), read by the consumer (acquire). */
+    @SuppressWarnings("unused") // through TAIL
+    private long tail;
     /** One past the last entry written, published or not; the producer's own. */
     private long reserved;
 
     /**
      * @param depth the queue's depth
      * @param stride the most objects one request references
-     * @param consumerLock what consumers hold (the CQ's poll lock, or the SRQ ring itself)
+     * @param consumerLock what consumers hold: the CQ's poll lock, or the SRQ's one lock
      */
-    WorkRing(int depth, int stride, Object consumerLock) {
+    WorkRing(int depth, int stride, QueueLock consumerLock) {
         int size = Integer.highestOneBit(Math.max(1, depth));
         if (size < depth) {
             size <<= 1;
         }
         this.stride = Math.max(1, stride);
-        this.consumerLock = consumerLock == null ? this : consumerLock;
+        this.consumerLock = consumerLock;
         this.ids = new long[size];
         this.resources = new NativeResource[size * this.stride];
         this.counts = new byte[size];
@@ -64,7 +84,7 @@ final class WorkRing {
 
     /** {@return the requests recorded and not given back (published or not)} */
     int outstanding() {
-        return (int) (reserved - head);
+        return (int) (reserved - (long) HEAD.getAcquire(this));
     }
 
     /** {@return the entries the ring holds before it grows} */
@@ -81,7 +101,7 @@ final class WorkRing {
 
     /** Starts the entry of a request with this id; grows the ring when it is full. */
     void begin(long wrId) {
-        if (reserved - head > mask) {
+        if (reserved - (long) HEAD.getAcquire(this) > mask) {
             grow();
         }
         int i = (int) reserved & mask;
@@ -128,7 +148,7 @@ final class WorkRing {
      * provider may queue the requests, so that no completion can be polled before its entry is there.
      */
     void publish() {
-        tail = reserved;
+        TAIL.setRelease(this, reserved);
     }
 
     /**
@@ -139,19 +159,31 @@ final class WorkRing {
         if (upTo == reserved) {
             return;
         }
-        synchronized (consumerLock) {
+        boolean held = consumerLock.heldByCurrentThread();
+        if (!held) {
+            consumerLock.lock(this);
+        }
+        try {
             for (long c = upTo; c < reserved; c++) {
                 releaseEntry((int) c & mask);
             }
             reserved = upTo;
-            tail = upTo;
+            TAIL.setRelease(this, upTo);
+        } finally {
+            if (!held) {
+                consumerLock.unlock();
+            }
         }
     }
 
     private void grow() {
-        synchronized (consumerLock) {
+        boolean held = consumerLock.heldByCurrentThread();
+        if (!held) {
+            consumerLock.lock(this);
+        }
+        try {
             int size = mask + 1;
-            long h = head;
+            long h = (long) HEAD.getAcquire(this);
             long[] newIds = new long[size * 2];
             NativeResource[] newResources = new NativeResource[size * 2 * stride];
             byte[] newCounts = new byte[size * 2];
@@ -167,6 +199,10 @@ final class WorkRing {
             resources = newResources;
             counts = newCounts;
             mask = newMask;
+        } finally {
+            if (!held) {
+                consumerLock.unlock();
+            }
         }
     }
 
@@ -179,14 +215,14 @@ final class WorkRing {
      * @return whether an entry had that id (when none has, nothing is given back)
      */
     boolean retireThrough(long wrId) {
-        long h = head;
-        long t = tail;
+        long h = (long) HEAD.getOpaque(this);
+        long t = (long) TAIL.getAcquire(this);
         for (long c = h; c < t; c++) {
             if (ids[(int) c & mask] == wrId && counts[(int) c & mask] != DONE) {
                 for (long d = h; d <= c; d++) {
                     releaseEntry((int) d & mask);
                 }
-                head = c + 1;
+                HEAD.setRelease(this, c + 1);
                 return true;
             }
         }
@@ -200,8 +236,8 @@ final class WorkRing {
      * @return whether an entry had that id
      */
     boolean retireOne(long wrId) {
-        long h = head;
-        long t = tail;
+        long h = (long) HEAD.getOpaque(this);
+        long t = (long) TAIL.getAcquire(this);
         for (long c = h; c < t; c++) {
             int i = (int) c & mask;
             if (ids[i] == wrId && counts[i] != DONE) {
@@ -211,7 +247,7 @@ final class WorkRing {
                     counts[(int) h & mask] = 0;
                     h++;
                 }
-                head = h;
+                HEAD.setRelease(this, h);
                 return true;
             }
         }
@@ -220,8 +256,8 @@ final class WorkRing {
 
     /** {@return whether a published request not given back has id {@code wrId}} */
     boolean contains(long wrId) {
-        long t = tail;
-        for (long c = head; c < t; c++) {
+        long t = (long) TAIL.getAcquire(this);
+        for (long c = (long) HEAD.getOpaque(this); c < t; c++) {
             int i = (int) c & mask;
             if (ids[i] == wrId && counts[i] != DONE) {
                 return true;
@@ -232,11 +268,11 @@ final class WorkRing {
 
     /** Gives back every request: the queue was destroyed or reset, so none of them runs any more. */
     void retireAll() {
-        long t = tail;
-        for (long c = head; c < t; c++) {
+        long t = (long) TAIL.getAcquire(this);
+        for (long c = (long) HEAD.getOpaque(this); c < t; c++) {
             releaseEntry((int) c & mask);
         }
-        head = t;
+        HEAD.setRelease(this, t);
     }
 
     /**
@@ -244,8 +280,8 @@ final class WorkRing {
      * lets go of its memory windows, which must be deallocated before it is destroyed.
      */
     void releaseAll(Class<? extends NativeResource> type) {
-        long t = tail;
-        for (long c = head; c < t; c++) {
+        long t = (long) TAIL.getAcquire(this);
+        for (long c = (long) HEAD.getOpaque(this); c < t; c++) {
             int i = (int) c & mask;
             int n = counts[i];
             for (int k = 0; k < n; k++) {
@@ -273,6 +309,6 @@ final class WorkRing {
 
     @Override
     public String toString() {
-        return "WorkRing[" + (tail - head) + " outstanding of " + (mask + 1) + "]";
+        return "WorkRing[" + outstanding() + " outstanding of " + (mask + 1) + "]";
     }
 }

@@ -26,7 +26,7 @@ class WorkRingTest {
 
     @Test
     void aCompletionRetiresEverythingUpToTheFirstRequestWithItsId() {
-        WorkRing ring = new WorkRing(8, 2, null);
+        WorkRing ring = new WorkRing(8, 2, new QueueLock());
         // Unsignaled 1 and 2, signaled 3: the completion of 3 ends all three.
         post(ring, 1, 1);
         post(ring, 2, 2);
@@ -43,7 +43,7 @@ class WorkRingTest {
 
     @Test
     void anIdNoOutstandingRequestHasRetiresNothing() {
-        WorkRing ring = new WorkRing(4, 1, null);
+        WorkRing ring = new WorkRing(4, 1, new QueueLock());
         post(ring, 1, 1);
         post(ring, 2, 1);
         assertFalse(ring.retireThrough(7));
@@ -54,7 +54,7 @@ class WorkRingTest {
 
     @Test
     void reusedIdsRetireOnlyUpToTheOldestOutstandingOne() {
-        WorkRing ring = new WorkRing(8, 1, null);
+        WorkRing ring = new WorkRing(8, 1, new QueueLock());
         // A caller that gives every request id 0 (common for receives): each completion ends one request,
         // the oldest, never one posted after the request that completed.
         for (int i = 0; i < 5; i++) {
@@ -64,7 +64,7 @@ class WorkRingTest {
         assertEquals(4, mr.workLeaseCount());
         // Ids 5, 9, 5: the completion of the second 5 first matches the first 5 and ends only that far; the
         // next completion (of the second 5, or of anything after it) ends the rest.
-        WorkRing sends = new WorkRing(8, 1, null);
+        WorkRing sends = new WorkRing(8, 1, new QueueLock());
         post(sends, 5, 1);
         post(sends, 9, 1);
         post(sends, 5, 1);
@@ -76,7 +76,7 @@ class WorkRingTest {
 
     @Test
     void aFullRingGrowsAndKeepsTheOrder() {
-        WorkRing ring = new WorkRing(3, 1, null);
+        WorkRing ring = new WorkRing(3, 1, new QueueLock());
         assertEquals(4, ring.size(), "the depth rounded up to a power of two");
         for (int i = 0; i < 4; i++) {
             post(ring, i, 1);
@@ -96,7 +96,7 @@ class WorkRingTest {
 
     @Test
     void aRefusedPostIsTakenBackWithItsLeases() {
-        WorkRing ring = new WorkRing(8, 2, null);
+        WorkRing ring = new WorkRing(8, 2, new QueueLock());
         post(ring, 1, 1);
         long mark = ring.mark();
         post(ring, 2, 2);
@@ -112,7 +112,7 @@ class WorkRingTest {
 
     @Test
     void anSrqCompletionRetiresOnlyItsOwnRequest() {
-        WorkRing ring = new WorkRing(4, 1, null);
+        WorkRing ring = new WorkRing(4, 1, new QueueLock());
         post(ring, 10, 1);
         post(ring, 11, 1);
         post(ring, 12, 1);
@@ -129,7 +129,7 @@ class WorkRingTest {
 
     @Test
     void destroyingTheQueueRetiresAll() {
-        WorkRing ring = new WorkRing(4, 2, null);
+        WorkRing ring = new WorkRing(4, 2, new QueueLock());
         post(ring, 1, 2);
         post(ring, 2, 1);
         ring.retireAll();
@@ -139,7 +139,7 @@ class WorkRingTest {
 
     @Test
     void settingASlotAgainReplacesItsLease() {
-        WorkRing ring = new WorkRing(4, 2, null);
+        WorkRing ring = new WorkRing(4, 2, new QueueLock());
         ring.begin(1);
         mr.acquireWork();
         ring.put(1, mr);

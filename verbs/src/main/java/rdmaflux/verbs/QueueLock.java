@@ -4,20 +4,21 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Serialises the posts to one work queue, so that the order in which its {@link WorkRing} records requests
- * is the order the provider queues them. Uncontended it costs one compare-and-set and one store, allocates
- * nothing, and may be held across calls (an {@link ExtendedSendQueue} batch from {@code start} to
- * {@code complete}), which {@code synchronized} cannot. A thread that already holds it gets an
- * {@link IllegalStateException} instead of waiting for itself forever.
+ * Serialises the producers (posts) or the consumers (polls) of {@link WorkRing}s: posts to one work queue,
+ * so that the ring records requests in the order the provider queues them; polls of one CQ, so that
+ * completions are retired in the CQ's order. Uncontended it costs one compare-and-set and one release store
+ * (half of {@code synchronized}, which the poll of an empty CQ notices), allocates nothing, and may be held
+ * across calls (an {@link ExtendedSendQueue} batch from {@code start} to {@code complete}). Not reentrant: a
+ * thread that holds it and asks again gets an {@link IllegalStateException} instead of waiting for itself.
  */
-final class PostLock {
+final class QueueLock {
     private final AtomicReference<Thread> owner = new AtomicReference<>();
 
     /**
-     * Takes the lock, waiting for another thread's post (or batch) to end.
+     * Takes the lock, waiting for another thread to give it back.
      *
      * @param queue what the lock guards, for the message
-     * @throws IllegalStateException when this thread holds it already (a post inside an open batch)
+     * @throws IllegalStateException when this thread holds it already (a post inside an open extended batch)
      */
     void lock(Object queue) {
         Thread me = Thread.currentThread();
