@@ -41,13 +41,15 @@ public abstract sealed class NativeResource implements AutoCloseable
     private static final int OPEN = 0;
     /** {@link #phase}: closed and no short lease left; destroyed when the last work lease is given back. */
     private static final int DRAINED = 1;
-    /** {@link #phase}: the destroy ran or runs (once). */
+    /** {@link #phase}: the destroy runs or ran (it starts once). */
     private static final int DESTROYED = 2;
 
     private final AtomicInteger state = new AtomicInteger();
     /** Work requests posted and not yet completed (nor made moot by their queue's destroy) that use this object. */
     private final AtomicInteger workLeases = new AtomicInteger();
     private final AtomicInteger phase = new AtomicInteger(OPEN);
+    /** Set once the native destroy returned (or failed), for {@link #isDestroyed()}. */
+    private volatile boolean destroyed;
     private final Rank rank;
     private final NativeResource[] owners;
     /** Owners gained after construction ({@link #addOwner}), or null while there are none. */
@@ -144,7 +146,7 @@ public abstract sealed class NativeResource implements AutoCloseable
      * @return whether the native destroy ran
      */
     public final boolean isDestroyed() {
-        return phase.get() == DESTROYED;
+        return destroyed;
     }
 
     /** Fails with the standard message if closed; for calls that need no lease. */
@@ -276,6 +278,7 @@ public abstract sealed class NativeResource implements AutoCloseable
         } catch (RuntimeException e) {
             failure = addFailure(failure, e);
         } finally {
+            destroyed = true;
             for (NativeResource o : owners) {
                 o.disown(this);
             }

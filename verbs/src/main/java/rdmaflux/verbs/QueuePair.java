@@ -547,7 +547,7 @@ public final class QueuePair extends NativeResource {
      * Ends every recorded request, giving its leases back: the QP was destroyed or reset, so none of them
      * runs any more. Holds the CQs' poll locks, so no poll retires from the rings meanwhile.
      */
-    private void retireAll() {
+    void retireAll() {
         underPollLocks(() -> {
             sendRing.retireAll();
             if (receiveRing != null) {

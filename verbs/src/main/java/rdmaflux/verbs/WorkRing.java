@@ -30,7 +30,7 @@ import java.lang.invoke.VarHandle;
  */
 final class WorkRing {
     /** Marks an entry an SRQ completion gave back out of order; the head skips it. */
-    private static final byte DONE = -1;
+    private static final int DONE = -1;
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
 
@@ -50,7 +50,7 @@ final class WorkRing {
     /** {@link #stride} slots per entry. */
     private NativeResource[] resources;
     /** Per entry, how many of its slots are used (nulls may be among them), or {@link #DONE}. */
-    private byte[] counts;
+    private int[] counts;
     private int mask;
     /**
      * The oldest entry not given back; written by the consumer (release), read by the producer (acquire) to
@@ -78,7 +78,7 @@ final class WorkRing {
         this.consumerLock = consumerLock;
         this.ids = new long[size];
         this.resources = new NativeResource[size * this.stride];
-        this.counts = new byte[size];
+        this.counts = new int[size];
         this.mask = size - 1;
     }
 
@@ -119,7 +119,7 @@ final class WorkRing {
             throw new IllegalStateException("work request references more than " + stride + " objects");
         }
         resources[i * stride + n] = r;
-        counts[i] = (byte) (n + 1);
+        counts[i] = n + 1;
     }
 
     /**
@@ -136,7 +136,7 @@ final class WorkRing {
         }
         resources[slot] = r;
         if (k >= n) {
-            counts[i] = (byte) (k + 1);
+            counts[i] = k + 1;
         }
         if (old != null) {
             old.releaseWork();
@@ -186,7 +186,7 @@ final class WorkRing {
             long h = (long) HEAD.getAcquire(this);
             long[] newIds = new long[size * 2];
             NativeResource[] newResources = new NativeResource[size * 2 * stride];
-            byte[] newCounts = new byte[size * 2];
+            int[] newCounts = new int[size * 2];
             int newMask = size * 2 - 1;
             for (long c = h; c < reserved; c++) {
                 int from = (int) c & mask;

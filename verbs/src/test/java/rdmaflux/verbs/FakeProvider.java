@@ -53,6 +53,8 @@ final class FakeProvider {
         ibv_context_ops.post_recv(ops, noop);
         ibv_context_ops.poll_cq(ops, noop);
         ibv_context_ops.req_notify_cq(ops, noop);
+        // ibv_dealloc_mw is inline too: a fake window (MemoryWindowBindTest, DeferredCloseTest) can be closed.
+        ibv_context_ops.dealloc_mw(ops, noop);
         RdmaContext context = new RdmaContext(ctx, false);
 
         ProtectionDomain pd = new ProtectionDomain(context, ibv_pd.allocate(arena));
