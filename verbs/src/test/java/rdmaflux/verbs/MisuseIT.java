@@ -83,6 +83,9 @@ class MisuseIT {
                 + "agrees; the CQ still polls");
         expected.put("window-closed-with-bind-outstanding", "window closed, not destroyed; its region still held; "
                 + "deallocated by the poll; then the region closes");
+        expected.put("srq-regions-closed-with-receives-outstanding", "both closed, not destroyed; send and receive "
+                + "completed SUCCESS; the poll deregistered the taken receive's region only; closing the SRQ (and its "
+                + "QP) deregistered the other");
         expected.put("type-2-window-closed-then-its-qp", "window closed, not destroyed; both destroyed by the QP's "
                 + "close; without waiting; then the region closes");
         for (Map.Entry<String, String> e : expected.entrySet()) {

@@ -201,6 +201,7 @@ public final class MisuseMain {
         report("pd-closed-with-requests-outstanding", MisuseMain::closeProtectionDomainWithRequestsOutstanding);
         report("window-closed-with-bind-outstanding", MisuseMain::closeWindowWithBindOutstanding);
         report("type-2-window-closed-then-its-qp", MisuseMain::closeType2WindowThenItsQueuePair);
+        report("srq-regions-closed-with-receives-outstanding", MisuseMain::closeRegionsWithSrqReceivesOutstanding);
         System.out.println("DONE");
     }
 
@@ -444,6 +445,51 @@ public final class MisuseMain {
             f.expect(w.isDestroyed() && mr.boundWindowCount() == 0, "deallocated by the poll");
             mr.close();
             f.expect(mr.isDestroyed(), "then the region closes");
+            return f.toString();
+        }
+    }
+
+    /**
+     * Receives posted to an SRQ into two regions, both closed: the completion of the one a QP took
+     * deregisters only its region; closing the SRQ ends the other.
+     */
+    private static String closeRegionsWithSrqReceivesOutstanding() {
+        try (RdmaContext ctx = Rdma.open(RdmaTestEnv.device()); Arena arena = Arena.ofShared()) {
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            CompletionQueue cq = ctx.createCompletionQueue(64, null, 0);
+            SharedReceiveQueue srq = pd.createSharedReceiveQueue(16, 1, 0);
+            QueuePair a = pd.createQueuePair(QpInitAttributes.builder(QpType.RC).completionQueue(cq).build());
+            QueuePair b = pd.createQueuePair(QpInitAttributes.builder(QpType.RC).completionQueue(cq)
+                    .sharedReceiveQueue(srq).build());
+            QpConnectOptions o = QpConnectOptions.DEFAULTS;
+            a.connect(b.localEndpoint(o, 0x111), 0x222, o);
+            b.connect(a.localEndpoint(o, 0x222), 0x111, o);
+            MemoryRegion source = pd.register(arena.allocate(4096));
+            MemoryRegion first = pd.register(arena.allocate(4096));
+            MemoryRegion second = pd.register(arena.allocate(4096));
+            srq.postReceive(new ReceiveRequests(2, 1).set(0, 1).sge(0, 0, first, 0, 4096)
+                    .set(1, 2).sge(1, 0, second, 0, 4096), 2);
+            first.close();
+            second.close();
+            Facts f = new Facts();
+            f.expect(!first.isDestroyed() && !second.isDestroyed(), "both closed, not destroyed");
+            a.postSend(new SendRequests(1, 1).set(0, 3, SendOpcode.SEND, SIGNALED).sge(0, 0, source, 0, 64), 1);
+            WorkCompletions wc = new WorkCompletions(4);
+            int done = 0;
+            long deadline = System.nanoTime() + T.toNanos();
+            while (done < 2 && System.nanoTime() < deadline) {
+                int n = cq.poll(wc);
+                for (int i = 0; i < n; i++) {
+                    if (wc.status(i) != WcStatus.SUCCESS) {
+                        throw new IllegalStateException("completion failed: " + wc.describe(i));
+                    }
+                }
+                done += n;
+            }
+            f.expect(done == 2, "send and receive completed SUCCESS");
+            f.expect(first.isDestroyed() && !second.isDestroyed(), "the poll deregistered the taken receive's region only");
+            srq.close();
+            f.expect(b.isDestroyed() && second.isDestroyed(), "closing the SRQ (and its QP) deregistered the other");
             return f.toString();
         }
     }
