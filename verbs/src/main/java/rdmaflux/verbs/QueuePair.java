@@ -409,37 +409,30 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendRequests requests, int count) {
         requests.checkBinds(count, this);
+        // The lock stands for a lease on the QP: close() waits for the lock before it destroys anything.
         sendLock.lock(this);
         try {
             requests.link(count, maxSendSge);
-            MemorySegment qp;
-            try {
-                qp = acquire();
-            } catch (RuntimeException e) {
+            if (isClosed()) {
                 requests.unlink();
-                throw e;
+                throw closedException();
             }
+            long mark = requests.record(sendRing, count);
+            sendRing.publish();
+            int rc = -1;
+            int posted = 0;
             try {
-                long mark = requests.record(sendRing, count);
-                sendRing.publish();
-                int rc = -1;
-                int posted = 0;
-                try {
-                    rc = requests.post(postSendFn, qp.address());
-                    posted = rc == 0 ? count : requests.postedBeforeFailure();
-                } finally {
-                    sendRing.rollback(mark + posted);
-                }
-                requests.commitBinds(posted, this);
-                if (rc != 0) {
-                    throw requests.postFailure("ibv_post_send", rc);
-                }
+                rc = requests.post(postSendFn, handle.address());
+                posted = rc == 0 ? count : requests.postedBeforeFailure();
             } finally {
-                release();
+                sendRing.rollback(mark + posted);
+            }
+            requests.commitBinds(posted, this);
+            if (rc != 0) {
+                throw requests.postFailure("ibv_post_send", rc);
             }
         } finally {
             sendLock.unlock();
-            requests.unlink();
         }
     }
 
@@ -456,33 +449,25 @@ public final class QueuePair extends NativeResource {
         receiveLock.lock(this);
         try {
             requests.link(count, maxReceiveSge);
-            MemorySegment qp;
-            try {
-                qp = acquire();
-            } catch (RuntimeException e) {
+            if (isClosed()) {
                 requests.unlink();
-                throw e;
+                throw closedException();
             }
+            long mark = requests.record(receiveRing, count);
+            receiveRing.publish();
+            int rc = -1;
+            int posted = 0;
             try {
-                long mark = requests.record(receiveRing, count);
-                receiveRing.publish();
-                int rc = -1;
-                int posted = 0;
-                try {
-                    rc = requests.post(postRecvFn, qp.address());
-                    posted = rc == 0 ? count : requests.postedBeforeFailure();
-                } finally {
-                    receiveRing.rollback(mark + posted);
-                }
-                if (rc != 0) {
-                    throw requests.postFailure("ibv_post_recv", rc);
-                }
+                rc = requests.post(postRecvFn, handle.address());
+                posted = rc == 0 ? count : requests.postedBeforeFailure();
             } finally {
-                release();
+                receiveRing.rollback(mark + posted);
+            }
+            if (rc != 0) {
+                throw requests.postFailure("ibv_post_recv", rc);
             }
         } finally {
             receiveLock.unlock();
-            requests.unlink();
         }
     }
 
@@ -578,12 +563,19 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
-     * Before the children close: lets go of the memory windows outstanding binds hold, so that the windows
+     * Before the children close: waits for posts in flight; lets go of the memory windows outstanding binds
+     * hold, so that the windows
      * (children of a QP they were bound through) are deallocated before the QP is destroyed, as rxe needs;
      * and leaves the CQs' tables, so that no completion can reach a QP whose number the kernel may reuse.
      */
     @Override
     void beforeChildren() {
+        // Posts hold a post lock instead of a lease (one atomic operation less per post): wait for the
+        // ones in flight; later ones see the QP closed under the lock.
+        sendLock.lock(this);
+        sendLock.unlock();
+        receiveLock.lock(this);
+        receiveLock.unlock();
         underPollLocks(() -> {
             sendRing.releaseAll(MemoryWindow.class);
             sendCq.queuePairs.remove(this);

@@ -59,32 +59,26 @@ public final class SharedReceiveQueue extends NativeResource {
      * @param count how many, from index 0
      */
     public void postReceive(ReceiveRequests requests, int count) {
+        // The lock stands for a lease on the SRQ: close() waits for it before it destroys anything.
         lock.lock(this);
         try {
             requests.link(count, maxSge);
-            MemorySegment srq;
-            try {
-                srq = acquire();
-            } catch (RuntimeException e) {
+            if (isClosed()) {
                 requests.unlink();
-                throw e;
+                throw closedException();
             }
+            long mark = requests.record(ring, count);
+            ring.publish();
+            int rc = -1;
+            int posted = 0;
             try {
-                long mark = requests.record(ring, count);
-                ring.publish();
-                int rc = -1;
-                int posted = 0;
-                try {
-                    rc = requests.post(postFn, srq.address());
-                    posted = rc == 0 ? count : requests.postedBeforeFailure();
-                } finally {
-                    ring.rollback(mark + posted);
-                }
-                if (rc != 0) {
-                    throw requests.postFailure("ibv_post_srq_recv", rc);
-                }
+                rc = requests.post(postFn, handle.address());
+                posted = rc == 0 ? count : requests.postedBeforeFailure();
             } finally {
-                release();
+                ring.rollback(mark + posted);
+            }
+            if (rc != 0) {
+                throw requests.postFailure("ibv_post_srq_recv", rc);
             }
         } finally {
             lock.unlock();
@@ -147,6 +141,13 @@ public final class SharedReceiveQueue extends NativeResource {
         } finally {
             release();
         }
+    }
+
+    /** Waits for posts in flight, which hold the lock instead of a lease; later ones see the SRQ closed. */
+    @Override
+    void beforeChildren() {
+        lock.lock(this);
+        lock.unlock();
     }
 
     @Override
