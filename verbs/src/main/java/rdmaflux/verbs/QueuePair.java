@@ -46,9 +46,6 @@ public final class QueuePair extends NativeResource {
     private static final int MAX_DEST_RD_ATOMIC = 1 << 17;
     private static final int CAP = 1 << 19;
     private static final int DEST_QPN = 1 << 20;
-    // enum ibv_wc_opcode
-    private static final int IBV_WC_RECV = 1 << 7;
-    private static final int IBV_WC_RECV_RDMA_WITH_IMM = IBV_WC_RECV + 1;
 
     private final ProtectionDomain pd;
     private final CmId cmId;
@@ -73,6 +70,7 @@ public final class QueuePair extends NativeResource {
     /** Serialises posts to the send queue (classic, extended, type-1 binds). */
     final QueueLock sendLock = new QueueLock();
     private final QueueLock receiveLock = new QueueLock();
+    private final WorkQueues queues;
 
     /**
      * Wraps a created QP.
@@ -101,6 +99,7 @@ public final class QueuePair extends NativeResource {
         // A send references its entries' regions plus an address handle, or a bind its window and region.
         this.sendRing = new WorkRing(maxSendWr, maxSendSge + 2, sendCq.pollLock);
         this.receiveRing = srq == null ? new WorkRing(maxReceiveWr, maxReceiveSge, receiveCq.pollLock) : null;
+        this.queues = new WorkQueues(sendRing, receiveRing, sendCq, receiveCq, srq);
         sendCq.queuePairs.add(this);
         if (receiveCq != sendCq) {
             receiveCq.queuePairs.add(this);
@@ -471,51 +470,9 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    /**
-     * Retires the work requests a polled completion ended; called by a poll of {@code cq}, under its
-     * {@link CompletionQueue#pollLock}.
-     *
-     * <p>Which queue: with separate send and receive CQs, the CQ says. On a CQ both use, a successful
-     * completion's opcode says ({@code IBV_WC_RECV} and {@code IBV_WC_RECV_RDMA_WITH_IMM} are receives,
-     * below {@code IBV_WC_RECV} sends); a failed one's opcode is undefined (rxe reports a flushed receive
-     * as {@code IBV_WC_SEND}), so its {@code wr_id} decides when only one queue has a request with it. When
-     * both have (the caller uses one id space for both) nothing is retired: the requests are retired by the
-     * next completions of their queues, or when the QP is destroyed. Late, never early.
-     */
+    /** Retires the work requests a completion polled from {@code cq} ended; see {@link WorkQueues#retire}. */
     void retire(CompletionQueue cq, long wrId, int status, int opcode) {
-        if (sendCq != receiveCq) {
-            if (cq == sendCq) {
-                sendRing.retireThrough(wrId);
-            } else {
-                retireReceive(wrId);
-            }
-            return;
-        }
-        if (status == 0) {
-            if (opcode == IBV_WC_RECV || opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-                retireReceive(wrId);
-                return;
-            }
-            if (opcode >= 0 && opcode < IBV_WC_RECV) {
-                sendRing.retireThrough(wrId);
-                return;
-            }
-        }
-        boolean send = sendRing.contains(wrId);
-        boolean receive = srq != null ? srq.contains(wrId) : receiveRing.contains(wrId);
-        if (send && !receive) {
-            sendRing.retireThrough(wrId);
-        } else if (receive && !send) {
-            retireReceive(wrId);
-        }
-    }
-
-    private void retireReceive(long wrId) {
-        if (srq != null) {
-            srq.retire(wrId);
-        } else {
-            receiveRing.retireThrough(wrId);
-        }
+        queues.retire(cq, wrId, status, opcode);
     }
 
     /** {@return the send requests posted and not yet retired} */
@@ -528,59 +485,23 @@ public final class QueuePair extends NativeResource {
         return receiveRing == null ? 0 : receiveRing.outstanding();
     }
 
-    /**
-     * Ends every recorded request, giving its leases back: the QP was destroyed or reset, so none of them
-     * runs any more. Holds the CQs' poll locks, so no poll retires from the rings meanwhile.
-     */
+    /** Ends every recorded request, giving its leases back: the QP was destroyed or reset. */
     void retireAll() {
-        underPollLocks(() -> {
-            sendRing.retireAll();
-            if (receiveRing != null) {
-                receiveRing.retireAll();
-            }
-        });
-    }
-
-    /** Runs {@code action} holding both CQs' poll locks, taken in the CQs' creation order (no deadlock). */
-    private void underPollLocks(Runnable action) {
-        CompletionQueue first = sendCq.order <= receiveCq.order ? sendCq : receiveCq;
-        CompletionQueue second = first == sendCq ? receiveCq : sendCq;
-        first.pollLock.lock(first);
-        try {
-            if (second != first) {
-                second.pollLock.lock(second);
-            }
-            try {
-                action.run();
-            } finally {
-                if (second != first) {
-                    second.pollLock.unlock();
-                }
-            }
-        } finally {
-            first.pollLock.unlock();
-        }
+        queues.retireAll();
     }
 
     /**
-     * Before the children close: waits for posts in flight; lets go of the memory windows outstanding binds
-     * hold, so that the windows
-     * (children of a QP they were bound through) are deallocated before the QP is destroyed, as rxe needs;
-     * and leaves the CQs' tables, so that no completion can reach a QP whose number the kernel may reuse.
+     * Before the children close: waits for posts in flight (they hold a post lock instead of a lease, one
+     * atomic operation less per post; later ones see the QP closed under the lock), then lets go of the
+     * windows and leaves the CQs' tables ({@link WorkQueues#beforeClose}).
      */
     @Override
     void beforeChildren() {
-        // Posts hold a post lock instead of a lease (one atomic operation less per post): wait for the
-        // ones in flight; later ones see the QP closed under the lock.
         sendLock.lock(this);
         sendLock.unlock();
         receiveLock.lock(this);
         receiveLock.unlock();
-        underPollLocks(() -> {
-            sendRing.releaseAll(MemoryWindow.class);
-            sendCq.queuePairs.remove(this);
-            receiveCq.queuePairs.remove(this);
-        });
+        queues.beforeClose(this);
     }
 
     @Override
