@@ -4,7 +4,11 @@ import java.lang.foreign.MemorySegment;
 
 import rdmaflux.verbs.ffi.ibv_ah;
 
-/** An address handle ({@code struct ibv_ah}): the destination of UD sends. */
+/**
+ * An address handle ({@code struct ibv_ah}): the destination of UD sends. A send posted to it holds it until
+ * the send's completion is polled (or its QP is destroyed): {@link #close()} meanwhile refuses new sends at
+ * once and destroys the handle then ({@link #isDestroyed()}).
+ */
 public final class AddressHandle extends NativeResource {
     private final AddressHandleAttributes attributes;
 

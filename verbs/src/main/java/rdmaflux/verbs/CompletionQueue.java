@@ -16,7 +16,9 @@ import rdmaflux.verbs.ffi.ibv_cq;
  *
  * <p>{@link #poll(WorkCompletions)} and {@link #requestNotification(boolean)} are the inline
  * {@code ibv_poll_cq}/{@code ibv_req_notify_cq} of verbs.h, called through the provider's function
- * pointers exactly as the header does; they allocate nothing.
+ * pointers exactly as the header does; they allocate nothing. A poll also gives back what the completed
+ * work requests held (see {@link QueuePair}): it finds each completion's QP by number among the QPs
+ * created on this CQ.
  */
 public final class CompletionQueue extends NativeResource {
     /**
@@ -37,6 +39,17 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment notifyFn;
     /** This CQ's index among its channel's CQs, or -1 without a channel. */
     private final int slot;
+    private static final java.util.concurrent.atomic.AtomicLong CREATED = new java.util.concurrent.atomic.AtomicLong();
+
+    /** Creation order: whoever holds two CQs' poll locks takes the older one's first. */
+    final long order = CREATED.incrementAndGet();
+    /** The QPs whose send or receive completions come here. */
+    final QpTable queuePairs = new QpTable();
+    /**
+     * Held while a poll reads completions and retires their work requests, so that they are retired in
+     * the CQ's order even when several threads poll; also by whoever changes a ring this CQ retires from.
+     */
+    final QueueLock pollLock = new QueueLock();
 
     CompletionQueue(RdmaContext context, CompletionChannel channel, MemorySegment cq, int slot) {
         // The channel owns the CQ too: destroying a channel a CQ still uses fails (EBUSY) in the kernel.
@@ -74,6 +87,7 @@ public final class CompletionQueue extends NativeResource {
      */
     public int poll(WorkCompletions completions) {
         MemorySegment cq = acquire();
+        pollLock.lock(this);
         try {
             int n = (int) Poll.HANDLE.invokeExact(pollFn, cq.address(), completions.capacity(),
                     completions.segment().address());
@@ -81,15 +95,42 @@ public final class CompletionQueue extends NativeResource {
                 throw new RdmaException("ibv_poll_cq", 0, "returned " + n + " (CQ overrun or device error)");
             }
             completions.setCount(n);
+            retire(completions, n);
             return n;
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new AssertionError("a downcall threw " + t, t);
         } finally {
+            pollLock.unlock();
             release();
             // The call got the array's raw address: keep its auto arena alive until the call returned.
             Reference.reachabilityFence(completions);
+        }
+    }
+
+    /**
+     * Takes completions as if a poll had returned them, for tests and benchmarks on a fake provider whose
+     * poll function returns nothing: the first {@code n} entries of the batch, written by the caller.
+     */
+    void deliver(WorkCompletions completions, int n) {
+        pollLock.lock(this);
+        try {
+            completions.setCount(n);
+            retire(completions, n);
+        } finally {
+            pollLock.unlock();
+        }
+    }
+
+    /** Gives back what the polled completions' work requests held; under {@link #pollLock}. */
+    private void retire(WorkCompletions completions, int n) {
+        QpTable qps = queuePairs;
+        for (int i = 0; i < n; i++) {
+            QueuePair qp = qps.get(completions.qpNumberAt(i));
+            if (qp != null) {
+                qp.retire(this, completions.wrIdAt(i), completions.statusAt(i), completions.opcodeAt(i));
+            }
         }
     }
 

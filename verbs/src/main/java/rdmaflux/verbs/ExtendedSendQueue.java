@@ -30,7 +30,12 @@ import rdmaflux.verbs.ffi.ibv_qp_ex;
  * provider's function for an operation not requested may be missing or wrong.
  *
  * <p>Not thread-safe: one thread builds a batch from {@code start} to {@code complete}. Between them
- * the QP holds a lease, so closing it waits for the batch to end.
+ * the QP holds a lease, so closing it waits for the batch to end, and other threads' posts to the send
+ * queue wait too (a post from the batch's own thread is an {@link IllegalStateException}).
+ *
+ * <p>Lifetimes as with {@link QueuePair#postSend}: each operation's region ({@link #sge}), address handle
+ * ({@link #udAddress}), or window and region ({@link #bindWindow}) are held by a work lease from the call
+ * until the request's completion is polled, the batch is aborted or refused, or the QP is destroyed.
  */
 public final class ExtendedSendQueue {
     private final QueuePair qp;
@@ -61,6 +66,12 @@ public final class ExtendedSendQueue {
     private int[] pendingRkeys = new int[0];
     private int pending;
     private boolean started;
+    /** The id the next operation takes, as last given to {@link #wrId} (the provider reads it from qpx). */
+    private long nextWrId;
+    /** Whether an operation was added since {@link #start()}, so {@link #sge} has a request to belong to. */
+    private boolean hasOperation;
+    /** The send queue's ring mark at {@link #start()}: an abort drops the batch's entries from there. */
+    private long mark;
 
     ExtendedSendQueue(QueuePair qp, MemorySegment qpx, int ops) {
         this.qp = qp;
@@ -123,7 +134,15 @@ public final class ExtendedSendQueue {
             throw new IllegalStateException("a batch is already open on " + qp + ": complete() or abort() it first");
         }
         qp.acquire();
+        try {
+            qp.sendLock.lock(qp);
+        } catch (RuntimeException e) {
+            qp.release();
+            throw e;
+        }
         started = true;
+        hasOperation = false;
+        mark = qp.sendRing.mark();
         ibv_qp_ex.wr_start.invoke(start, qpx);
         return this;
     }
@@ -136,6 +155,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue wrId(long wrId) {
         ibv_qp_ex.wr_id(qpx, wrId);
+        nextWrId = wrId;
         return this;
     }
 
@@ -261,10 +281,11 @@ public final class ExtendedSendQueue {
      * @return this
      */
     public ExtendedSendQueue atomicWrite(int rkey, long remoteAddress, MemorySegment value) {
-        check(SendOp.ATOMIC_WRITE);
+        requireStarted();
         if (value.byteSize() < 8 || !value.isNative()) {
             throw new IllegalArgumentException("an atomic write takes 8 bytes of native memory, got " + value);
         }
+        check(SendOp.ATOMIC_WRITE);
         ibv_qp_ex.wr_atomic_write.invoke(atomicWrite, qpx, rkey, remoteAddress, value);
         return this;
     }
@@ -308,12 +329,19 @@ public final class ExtendedSendQueue {
         }
         window.checkBind(qp, region, offset, length, access);
         int rkey = MemoryWindow.nextRkey(window.rkey());
-        try (Leases leases = new Leases()) {
-            MemorySegment mw = leases.take(window);
-            MemorySegment mr = leases.take(region);
-            MemoryWindow.writeBindInfo(bindInfo, mr, region.address() + offset, length, access);
-            ibv_qp_ex.wr_bind_mw.invoke(bindMw, qpx, mw, rkey, bindInfo);
+        // The request's work leases keep both from being destroyed; taken before the provider sees them.
+        window.acquireWork();
+        try {
+            region.acquireWork();
+        } catch (RuntimeException e) {
+            window.releaseWork();
+            throw e;
         }
+        addOperation();
+        qp.sendRing.add(window);
+        qp.sendRing.add(region);
+        MemoryWindow.writeBindInfo(bindInfo, region.handle, region.address() + offset, length, access);
+        ibv_qp_ex.wr_bind_mw.invoke(bindMw, qpx, window.handle, rkey, bindInfo);
         if (pending == pendingWindows.length) {
             int n = Math.max(4, pending * 2);
             pendingWindows = java.util.Arrays.copyOf(pendingWindows, n);
@@ -338,10 +366,14 @@ public final class ExtendedSendQueue {
      * @throws IndexOutOfBoundsException when the range is not inside the region
      */
     public ExtendedSendQueue sge(MemoryRegion region, long offset, int length) {
+        requireOperation();
         // The provider copies the entry into the send queue now: a closed region or freed memory must
         // fail here. The range check is overflow-safe.
         region.checkUsable();
         region.checkRange(offset, length);
+        region.acquireWork();
+        // Setting the entry again replaces it, and its lease with it.
+        qp.sendRing.put(0, region);
         ibv_qp_ex.wr_set_sge.invoke(setSge, qpx, region.lkey(), region.address() + offset, length);
         return this;
     }
@@ -354,6 +386,7 @@ public final class ExtendedSendQueue {
      * @return this
      */
     public ExtendedSendQueue inlineData(MemorySegment data) {
+        requireOperation();
         if (!data.isNative() || data.byteSize() > qp.maxInlineData()) {
             throw new IllegalArgumentException("inline data must be native and at most " + qp.maxInlineData()
                     + " bytes, got " + data);
@@ -371,12 +404,10 @@ public final class ExtendedSendQueue {
      * @return this
      */
     public ExtendedSendQueue udAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        MemorySegment a = ah.acquire();
-        try {
-            ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddr, qpx, a, remoteQpn, remoteQkey);
-        } finally {
-            ah.release();
-        }
+        requireOperation();
+        ah.acquireWork();
+        qp.sendRing.put(1, ah);
+        ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddr, qpx, ah.handle, remoteQpn, remoteQkey);
         return this;
     }
 
@@ -387,8 +418,10 @@ public final class ExtendedSendQueue {
      */
     public void complete() {
         requireStarted();
-        int rc;
+        int rc = -1;
         try {
+            // Published before the provider rings the doorbell: no completion can precede its entry.
+            qp.sendRing.publish();
             rc = ibv_qp_ex.wr_complete.invoke(complete, qpx);
             if (rc == 0) {
                 for (int k = 0; k < pending; k++) {
@@ -396,9 +429,10 @@ public final class ExtendedSendQueue {
                 }
             }
         } finally {
-            dropPending();
-            started = false;
-            qp.release();
+            if (rc != 0) {
+                qp.sendRing.rollback(mark);
+            }
+            end();
         }
         if (rc != 0) {
             throw RdmaException.of("ibv_wr_complete", rc, "on " + qp);
@@ -411,10 +445,17 @@ public final class ExtendedSendQueue {
         try {
             ibv_qp_ex.wr_abort.invoke(abort, qpx);
         } finally {
-            dropPending();
-            started = false;
-            qp.release();
+            qp.sendRing.rollback(mark);
+            end();
         }
+    }
+
+    private void end() {
+        dropPending();
+        started = false;
+        hasOperation = false;
+        qp.sendLock.unlock();
+        qp.release();
     }
 
     private void dropPending() {
@@ -425,10 +466,28 @@ public final class ExtendedSendQueue {
         pending = 0;
     }
 
+    /** Starts the ring entry of the operation about to be added. */
+    private void addOperation() {
+        qp.sendRing.begin(nextWrId);
+        hasOperation = true;
+    }
+
+    private void requireOperation() {
+        requireStarted();
+        if (!hasOperation) {
+            throw new IllegalStateException("no operation to set data for on " + qp + ": add one (send(), "
+                    + "rdmaWrite(...), ...) first");
+        }
+    }
+
+    /** Checks an operation may be added, and starts its ring entry (every operation is one request). */
     private void check(SendOp op) {
         requireStarted();
         if ((ops & op.value()) == 0) {
             throw new IllegalStateException(qp + " was not created with " + op + " among its send operations");
+        }
+        if (op != SendOp.BIND_MW) {
+            addOperation();
         }
     }
 

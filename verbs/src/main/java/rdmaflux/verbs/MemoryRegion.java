@@ -1,13 +1,21 @@
 package rdmaflux.verbs;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import rdmaflux.verbs.ffi.ibv_mr;
 
 /**
- * Registered memory ({@code struct ibv_mr}). The keys stay valid until {@link #close()}; the segment
- * must outlive the region.
+ * Registered memory ({@code struct ibv_mr}).
+ *
+ * <p>Lifetime: {@link #close()} takes effect at once for new uses (posting, {@code sge}, remote buffers
+ * fail with {@link IllegalStateException}), but while posted work requests still use the region it stays
+ * registered, and the device may still read or write its memory, until their completions are polled or
+ * their QP is destroyed; then it is deregistered ({@link #isDestroyed()}), on the thread that polled or
+ * closed the QP. Memory given to {@link ProtectionDomain#register} must stay allocated until then: the
+ * verbs layer checks at every post that it still is, but cannot keep a caller's arena open. A region from
+ * {@link ProtectionDomain#allocateRegion} owns its memory and frees it right after the deregistration.
  */
 public final class MemoryRegion extends NativeResource {
     private final MemorySegment segment;
@@ -15,19 +23,29 @@ public final class MemoryRegion extends NativeResource {
     private final int lkey;
     private final int rkey;
     private final ProtectionDomain pd;
+    /** The arena of memory this region owns ({@link ProtectionDomain#allocateRegion}), or null. */
+    private final Arena owned;
     /** Memory windows whose last bind used this region: the kernel refuses to deregister it under them. */
     private final AtomicInteger windows = new AtomicInteger();
 
     MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, AccessFlags access) {
+        this(pd, mr, segment, access, null);
+    }
+
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, AccessFlags access, Arena owned) {
         super(Rank.MR, mr.reinterpret(ibv_mr.sizeof()), pd, pd.context());
         this.pd = pd;
+        this.owned = owned;
         this.segment = segment;
         this.access = access;
         this.lkey = ibv_mr.lkey(handle);
         this.rkey = ibv_mr.rkey(handle);
     }
 
-    /** {@return the registered memory} */
+    /**
+     * {@return the registered memory; for a region from {@link ProtectionDomain#allocateRegion}, a segment
+     * that is freed (and fails on access) once the region is destroyed}
+     */
     public MemorySegment segment() {
         return segment;
     }
@@ -129,9 +147,18 @@ public final class MemoryRegion extends NativeResource {
         }
     }
 
+    /** {@return whether the region owns its memory, freed after the deregistration ({@link ProtectionDomain#allocateRegion})} */
+    public boolean ownsMemory() {
+        return owned != null;
+    }
+
     @Override
     void destroy() {
         Calls.IBV_DEREG_MR.callStatus(handle);
+        // Only after a deregistration that succeeded: a region still registered keeps its memory.
+        if (owned != null) {
+            owned.close();
+        }
     }
 
     @Override

@@ -26,7 +26,9 @@ import rdmaflux.verbs.ffi.ibv_pd;
  * <p>Lifetimes: from the post of a bind until the window is closed or bound to another region, the window
  * holds its region, whose {@link MemoryRegion#close()} then fails with {@link IllegalStateException} (the
  * kernel refuses to deregister a region under a bound window). A type-2 window bound through a QP is closed
- * with that QP, as with its PD and context.
+ * with that QP, as with its PD and context. A bind request, like any posted request, holds the window and
+ * the region until its completion is polled: closing the window meanwhile defers its deallocation until
+ * then (or until its QP closes, which lets go of its windows first).
  */
 public final class MemoryWindow extends NativeResource {
     static final LinkedOp ALLOC = new LinkedOp("ibv_alloc_mw", ibv_context_ops.alloc_mw.descriptor());
@@ -37,6 +39,8 @@ public final class MemoryWindow extends NativeResource {
     private final MemoryWindowType type;
     /** The region the last posted bind used, held against deregistration; guarded by {@code this}. */
     private MemoryRegion region;
+    /** Set by {@link #destroy()}; guarded by {@code this}. */
+    private boolean deallocated;
 
     MemoryWindow(ProtectionDomain pd, MemorySegment mw, MemoryWindowType type) {
         super(Rank.MW, mw.reinterpret(ibv_mw.sizeof()), pd, pd.context());
@@ -132,16 +136,40 @@ public final class MemoryWindow extends NativeResource {
                     + "SendRequests.bindWindow or ExtendedSendQueue.bindWindow");
         }
         checkBind(qp, region, offset, length, access);
+        // ibv_bind_mw posts a request to the QP's send queue: recorded there like any post, with work leases
+        // on this window and the region until its completion is polled.
+        qp.sendLock.lock(qp);
         try (Leases leases = new Leases(); Arena arena = Arena.ofConfined()) {
             MemorySegment q = leases.take(qp);
+            // A short lease too: the key is read back after the post, which a poll may already have retired.
             MemorySegment mw = leases.take(this);
-            MemorySegment mr = leases.take(region);
             MemorySegment bind = ibv_mw_bind.allocate(arena);
             ibv_mw_bind.wr_id(bind, wrId);
             ibv_mw_bind.send_flags(bind, sendFlags);
-            writeBindInfo(ibv_mw_bind.bind_info(bind), mr, region.address() + offset, length, access);
-            MemorySegment fn = ibv_context_ops.bind_mw(ops(ibv_mw.context(mw)));
-            int rc = (int) BIND.at(fn).invoke(q, mw, bind);
+            writeBindInfo(ibv_mw_bind.bind_info(bind), region.handle, region.address() + offset, length, access);
+            // The work leases keep window and region from being destroyed, from here until the completion.
+            acquireWork();
+            try {
+                region.acquireWork();
+            } catch (RuntimeException e) {
+                releaseWork();
+                throw e;
+            }
+            WorkRing ring = qp.sendRing;
+            long mark = ring.mark();
+            ring.begin(wrId);
+            ring.add(this);
+            ring.add(region);
+            ring.publish();
+            int rc = -1;
+            try {
+                MemorySegment fn = ibv_context_ops.bind_mw(ops(ibv_mw.context(mw)));
+                rc = (int) BIND.at(fn).invoke(q, mw, bind);
+            } finally {
+                if (rc != 0) {
+                    ring.rollback(mark);
+                }
+            }
             if (rc != 0) {
                 int errno = rc > 0 ? rc : Native.lastErrno();
                 throw RdmaException.of("ibv_bind_mw", errno, this + " to " + region);
@@ -149,6 +177,8 @@ public final class MemoryWindow extends NativeResource {
             // The provider posted the bind and set the window's new key.
             hold(region);
             return new RemoteBuffer(region.address() + offset, length, ibv_mw.rkey(mw));
+        } finally {
+            qp.sendLock.unlock();
         }
     }
 
@@ -221,7 +251,13 @@ public final class MemoryWindow extends NativeResource {
      * window's current key for the next bind, as {@code ibv_bind_mw} does for type 1), its region and QP.
      */
     void posted(int newRkey, MemoryRegion region, QueuePair qp) {
-        MemorySegment mw = acquire();
+        MemorySegment mw;
+        try {
+            mw = acquire();
+        } catch (IllegalStateException closed) {
+            // Closed since the post (its request holds it until the completion): its key matters no more.
+            return;
+        }
         try {
             ibv_mw.rkey(mw, newRkey);
         } finally {
@@ -237,6 +273,9 @@ public final class MemoryWindow extends NativeResource {
     }
 
     private synchronized void hold(MemoryRegion next) {
+        if (deallocated) {
+            return; // a close on another thread got here first: nothing would ever let the region go
+        }
         if (region != next) {
             next.holdWindow();
             if (region != null) {
@@ -253,6 +292,7 @@ public final class MemoryWindow extends NativeResource {
             DEALLOC.at(fn).callStatus(handle);
         } finally {
             synchronized (this) {
+                deallocated = true;
                 if (region != null) {
                     region.releaseWindow();
                     region = null;

@@ -17,6 +17,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>Operations hold a lease ({@link #acquire()}/{@link #release()}) so a close on another thread
  *       waits for in-flight non-blocking calls instead of freeing memory under them. Blocking waits
  *       (poll on a channel fd) never hold a lease.</li>
+ *   <li>Posted work requests hold a work lease ({@link #acquireWork()}/{@link #releaseWork()}) on what
+ *       they reference until their completion is polled or their queue is destroyed. A close never waits
+ *       for those: the object counts as closed at once (new uses fail) and is destroyed when the last work
+ *       lease is given back ({@link #isDestroyed()}).</li>
  * </ul>
  */
 public abstract sealed class NativeResource implements AutoCloseable
@@ -31,8 +35,21 @@ public abstract sealed class NativeResource implements AutoCloseable
     }
 
     private static final int CLOSED = Integer.MIN_VALUE;
+    private static final System.Logger LOG = System.getLogger("rdmaflux.verbs");
+
+    /** {@link #phase}: open, or closing with leases still held. */
+    private static final int OPEN = 0;
+    /** {@link #phase}: closed and no short lease left; destroyed when the last work lease is given back. */
+    private static final int DRAINED = 1;
+    /** {@link #phase}: the destroy runs or ran (it starts once). */
+    private static final int DESTROYED = 2;
 
     private final AtomicInteger state = new AtomicInteger();
+    /** Work requests posted and not yet completed (nor made moot by their queue's destroy) that use this object. */
+    private final AtomicInteger workLeases = new AtomicInteger();
+    private final AtomicInteger phase = new AtomicInteger(OPEN);
+    /** Set once the native destroy returned (or failed), for {@link #isDestroyed()}. */
+    private volatile boolean destroyed;
     private final Rank rank;
     private final NativeResource[] owners;
     /** Owners gained after construction ({@link #addOwner}), or null while there are none. */
@@ -89,6 +106,49 @@ public abstract sealed class NativeResource implements AutoCloseable
         return state.get() & ~CLOSED;
     }
 
+    /**
+     * Takes a work lease: a posted work request references this object until its completion is polled.
+     * Unlike {@link #acquire()} it does not make a {@link #close()} wait; it defers the destroy.
+     *
+     * @throws IllegalStateException when closed
+     */
+    final void acquireWork() {
+        // Count first, then look at the state; close() sets the state first, then looks at the count.
+        // Both are sequentially consistent, so at least one side sees the other: either this call fails,
+        // or the close sees the lease and defers the destroy.
+        workLeases.getAndIncrement();
+        if (state.get() < 0) {
+            releaseWork();
+            throw closedException();
+        }
+    }
+
+    /**
+     * Ends a work lease; the last one of a closed object destroys it, on this thread. A failing destroy
+     * is logged, not thrown: the caller (a poll, a queue's close) did nothing wrong.
+     */
+    final void releaseWork() {
+        if (workLeases.decrementAndGet() == 0 && phase.get() == DRAINED) {
+            finishDeferred();
+        }
+    }
+
+    /** {@return the work leases held right now: posted requests that use this object} */
+    final int workLeaseCount() {
+        return workLeases.get();
+    }
+
+    /**
+     * Tells whether the native object is gone: {@link #close()} was called and no outstanding work
+     * request uses it any more. A {@link MemoryRegion} is deregistered from then on, so memory the
+     * caller owns may be freed.
+     *
+     * @return whether the native destroy ran
+     */
+    public final boolean isDestroyed() {
+        return destroyed;
+    }
+
     /** Fails with the standard message if closed; for calls that need no lease. */
     final void checkOpen() {
         if (isClosed()) {
@@ -125,6 +185,13 @@ public abstract sealed class NativeResource implements AutoCloseable
     void checkClosable() {
     }
 
+    /**
+     * Called by {@link #close()} once no short lease is held, before the children are closed: a queue
+     * pair gives back the work leases its requests hold on memory windows, which must go before it.
+     */
+    void beforeChildren() {
+    }
+
     private void adopt(NativeResource child) {
         synchronized (children) {
             if (isClosed()) {
@@ -142,7 +209,10 @@ public abstract sealed class NativeResource implements AutoCloseable
 
     /**
      * Closes the children (in teardown order), then this object. Safe to call more than once and from
-     * any thread; later calls return at once.
+     * any thread; later calls return at once. While posted work requests still use the object (a region
+     * in a scatter/gather entry, an address handle, a window being bound), it counts as closed at once
+     * but is destroyed only when the last of them completes or its queue is destroyed: see
+     * {@link #isDestroyed()}.
      *
      * @throws RdmaException when the native destroy fails (the object counts as closed all the same,
      *                       so a retry cannot double-free)
@@ -166,6 +236,30 @@ public abstract sealed class NativeResource implements AutoCloseable
         while ((state.get() & ~CLOSED) != 0) {
             Thread.onSpinWait();
         }
+        beforeChildren();
+        phase.set(DRAINED);
+        // No work lease can be added from here on (acquireWork sees the state), so a zero stays zero.
+        if (workLeases.get() == 0 && phase.compareAndSet(DRAINED, DESTROYED)) {
+            RuntimeException failure = finish();
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
+    /** The destroy of an object whose close was deferred, run by whoever gave back its last work lease. */
+    private void finishDeferred() {
+        if (!phase.compareAndSet(DRAINED, DESTROYED)) {
+            return;
+        }
+        RuntimeException failure = finish();
+        if (failure != null) {
+            LOG.log(System.Logger.Level.WARNING, "deferred destroy of " + this + " failed", failure);
+        }
+    }
+
+    /** Closes the children, destroys this object and leaves its owners; {@return the first failure, or null} */
+    private RuntimeException finish() {
         RuntimeException failure = null;
         List<NativeResource> toClose;
         synchronized (children) {
@@ -184,6 +278,7 @@ public abstract sealed class NativeResource implements AutoCloseable
         } catch (RuntimeException e) {
             failure = addFailure(failure, e);
         } finally {
+            destroyed = true;
             for (NativeResource o : owners) {
                 o.disown(this);
             }
@@ -198,9 +293,7 @@ public abstract sealed class NativeResource implements AutoCloseable
                 }
             }
         }
-        if (failure != null) {
-            throw failure;
-        }
+        return failure;
     }
 
     private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {

@@ -44,18 +44,28 @@ public final class Poller implements AutoCloseable {
         return n > 0;
     }
 
-    /** Makes a concurrent or the next {@link #await} return at once. Safe from any thread. */
+    /**
+     * Makes a concurrent or the next {@link #await} return at once. Safe from any thread, also racing
+     * {@link #close()}: once closed it does nothing.
+     */
     public void wakeup() {
-        if (!closed.get()) {
-            Posix.eventFdSignal(wakeFd);
+        // Under the lock close() takes: a wake-up that saw the poller open must not write to a descriptor
+        // closed meanwhile (EBADF, or worse a number reused by another file). The loop whose task queue
+        // woke it may have ended and closed it between the check and the write.
+        synchronized (closed) {
+            if (!closed.get()) {
+                Posix.eventFdSignal(wakeFd);
+            }
         }
     }
 
     /** Closes the wakeup descriptor; idempotent. */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            Posix.close(wakeFd);
+        synchronized (closed) {
+            if (closed.compareAndSet(false, true)) {
+                Posix.close(wakeFd);
+            }
         }
     }
 }

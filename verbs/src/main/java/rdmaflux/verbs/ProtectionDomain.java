@@ -31,7 +31,8 @@ public final class ProtectionDomain extends NativeResource {
     /**
      * Registers memory with {@link AccessFlags#LOCAL_WRITE} only.
      *
-     * @param segment native memory that stays valid until the region is closed
+     * @param segment native memory that stays allocated until the region is destroyed (see {@link #register(
+     *                MemorySegment, AccessFlags)})
      * @return the region
      */
     public MemoryRegion register(MemorySegment segment) {
@@ -41,8 +42,14 @@ public final class ProtectionDomain extends NativeResource {
     /**
      * Registers memory: pins it and gives it keys the device can use.
      *
-     * @param segment native memory (not a heap segment: the GC moves those) that stays valid until the
-     *                region is closed
+     * <p>The memory stays the caller's: it must stay allocated until the region is destroyed, which
+     * {@link MemoryRegion#close()} defers while posted work requests use the region (until their completions
+     * are polled, {@link MemoryRegion#isDestroyed()}). Posting checks that the memory is still allocated; once
+     * posted, nothing can stop the device from using memory the caller freed meanwhile. Where that order is
+     * hard to keep, {@link #allocateRegion} gives a region that owns its memory.
+     *
+     * @param segment native memory (not a heap segment: the GC moves those) that stays allocated until the
+     *                region is destroyed
      * @param access what the local device and remote peers may do with it
      * @return the region
      * @throws IllegalArgumentException for a heap or empty segment
@@ -68,6 +75,46 @@ public final class ProtectionDomain extends NativeResource {
             return new MemoryRegion(this, mr, segment, access);
         } finally {
             release();
+        }
+    }
+
+    /**
+     * Allocates zeroed native memory and registers it, as a region that owns it: the memory is freed right
+     * after the region is deregistered, which {@link MemoryRegion#close()} defers while posted work requests
+     * use it. So no request can ever reach freed memory, however the closes are ordered. The memory is
+     * shared ({@link Arena#ofShared()}): any thread may use {@link MemoryRegion#segment()} until the region
+     * is destroyed, after which the segment fails with {@link IllegalStateException}.
+     *
+     * @param size bytes, more than 0
+     * @param alignment a power of two, e.g. 4096 for page-aligned memory
+     * @param access what the local device and remote peers may do with it
+     * @return the region
+     * @throws RdmaResourceException when the memlock limit is exceeded
+     */
+    public MemoryRegion allocateRegion(long size, long alignment, AccessFlags access) {
+        if (access == null) {
+            throw new NullPointerException("access is required");
+        }
+        if (size <= 0) {
+            throw new IllegalArgumentException("cannot register an empty segment, got size " + size);
+        }
+        Arena arena = Arena.ofShared();
+        boolean made = false;
+        try {
+            MemorySegment segment = arena.allocate(size, alignment);
+            MemorySegment pd = acquire();
+            try {
+                MemorySegment mr = Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+                MemoryRegion region = new MemoryRegion(this, mr, segment, access, arena);
+                made = true;
+                return region;
+            } finally {
+                release();
+            }
+        } finally {
+            if (!made) {
+                arena.close();
+            }
         }
     }
 

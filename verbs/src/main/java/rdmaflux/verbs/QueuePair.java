@@ -18,6 +18,14 @@ import rdmaflux.verbs.ffi.ibv_qp_init_attr;
  * {@link QpEndpoint} exchanged out of band, {@link #activateDatagram} does it for UD. Posting
  * ({@link #postSend}, {@link #postReceive}) is the inline {@code ibv_post_send}/{@code ibv_post_recv}
  * of verbs.h, through the provider's function pointers, and allocates nothing.
+ *
+ * <p>Lifetimes: each work queue records its posted requests with the objects they reference (regions,
+ * address handle, memory window), each under a work lease, until a poll of the QP's CQ returns the
+ * completion that ends them (an unsignaled request ends with the next completion of its queue). Closing
+ * one of those objects meanwhile makes it refuse new uses at once and defers its native destroy until
+ * then; destroying or resetting the QP ends all its requests and gives every lease back. Posts to one
+ * work queue are serialised (a lock that costs one compare-and-set uncontended), so that the record's
+ * order is the provider's.
  */
 public final class QueuePair extends NativeResource {
     // enum ibv_qp_attr_mask
@@ -55,6 +63,14 @@ public final class QueuePair extends NativeResource {
     private final MemorySegment postRecvFn;
     /** Set once by {@link ProtectionDomain#createExtendedQueuePair}, before the QP is handed out. */
     private ExtendedSendQueue extended;
+    /** The send queue's outstanding requests; retired by {@link #sendCq}'s polls. */
+    final WorkRing sendRing;
+    /** The receive queue's outstanding requests, or null with an SRQ (which keeps its own). */
+    private final WorkRing receiveRing;
+    /** Serialises posts to the send queue (classic, extended, type-1 binds). */
+    final QueueLock sendLock = new QueueLock();
+    private final QueueLock receiveLock = new QueueLock();
+    private final WorkQueues queues;
 
     /**
      * Wraps a created QP.
@@ -80,6 +96,14 @@ public final class QueuePair extends NativeResource {
         MemorySegment ops = ibv_context.ops(ibv_qp.context(handle).reinterpret(ibv_context.sizeof()));
         this.postSendFn = ibv_context_ops.post_send(ops);
         this.postRecvFn = ibv_context_ops.post_recv(ops);
+        // A send references its entries' regions plus an address handle, or a bind its window and region.
+        this.sendRing = new WorkRing(maxSendWr, maxSendSge + 2, sendCq.pollLock);
+        this.receiveRing = srq == null ? new WorkRing(maxReceiveWr, maxReceiveSge, receiveCq.pollLock) : null;
+        this.queues = new WorkQueues(sendRing, receiveRing, sendCq, receiveCq, srq);
+        sendCq.queuePairs.add(this);
+        if (receiveCq != sendCq) {
+            receiveCq.queuePairs.add(this);
+        }
     }
 
     /**
@@ -271,9 +295,13 @@ public final class QueuePair extends NativeResource {
         modify(a -> ibv_qp_attr.qp_state(a, QpState.ERR.value()), STATE);
     }
 
-    /** Moves the QP back to RESET, discarding all work requests without completions. */
+    /**
+     * Moves the QP back to RESET, discarding all work requests without completions; what they held is
+     * given back (a closed region is deregistered now).
+     */
     public void modifyToReset() {
         modify(a -> ibv_qp_attr.qp_state(a, QpState.RESET.value()), STATE);
+        retireAll();
     }
 
     /**
@@ -380,24 +408,30 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendRequests requests, int count) {
         requests.checkBinds(count, this);
-        requests.link(count, maxSendSge);
-        MemorySegment qp;
+        // The lock stands for a lease on the QP: close() waits for the lock before it destroys anything.
+        sendLock.lock(this);
         try {
-            qp = acquire();
-        } catch (RuntimeException e) {
-            requests.unlink();
-            throw e;
-        }
-        try {
-            int rc = requests.post(postSendFn, qp.address());
+            requests.link(count, maxSendSge);
+            if (isClosed()) {
+                requests.unlink();
+                throw closedException();
+            }
+            long mark = requests.record(sendRing, count);
+            sendRing.publish();
+            int rc = -1;
+            int posted = 0;
+            try {
+                rc = requests.post(postSendFn, handle.address());
+                posted = rc == 0 ? count : requests.postedBeforeFailure();
+            } finally {
+                sendRing.rollback(mark + posted);
+            }
+            requests.commitBinds(posted, this);
             if (rc != 0) {
-                requests.commitBinds(requests.postedBeforeFailure(), this);
                 throw requests.postFailure("ibv_post_send", rc);
             }
-            requests.commitBinds(count, this);
         } finally {
-            release();
-            requests.unlink();
+            sendLock.unlock();
         }
     }
 
@@ -411,23 +445,63 @@ public final class QueuePair extends NativeResource {
         if (srq != null) {
             throw new IllegalStateException(this + " receives through " + srq + "; post receives there");
         }
-        requests.link(count, maxReceiveSge);
-        MemorySegment qp;
+        receiveLock.lock(this);
         try {
-            qp = acquire();
-        } catch (RuntimeException e) {
-            requests.unlink();
-            throw e;
-        }
-        try {
-            int rc = requests.post(postRecvFn, qp.address());
+            requests.link(count, maxReceiveSge);
+            if (isClosed()) {
+                requests.unlink();
+                throw closedException();
+            }
+            long mark = requests.record(receiveRing, count);
+            receiveRing.publish();
+            int rc = -1;
+            int posted = 0;
+            try {
+                rc = requests.post(postRecvFn, handle.address());
+                posted = rc == 0 ? count : requests.postedBeforeFailure();
+            } finally {
+                receiveRing.rollback(mark + posted);
+            }
             if (rc != 0) {
                 throw requests.postFailure("ibv_post_recv", rc);
             }
         } finally {
-            release();
-            requests.unlink();
+            receiveLock.unlock();
         }
+    }
+
+    /** Retires the work requests a completion polled from {@code cq} ended; see {@link WorkQueues#retire}. */
+    void retire(CompletionQueue cq, long wrId, int status, int opcode) {
+        queues.retire(cq, wrId, status, opcode);
+    }
+
+    /** {@return the send requests posted and not yet retired} */
+    int outstandingSends() {
+        return sendRing.outstanding();
+    }
+
+    /** {@return the receive requests posted to this QP (not its SRQ) and not yet retired} */
+    int outstandingReceives() {
+        return receiveRing == null ? 0 : receiveRing.outstanding();
+    }
+
+    /** Ends every recorded request, giving its leases back: the QP was destroyed or reset. */
+    void retireAll() {
+        queues.retireAll();
+    }
+
+    /**
+     * Before the children close: waits for posts in flight (they hold a post lock instead of a lease, one
+     * atomic operation less per post; later ones see the QP closed under the lock), then lets go of the
+     * windows and leaves the CQs' tables ({@link WorkQueues#beforeClose}).
+     */
+    @Override
+    void beforeChildren() {
+        sendLock.lock(this);
+        sendLock.unlock();
+        receiveLock.lock(this);
+        receiveLock.unlock();
+        queues.beforeClose(this);
     }
 
     @Override
@@ -437,6 +511,8 @@ public final class QueuePair extends NativeResource {
         } else {
             Calls.IBV_DESTROY_QP.callStatus(handle);
         }
+        // Only once the QP is gone: a failed destroy keeps the leases, and what they hold stays registered.
+        retireAll();
     }
 
     @Override

@@ -240,8 +240,8 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
      *
      * @param i request index
      * @param ah the address handle; posting fails with {@link IllegalStateException} once it is closed (it
-     *           is remembered, and leased while the request is posted, until {@link #rdma} or
-     *           {@link #atomic} overwrite the destination)
+     *           is remembered until {@link #rdma} or {@link #atomic} overwrite the destination, and each
+     *           posted request holds it until its completion is polled)
      * @param remoteQpn the destination QP number (0xFFFFFF for multicast)
      * @param remoteQkey the destination's queue key
      * @return this

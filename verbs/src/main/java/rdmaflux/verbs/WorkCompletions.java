@@ -61,6 +61,24 @@ public final class WorkCompletions {
         count = n;
     }
 
+    // Unchecked reads for the poll's own bookkeeping, which stays below the count the provider returned.
+
+    long wrIdAt(int i) {
+        return array.get(ibv_wc.wr_id$layout(), SIZE * i + WR_ID);
+    }
+
+    int statusAt(int i) {
+        return array.get(ibv_wc.status$layout(), SIZE * i + STATUS);
+    }
+
+    int opcodeAt(int i) {
+        return array.get(ibv_wc.opcode$layout(), SIZE * i + OPCODE);
+    }
+
+    int qpNumberAt(int i) {
+        return array.get(ibv_wc.qp_num$layout(), SIZE * i + QP_NUM);
+    }
+
     private long base(int i) {
         if (i < 0 || i >= count) {
             throw new IndexOutOfBoundsException("completion " + i + " of " + count);

@@ -20,9 +20,11 @@ import rdmaflux.verbs.ffi.ibv_sge;
  * <p>Memory safety: each scatter/gather entry set from a {@link MemoryRegion} or a {@link MemorySegment}
  * remembers it (a reference in a preallocated array, no allocation). Posting checks every entry it posts
  * and fails with {@link IllegalStateException} before the provider is called when a region is closed or
- * memory was freed (its arena closed); the regions (and a send's address handle) are leased for the
- * duration of the post, so a {@code close()} on another thread waits for it. An entry set from a raw
- * address ({@link #sge(int, int, long, int, int)}) cannot be checked: the caller vouches for it.
+ * memory was freed (its arena closed). Each posted request holds a work lease on its regions (and a send's
+ * address handle, a bind's window and region) until its completion is polled or its QP is destroyed: a
+ * {@code close()} of one of them meanwhile takes effect at once for new uses and defers the native
+ * destroy until then. An entry set from a raw address ({@link #sge(int, int, long, int, int)}) cannot be
+ * checked or leased: the caller vouches for it.
  *
  * <p>Not thread-safe: one batch per posting thread (or guarded by the caller).
  *
@@ -51,6 +53,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     private final int capacity;
     private final int maxSge;
     private final long wrSize;
+    private final long wrIdOffset;
     private final long nextOffset;
     private final long numSgeOffset;
     /** The requests, then their scatter/gather entries, in one native block. */
@@ -74,9 +77,14 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     private final MemoryRegion[] regions;
     /** Per scatter/gather slot, the segment it was set from (a region's own memory too), or null. */
     private final MemorySegment[] segments;
-    /** Leases taken by {@link #link} and given back by {@link #unlink}; the first {@link #leased} are held. */
+    /**
+     * Work leases taken by {@link #link}, handed to a {@link WorkRing} by {@link #record} or given back by
+     * {@link #unlink}; the first {@link #leased} are held.
+     */
     private final NativeResource[] leases;
     private int leased;
+    /** Per linked request, one past its last lease in {@link #leases}. */
+    private final int[] leaseEnds;
 
     WorkRequestBatch(int capacity, int maxSge, long wrSize, long wrAlign, long wrIdOffset, long nextOffset,
                      long sgListOffset, long numSgeOffset) {
@@ -86,6 +94,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         this.capacity = capacity;
         this.maxSge = maxSge;
         this.wrSize = wrSize;
+        this.wrIdOffset = wrIdOffset;
         this.nextOffset = nextOffset;
         this.numSgeOffset = numSgeOffset;
         // Every field of both structs is 4-byte aligned and 4 or 8 bytes wide, which the shadow relies on.
@@ -102,7 +111,8 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         this.regions = new MemoryRegion[capacity * maxSge];
         this.segments = new MemorySegment[capacity * maxSge];
         // One per entry, plus one per request for a UD send's address handle.
-        this.leases = new NativeResource[capacity * (maxSge + 1)];
+        this.leases = new NativeResource[capacity * (maxSge + 2)];
+        this.leaseEnds = new int[capacity];
         for (int i = 0; i < capacity; i++) {
             // Each request owns a fixed slice of the SGE array, so sg_list never changes after this.
             putLong(wrSize * i + sgListOffset, wrs.address() + sgeBase + SGE_SIZE * maxSge * i);
@@ -150,6 +160,14 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
             shadow[k + 1] = second;
             wrs.set(ValueLayout.JAVA_LONG, offset, value);
         }
+    }
+
+    /** {@return a long field of the block as this batch last wrote it, read from the shadow} */
+    private long shadowLong(long offset) {
+        int k = (int) (offset >>> 2);
+        long first = Integer.toUnsignedLong(shadow[k]);
+        long second = Integer.toUnsignedLong(shadow[k + 1]);
+        return LITTLE_ENDIAN ? first | second << 32 : second | first << 32;
     }
 
     /** Clears the request's scatter/gather list; called by the subclasses' {@code set}. */
@@ -255,8 +273,9 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     /**
      * Checks the first {@code count} requests against the queue's limits and writes what posting them
      * needs: entry counts, immediates (send requests) and the {@code next} links of a NULL-terminated chain.
-     * Leases every region and address handle the requests use and checks every remembered segment is
-     * still allocated; on success the caller must call {@link #unlink()} once the post returned.
+     * Takes a work lease on every region and address handle the requests use and checks every remembered
+     * segment is still allocated; on success the caller must hand the leases to a ring ({@link #record}) or
+     * give them back ({@link #unlink()}).
      *
      * @throws IllegalStateException when a region or address handle is closed or memory was freed (no
      *                               lease is then held)
@@ -284,7 +303,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
                 for (int j = 0; j < n; j++) {
                     MemoryRegion r = regions[base + j];
                     if (r != null) {
-                        r.acquire();
+                        r.acquireWork();
                         leases[leased++] = r;
                         if (!r.segment().scope().isAlive()) {
                             r.checkUsable();
@@ -302,14 +321,37 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
                     if (extra == null) {
                         break;
                     }
-                    extra.acquire();
+                    extra.acquireWork();
                     leases[leased++] = extra;
                 }
+                leaseEnds[k] = leased;
             }
         } catch (RuntimeException e) {
             unlink();
             throw e;
         }
+    }
+
+    /**
+     * Records the first {@code count} linked requests in a work queue's ring and hands it their leases;
+     * the batch holds none afterwards.
+     *
+     * @return the ring's mark before them, for {@link WorkRing#rollback}
+     */
+    final long record(WorkRing ring, int count) {
+        long mark = ring.mark();
+        int from = 0;
+        for (int k = 0; k < count; k++) {
+            ring.begin(shadowLong(wrSize * k + wrIdOffset));
+            int to = leaseEnds[k];
+            for (int x = from; x < to; x++) {
+                ring.add(leases[x]);
+                leases[x] = null;
+            }
+            from = to;
+        }
+        leased = 0;
+        return mark;
     }
 
     /** Writes the fields of request {@code i} that the subclass keeps on the Java side until posting. */
@@ -326,7 +368,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     /** Gives back the leases {@link #link} took. */
     final void unlink() {
         for (int k = 0; k < leased; k++) {
-            leases[k].release();
+            leases[k].releaseWork();
             leases[k] = null;
         }
         leased = 0;

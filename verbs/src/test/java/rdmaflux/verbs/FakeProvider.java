@@ -15,6 +15,7 @@ import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.ibv_qp_cap;
 import rdmaflux.verbs.ffi.ibv_qp_ex;
 import rdmaflux.verbs.ffi.ibv_qp_init_attr;
+import rdmaflux.verbs.ffi.ibv_wc;
 
 /**
  * A device context, PD, CQ and RC QP made of plain native memory, whose provider functions (post_send,
@@ -24,6 +25,9 @@ import rdmaflux.verbs.ffi.ibv_qp_init_attr;
  * objects runs every line of the Java side, lease and downcall included, and costs almost nothing
  * natively: the JMH benchmarks use them to measure the Java part of a post or poll without a device, the
  * unit tests to check that path (and that it allocates nothing).
+ *
+ * <p>The fake poll finds nothing; {@link #complete} hands the CQ a completion as if a poll had returned it,
+ * which retires the QP's recorded work requests as a real one does.
  *
  * <p>The objects are never closed: destroying them would hand fake memory to libibverbs.
  */
@@ -49,6 +53,8 @@ final class FakeProvider {
         ibv_context_ops.post_recv(ops, noop);
         ibv_context_ops.poll_cq(ops, noop);
         ibv_context_ops.req_notify_cq(ops, noop);
+        // ibv_dealloc_mw is inline too: a fake window (MemoryWindowBindTest, DeferredCloseTest) can be closed.
+        ibv_context_ops.dealloc_mw(ops, noop);
         RdmaContext context = new RdmaContext(ctx, false);
 
         ProtectionDomain pd = new ProtectionDomain(context, ibv_pd.allocate(arena));
@@ -81,5 +87,36 @@ final class FakeProvider {
             qpx.set(ValueLayout.ADDRESS, off, noop);
         }
         extended = new ExtendedSendQueue(qp, qpx, -1);
+        completion = new WorkCompletions(1);
+    }
+
+    /** Where {@link #complete} writes its completion. */
+    private final WorkCompletions completion;
+
+    /**
+     * Delivers one successful completion of the fake QP to its CQ, as a poll returning it would: it retires
+     * the work requests it ends. Allocates nothing.
+     *
+     * @param wrId the completed request's id
+     * @param opcode its {@link WcOpcode}
+     */
+    void complete(long wrId, WcOpcode opcode) {
+        complete(wrId, 0, opcode.value());
+    }
+
+    /**
+     * Delivers one completion of the fake QP to its CQ, with any status and raw opcode.
+     *
+     * @param wrId the completed request's id
+     * @param status the raw {@code ibv_wc_status}
+     * @param opcode the raw {@code ibv_wc_opcode}
+     */
+    void complete(long wrId, int status, int opcode) {
+        MemorySegment wc = completion.segment();
+        ibv_wc.wr_id(wc, wrId);
+        ibv_wc.status(wc, status);
+        ibv_wc.opcode(wc, opcode);
+        ibv_wc.qp_num(wc, qp.number());
+        cq.deliver(completion, 1);
     }
 }

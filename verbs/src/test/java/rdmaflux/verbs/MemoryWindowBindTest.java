@@ -43,6 +43,7 @@ class MemoryWindowBindTest {
         MemorySegment mw = ibv_mw.allocate(arena);
         ibv_mw.rkey(mw, KEY);
         ibv_mw.type(mw, type.value());
+        ibv_mw.context(mw, fake.qp.protectionDomain().context().handle);
         return new MemoryWindow(fake.qp.protectionDomain(), mw, type);
     }
 

@@ -12,7 +12,8 @@ import rdmaflux.testing.RdmaTestEnv;
  * The child JVM of {@link MisuseIT}: runs each misuse of the verbs API in turn on the real device and
  * prints one line per case, {@code CASE name -> result}. A misuse that reached the provider with freed
  * memory would kill this JVM (SIGSEGV, hs_err file) before it could print the rest and exit 0, which is
- * what the parent checks.
+ * what the parent checks. The lifetime cases ({@link LifetimeCases}: objects closed while posted requests
+ * use them) print the facts they checked in order, or the first that did not hold.
  */
 public final class MisuseMain {
     private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
@@ -190,7 +191,17 @@ public final class MisuseMain {
                 w.bind(p.b.qp, mr, 0, 4096, read, 1, SIGNALED);
             }
         });
-        report("mr-closed-with-write-outstanding", MisuseMain::closeRegionWithWriteOutstanding);
+        // Objects closed while posted requests use them (LifetimeCases).
+        report("mr-closed-with-write-outstanding", LifetimeCases::closeRegionWithWriteOutstanding);
+        report("extended-mr-closed-with-write-outstanding", LifetimeCases::closeRegionWithExtendedWriteOutstanding);
+        report("mr-closed-with-receive-outstanding", LifetimeCases::closeRegionWithReceiveOutstanding);
+        report("owned-region-closed-with-receive-outstanding", LifetimeCases::closeOwnedRegionWithReceiveOutstanding);
+        report("ah-closed-with-ud-send-outstanding", LifetimeCases::closeAddressHandleWithSendOutstanding);
+        report("qp-closed-with-receives-outstanding", LifetimeCases::closeQueuePairWithReceivesOutstanding);
+        report("pd-closed-with-requests-outstanding", LifetimeCases::closeProtectionDomainWithRequestsOutstanding);
+        report("window-closed-with-bind-outstanding", LifetimeCases::closeWindowWithBindOutstanding);
+        report("type-2-window-closed-then-its-qp", LifetimeCases::closeType2WindowThenItsQueuePair);
+        report("srq-regions-closed-with-receives-outstanding", LifetimeCases::closeRegionsWithSrqReceivesOutstanding);
         System.out.println("DONE");
     }
 
@@ -208,23 +219,6 @@ public final class MisuseMain {
                     .ud(0, ah, qp.number(), 0x1234);
             ah.close();
             qp.postSend(s, 1);
-        }
-    }
-
-    /**
-     * Not refused (see docs/verbs.md): the verbs layer does not track completions, so it cannot tell that
-     * the write is still outstanding. What must hold is that nothing crashes and the write completes,
-     * successfully or with an error status, once the region is gone.
-     */
-    private static String closeRegionWithWriteOutstanding() {
-        try (RcPair p = RcPair.open()) {
-            SendRequests s = new SendRequests(1, 1).set(0, 7, SendOpcode.RDMA_WRITE, SIGNALED)
-                    .sge(0, 0, p.a.mr, 0, RcPair.BUFFER).rdma(0, p.b.mr.address(), p.b.mr.rkey());
-            p.a.qp.postSend(s, 1);
-            p.a.mr.close();
-            WorkCompletions wc = new WorkCompletions(1);
-            Completions.awaitOne(p.a.cq, wc, T);
-            return "completed " + wc.status(0);
         }
     }
 

@@ -98,23 +98,35 @@ class PostPathTest {
         long last = 0;
         for (int i = 0; i < n; i++) {
             sq.start();
-            sq.wrId(i + 1).flags((i + 1) % 100 == 0 ? SIGNALED : 0).rdmaWrite(0x5678, 0x7f00_0000_0000L)
+            boolean signaled = (i + 1) % 100 == 0;
+            sq.wrId(i + 1).flags(signaled ? SIGNALED : 0).rdmaWrite(0x5678, 0x7f00_0000_0000L)
                     .sge(fake.mr, 0, 2);
             sq.complete();
+            if (signaled) {
+                fake.complete(i + 1, WcOpcode.RDMA_WRITE);
+            }
             last = i + 1;
         }
         return last;
     }
 
-    /** The benchmark's per-message work: fill and post a send, repost a receive, poll. */
+    /**
+     * The benchmark's per-message work: fill and post a send, repost a receive, poll; and the completions a
+     * real poll would return (one per signaled send, one per receive), which retire the requests.
+     */
     private static long stream(FakeProvider fake, SendRequests s, ReceiveRequests r, WorkCompletions wc, int n) {
         long polled = 0;
         for (int i = 0; i < n; i++) {
-            s.set(0, i, SendOpcode.RDMA_WRITE, (i + 1) % 100 == 0 ? SIGNALED : 0).sge(0, 0, fake.mr, 0, 2)
+            boolean signaled = (i + 1) % 100 == 0;
+            s.set(0, i, SendOpcode.RDMA_WRITE, signaled ? SIGNALED : 0).sge(0, 0, fake.mr, 0, 2)
                     .rdma(0, 0x7f00_0000_0000L, 0x5678);
             fake.qp.postSend(s, 1);
             fake.qp.postReceive(r, 1);
             polled += fake.cq.poll(wc);
+            if (signaled) {
+                fake.complete(i, WcOpcode.RDMA_WRITE);
+            }
+            fake.complete(-1, WcOpcode.RECV);
         }
         return polled;
     }
