@@ -226,7 +226,9 @@ class RSocketIT {
             client.requestStream(DefaultPayload.create("go")).doOnNext(p -> {
                 p.release();
                 if (ticks.incrementAndGet() == 20) {
-                    peer.kill();
+                    // Not on the transport's thread: frames keep arriving while the JVM dies.
+                    Mono.fromRunnable(peer::kill).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic())
+                            .subscribe();
                 }
             }).as(StepVerifier::create).thenConsumeWhile(x -> true)
                     .expectErrorSatisfies(failure::set).verify(T);

@@ -11,6 +11,7 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
+import reactor.core.publisher.Sinks;
 
 import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
@@ -32,6 +33,8 @@ final class RdmaDuplexConnection implements DuplexConnection {
     private final RdmaConnection connection;
     private final ByteBufAllocator alloc;
     private final AtomicBoolean subscribed = new AtomicBoolean();
+    /** Ends when the frame stream ended, on the thread that delivered its last frame. */
+    private final Sinks.Empty<Void> framesEnded = Sinks.empty();
 
     RdmaDuplexConnection(RdmaConnection connection, ByteBufAllocator alloc) {
         this.connection = connection;
@@ -72,7 +75,8 @@ final class RdmaDuplexConnection implements DuplexConnection {
             Flux<ByteBuf> frames = connection.receive().map(m -> (ByteBuf) new MessageByteBuf(alloc, m))
                     // RSocket's contract: the frame stream never completes; a closed connection is an error.
                     .concatWith(Mono.error(ClosedChannelException::new));
-            return frames.transform(Operators.<ByteBuf, ByteBuf>lift((scannable, actual) -> new Releaser(actual)));
+            return frames.transform(Operators.<ByteBuf, ByteBuf>lift((scannable, actual) -> new Releaser(actual,
+                    framesEnded)));
         });
     }
 
@@ -86,9 +90,14 @@ final class RdmaDuplexConnection implements DuplexConnection {
         return connection.remoteAddress();
     }
 
+    /**
+     * Completes once the connection is closed and its frame stream has ended: RSocket terminates its
+     * streams on this signal, so it must come after the last frame on the thread that delivered it, or a
+     * stream could see a frame after its error.
+     */
     @Override
     public Mono<Void> onClose() {
-        return connection.onDispose();
+        return connection.onDispose().then(Mono.defer(() -> subscribed.get() ? framesEnded.asMono() : Mono.empty()));
     }
 
     @Override
@@ -109,10 +118,12 @@ final class RdmaDuplexConnection implements DuplexConnection {
     /** Releases the transport's reference of each frame once its subscriber has seen it. */
     private static final class Releaser implements CoreSubscriber<ByteBuf>, Subscription {
         private final CoreSubscriber<? super ByteBuf> actual;
+        private final Sinks.Empty<Void> ended;
         private Subscription upstream;
 
-        Releaser(CoreSubscriber<? super ByteBuf> actual) {
+        Releaser(CoreSubscriber<? super ByteBuf> actual, Sinks.Empty<Void> ended) {
             this.actual = actual;
+            this.ended = ended;
         }
 
         @Override
@@ -135,11 +146,13 @@ final class RdmaDuplexConnection implements DuplexConnection {
         @Override
         public void onError(Throwable t) {
             actual.onError(t);
+            ended.tryEmitEmpty();
         }
 
         @Override
         public void onComplete() {
             actual.onComplete();
+            ended.tryEmitEmpty();
         }
 
         @Override
@@ -150,6 +163,7 @@ final class RdmaDuplexConnection implements DuplexConnection {
         @Override
         public void cancel() {
             upstream.cancel();
+            ended.tryEmitEmpty();
         }
 
         @Override
