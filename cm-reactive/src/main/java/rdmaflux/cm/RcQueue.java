@@ -448,16 +448,23 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     @Override
     public void emit(RdmaMessage message, int len) {
         recorder.messageReceived(len);
-        if (inbound.tryEmitNext(message).isFailure()) {
-            message.release();
+        // The application holds one delivery, never the slot, which takes newer messages.
+        RdmaMessage out = message instanceof ReceiveSlot slot ? slot.lend() : message;
+        if (inbound.tryEmitNext(out).isFailure()) {
+            out.release();
         }
     }
 
-    /** Called by {@link ReceiveSlot#release()} from any thread. */
-    void released(ReceiveSlot slot) {
+    /**
+     * Called by {@link ReceiveSlot#release()} and its application views from any thread.
+     *
+     * @param slot the slot
+     * @param generation the delivery released: a stale one (the slot was reposted since) is ignored
+     */
+    void released(ReceiveSlot slot, int generation) {
         synchronized (this) {
-            if (slot.state != ReceiveSlot.DELIVERED) {
-                return; // released twice, concurrently: posting the buffer twice would corrupt it
+            if (slot.state != ReceiveSlot.DELIVERED || slot.generation() != generation) {
+                return; // released twice, or a stale view: posting the buffer twice would corrupt it
             }
             boolean counted = slot.counted;
             if (tornDown || qp.isClosed()) {
@@ -591,6 +598,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     @Override
     public void releaseSlot(ReceiveSlot slot) {
-        released(slot);
+        released(slot, slot.generation());
     }
 }

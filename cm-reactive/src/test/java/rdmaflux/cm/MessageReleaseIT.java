@@ -26,6 +26,43 @@ class MessageReleaseIT {
     private static final ConnectionOptions OPTIONS = ConnectionOptions.defaults().toBuilder()
             .bufferSize(4096).receiveBuffers(4).sendBuffers(4).build();
 
+    /**
+     * One receive buffer: every message lands in the same buffer. A reference kept past its release still
+     * fails once the buffer holds a newer message, and its late second release does not give the newer
+     * message's buffer back under its reader.
+     */
+    @Test
+    void aStaleMessageFailsAfterItsBufferTookANewerOne() throws InterruptedException {
+        ConnectionOptions one = OPTIONS.toBuilder().receiveBuffers(1).build();
+        try (EchoServer echo = new EchoServer(one)) {
+            RdmaConnection c = RdmaConnection.connect(echo.address(), one).block(T);
+            BlockingQueue<RdmaMessage> in = new LinkedBlockingQueue<>();
+            Disposable receiving = c.receive().subscribe(in::add);
+            try {
+                c.send(ascii("first")).block(T);
+                RdmaMessage stale = in.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(stale, "no echo");
+                stale.release();
+                c.send(ascii("second")).block(T);
+                RdmaMessage newer = in.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(newer, "no second echo: the buffer was not given back");
+                assertThrows(IllegalStateException.class, stale::data);
+                assertThrows(IllegalStateException.class, stale::length);
+                stale.release(); // must not release the newer message
+                assertEquals("second", new String(newer.toByteArray(), StandardCharsets.US_ASCII));
+                newer.release();
+                c.send(ascii("third")).block(T);
+                RdmaMessage third = in.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(third, "no third echo");
+                assertEquals("third", new String(third.toByteArray(), StandardCharsets.US_ASCII));
+                third.release();
+            } finally {
+                receiving.dispose();
+                c.disposeNow(T);
+            }
+        }
+    }
+
     @Test
     void everyAccessorThrowsAfterReleaseAndReleaseStaysIdempotent() throws InterruptedException {
         try (EchoServer echo = new EchoServer(OPTIONS)) {
