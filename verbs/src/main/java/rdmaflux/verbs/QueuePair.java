@@ -411,22 +411,8 @@ public final class QueuePair extends NativeResource {
         // The lock stands for a lease on the QP: close() waits for the lock before it destroys anything.
         sendLock.lock(this);
         try {
-            requests.link(count, maxSendSge);
-            if (isClosed()) {
-                requests.unlink();
-                throw closedException();
-            }
-            long mark = requests.record(sendRing, count);
-            sendRing.publish();
-            int rc = -1;
-            int posted = 0;
-            try {
-                rc = requests.post(postSendFn, handle.address());
-                posted = rc == 0 ? count : requests.postedBeforeFailure();
-            } finally {
-                sendRing.rollback(mark + posted);
-            }
-            requests.commitBinds(posted, this);
+            int rc = requests.postRecorded(this, sendRing, postSendFn, handle, count, maxSendSge);
+            requests.commitBinds(requests.lastPosted(), this);
             if (rc != 0) {
                 throw requests.postFailure("ibv_post_send", rc);
             }
@@ -447,21 +433,7 @@ public final class QueuePair extends NativeResource {
         }
         receiveLock.lock(this);
         try {
-            requests.link(count, maxReceiveSge);
-            if (isClosed()) {
-                requests.unlink();
-                throw closedException();
-            }
-            long mark = requests.record(receiveRing, count);
-            receiveRing.publish();
-            int rc = -1;
-            int posted = 0;
-            try {
-                rc = requests.post(postRecvFn, handle.address());
-                posted = rc == 0 ? count : requests.postedBeforeFailure();
-            } finally {
-                receiveRing.rollback(mark + posted);
-            }
+            int rc = requests.postRecorded(this, receiveRing, postRecvFn, handle, count, maxReceiveSge);
             if (rc != 0) {
                 throw requests.postFailure("ibv_post_recv", rc);
             }

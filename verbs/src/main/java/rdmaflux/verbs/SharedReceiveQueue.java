@@ -62,21 +62,7 @@ public final class SharedReceiveQueue extends NativeResource {
         // The lock stands for a lease on the SRQ: close() waits for it before it destroys anything.
         lock.lock(this);
         try {
-            requests.link(count, maxSge);
-            if (isClosed()) {
-                requests.unlink();
-                throw closedException();
-            }
-            long mark = requests.record(ring, count);
-            ring.publish();
-            int rc = -1;
-            int posted = 0;
-            try {
-                rc = requests.post(postFn, handle.address());
-                posted = rc == 0 ? count : requests.postedBeforeFailure();
-            } finally {
-                ring.rollback(mark + posted);
-            }
+            int rc = requests.postRecorded(this, ring, postFn, handle, count, maxSge);
             if (rc != 0) {
                 throw requests.postFailure("ibv_post_srq_recv", rc);
             }

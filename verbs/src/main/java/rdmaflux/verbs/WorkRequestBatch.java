@@ -31,6 +31,9 @@ import rdmaflux.verbs.ffi.ibv_sge;
  * @param <T> the concrete batch type, for fluent setters
  */
 public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> permits SendRequests, ReceiveRequests {
+    /** How many requests the last {@link #postRecorded} posted; the posting thread's. */
+    private int lastPosted;
+
     private static final long SGE_SIZE = ibv_sge.sizeof();
     private static final long SGE_ADDR = ibv_sge.addr$offset();
     private static final long SGE_LENGTH = ibv_sge.length$offset();
@@ -399,6 +402,47 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
             // The call got raw addresses: keep the auto arena behind them alive until it returns.
             Reference.reachabilityFence(this);
         }
+    }
+
+    /**
+     * Posts the first {@code count} requests to {@code target} (a QP or an SRQ) with its provider function,
+     * recording them in its work queue's {@code ring} before the call, so that a completion never comes
+     * before its entry; the entries of requests the provider refused are taken back. The caller holds the
+     * work queue's lock, which stands for a lease on {@code target}: its close waits for the lock.
+     *
+     * @param target the QP or SRQ
+     * @param ring its work queue's ring
+     * @param fn the provider's post function
+     * @param handle the target's native handle
+     * @param count how many requests, from index 0
+     * @param queueMaxSge the most scatter/gather entries the queue takes per request
+     * @return the function's result: 0, or an errno; {@link #lastPosted()} says how many were posted
+     * @throws IllegalStateException when {@code target} is closed
+     */
+    final int postRecorded(NativeResource target, WorkRing ring, MemorySegment fn, MemorySegment handle, int count,
+                           int queueMaxSge) {
+        link(count, queueMaxSge);
+        if (target.isClosed()) {
+            unlink();
+            throw target.closedException();
+        }
+        long mark = record(ring, count);
+        ring.publish();
+        int rc = -1;
+        int n = 0;
+        try {
+            rc = post(fn, handle.address());
+            n = rc == 0 ? count : postedBeforeFailure();
+        } finally {
+            ring.rollback(mark + n);
+        }
+        lastPosted = n;
+        return rc;
+    }
+
+    /** {@return how many requests the last {@link #postRecorded} posted} */
+    final int lastPosted() {
+        return lastPosted;
     }
 
     /** {@return how many requests the last failed post posted: those before the rejected one (0 if unknown)} */
