@@ -254,11 +254,12 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             qp.postReceive(recvBatch, n);
             posted += n;
         } catch (RuntimeException e) {
-            // The QP is in error or being destroyed: keep the slots free; teardown follows.
+            // The QP is in error or being destroyed: keep the slots free; teardown follows. Outside a
+            // teardown nothing will post them again, so that is worth a warning.
             for (int i = 0; i < n; i++) {
                 freeTop++;
             }
-            EventLoop.LOG.log(Level.DEBUG, "posting receives failed", e);
+            EventLoop.LOG.log(tornDown ? Level.DEBUG : Level.WARNING, "posting " + n + " receives failed", e);
         }
     }
 
