@@ -140,17 +140,19 @@ final class StreamSend extends Mono<Void> {
             }
         }
 
-        /** Ends the stream once: the first failure, or completion. */
+        /**
+         * Ends the stream once: the first failure, or completion. A failure may be told under the send
+         * queue's lock, in the middle of its own bookkeeping: withdrawing the other queued messages and
+         * cancelling the source (user code) wait for the scheduler.
+         */
         private void end(Throwable error) {
             if (!terminated.compareAndSet(false, true)) {
                 return;
             }
-            if (error != null) {
-                upstream.cancel();
-                withdrawQueued();
-            }
             schedule(() -> {
                 if (error != null) {
+                    upstream.cancel();
+                    withdrawQueued();
                     actual.onError(error);
                 } else {
                     actual.onComplete();
