@@ -144,18 +144,14 @@ final class LifetimeCases {
      * once the send's completion is polled; the datagram arrives.
      */
     static String closeAddressHandleWithSendOutstanding() {
-        try (RdmaContext ctx = Rdma.open(RdmaTestEnv.device()); Arena arena = Arena.ofShared()) {
-            ProtectionDomain pd = ctx.allocateProtectionDomain();
-            CompletionQueue cq = ctx.createCompletionQueue(16, null, 0);
-            QueuePair qp = pd.createQueuePair(QpInitAttributes.builder(QpType.UD).completionQueue(cq).build());
-            QpConnectOptions opts = QpConnectOptions.builder().qkey(0x1234).build();
-            qp.activateDatagram(opts, 0);
-            MemoryRegion mr = pd.register(arena.allocate(8192));
+        try (UdLoopback u = new UdLoopback(); Arena arena = Arena.ofShared()) {
+            CompletionQueue cq = u.cq;
+            QueuePair qp = u.qp;
+            AddressHandle ah = u.ah;
+            MemoryRegion mr = u.pd.register(arena.allocate(8192));
             qp.postReceive(new ReceiveRequests(1, 1).set(0, 1).sge(0, 0, mr, 4096, 40 + 1024), 1);
-            Gid dgid = ctx.queryGid(1, opts.gidIndex());
-            AddressHandle ah = pd.createAddressHandle(AddressHandleAttributes.global(1, dgid, opts.gidIndex()));
             SendRequests s = new SendRequests(1, 1).set(0, 2, SendOpcode.SEND, SIGNALED).sge(0, 0, mr, 0, 9)
-                    .ud(0, ah, qp.number(), 0x1234);
+                    .ud(0, ah, qp.number(), UdLoopback.QKEY);
             qp.postSend(s, 1);
             ah.close();
             Facts f = new Facts();

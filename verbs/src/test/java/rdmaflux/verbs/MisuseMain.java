@@ -6,7 +6,6 @@ import java.time.Duration;
 
 import rdmaflux.testing.Completions;
 import rdmaflux.testing.RcPair;
-import rdmaflux.testing.RdmaTestEnv;
 
 /**
  * The child JVM of {@link MisuseIT}: runs each misuse of the verbs API in turn on the real device and
@@ -206,19 +205,12 @@ public final class MisuseMain {
     }
 
     private static void udSendWithClosedAddressHandle() {
-        try (RdmaContext ctx = Rdma.open(RdmaTestEnv.device()); Arena arena = Arena.ofConfined()) {
-            ProtectionDomain pd = ctx.allocateProtectionDomain();
-            CompletionQueue cq = ctx.createCompletionQueue(16, null, 0);
-            QueuePair qp = pd.createQueuePair(QpInitAttributes.builder(QpType.UD).completionQueue(cq).build());
-            QpConnectOptions opts = QpConnectOptions.builder().qkey(0x1234).build();
-            qp.activateDatagram(opts, 0);
-            MemoryRegion mr = pd.register(arena.allocate(4096));
-            Gid dgid = ctx.queryGid(1, opts.gidIndex());
-            AddressHandle ah = pd.createAddressHandle(AddressHandleAttributes.global(1, dgid, opts.gidIndex()));
+        try (UdLoopback u = new UdLoopback(); Arena arena = Arena.ofConfined()) {
+            MemoryRegion mr = u.pd.register(arena.allocate(4096));
             SendRequests s = new SendRequests(1, 1).set(0, 1, SendOpcode.SEND, SIGNALED).sge(0, 0, mr, 0, 9)
-                    .ud(0, ah, qp.number(), 0x1234);
-            ah.close();
-            qp.postSend(s, 1);
+                    .ud(0, u.ah, u.qp.number(), UdLoopback.QKEY);
+            u.ah.close();
+            u.qp.postSend(s, 1);
         }
     }
 
