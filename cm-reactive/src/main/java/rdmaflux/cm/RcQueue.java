@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
 import reactor.util.concurrent.Queues;
 import rdmaflux.verbs.CmId;
@@ -244,7 +245,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * @param data the message
      * @param sink told when it completed or failed
      */
-    void enqueue(Kind kind, ByteBuffer data, reactor.core.publisher.MonoSink<Object> sink) {
+    void enqueue(Kind kind, ByteBuffer data, MonoSink<Object> sink) {
         sends.enqueue(kind, data, null, null, 0, 0, null, sink);
     }
 

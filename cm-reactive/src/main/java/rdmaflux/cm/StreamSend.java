@@ -196,13 +196,16 @@ final class StreamSend extends Mono<Void> {
         }
     }
 
-    /** One message's sink: counts its end; withdraws it while it is still queued. */
-    private static final class Element implements MonoSink<Object> {
+    /**
+     * One message's sink: counts its end; withdraws it while it is still queued. It is its own "ended" flag
+     * (one object per message, not two).
+     */
+    @SuppressWarnings("serial") // never serialized
+    private static final class Element extends AtomicBoolean implements MonoSink<Object> {
         private final Sender sender;
         int slot = -1;
         /** Set under the send queue's lock when the message is queued; null once it ended. */
         private volatile Disposable withdraw;
-        private final AtomicBoolean ended = new AtomicBoolean();
 
         Element(Sender sender) {
             this.sender = sender;
@@ -216,7 +219,7 @@ final class StreamSend extends Mono<Void> {
         }
 
         private void end(Throwable error) {
-            if (ended.compareAndSet(false, true)) {
+            if (compareAndSet(false, true)) {
                 withdraw = null;
                 sender.finished(this, error);
             }
