@@ -5,6 +5,9 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 import org.reactivestreams.Publisher;
 import reactor.core.Scannable;
@@ -29,10 +32,13 @@ final class Connection implements RdmaConnection {
     private volatile boolean disposeRequested;
     /** {initiator depth, responder resources} of the QP, queried on first use. */
     private volatile int[] readDepths;
+    /** Where operations' ends reach their subscribers: the options' scheduler, in batches. */
+    private final Signals signals;
 
     Connection(ConnectionLifecycle life, ConnectionOptions options) {
         this.life = life;
         this.options = options;
+        this.signals = new Signals(options::scheduler);
     }
 
     /** Client: see {@link ConnectionLifecycle#connect}. */
@@ -42,13 +48,17 @@ final class Connection implements RdmaConnection {
 
     // ---------------------------------------------------------------- messaging
 
-    private Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
-                                long b) {
+    /**
+     * An operation, refused at once when the connection cannot take it; its end is signalled on the
+     * options' scheduler ({@link Operation}).
+     */
+    private <T> Mono<T> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
+                               long b) {
         RcQueue q = life.queue;
         if (q == null || disposeRequested || q.closedForSends()) {
             return Mono.error(refusal(q, kind.name().toLowerCase(Locale.ROOT)));
         }
-        return q.submit(kind, data, local, remote, a, b);
+        return new Operation<>(q, signals, kind, data, local, remote, a, b);
     }
 
     /**
@@ -73,9 +83,9 @@ final class Connection implements RdmaConnection {
             if (q == null || !q.largeMessages()) {
                 return Mono.error(tooLarge(len, q));
             }
-            return submit(Kind.LARGE, message, null, null, 0, 0).then().publishOn(options.scheduler());
+            return submit(Kind.LARGE, message, null, null, 0, 0);
         }
-        return submit(Kind.SEND, message, null, null, 0, 0).then().publishOn(options.scheduler());
+        return submit(Kind.SEND, message, null, null, 0, 0);
     }
 
     /**
@@ -93,7 +103,7 @@ final class Connection implements RdmaConnection {
             sink.error(tooLarge(len, q));
             return;
         }
-        q.enqueue(len > eagerMessageSize() ? Kind.LARGE : Kind.SEND, message, sink);
+        q.enqueue(len > eagerMessageSize() ? Kind.LARGE : Kind.SEND, message, null, null, 0, 0, sink);
     }
 
     private IllegalArgumentException tooLarge(int len, RcQueue q) {
@@ -115,7 +125,7 @@ final class Connection implements RdmaConnection {
                     + "peer accepts (" + maxMessageSize() + " bytes)"));
         }
         Kind kind = len > eagerMessageSize() ? Kind.LARGE : Kind.SEND;
-        return submit(kind, null, v, null, 0, 0).then().publishOn(options.scheduler());
+        return submit(kind, null, v, null, 0, 0);
     }
 
     @Override
@@ -129,7 +139,16 @@ final class Connection implements RdmaConnection {
 
     @Override
     public Mono<Void> send(Publisher<? extends ByteBuffer> messages) {
-        return new StreamSend(this, messages, options.sendBuffers(), options.scheduler());
+        return new StreamSend<ByteBuffer>(this, messages, Function.identity(), null, options.sendBuffers(),
+                options.scheduler());
+    }
+
+    @Override
+    public <T> Mono<Void> send(Publisher<T> messages, Function<? super T, ? extends ByteBuffer> content,
+                               Consumer<? super T> release) {
+        Objects.requireNonNull(content, "content");
+        Objects.requireNonNull(release, "release");
+        return new StreamSend<>(this, messages, content, release, options.sendBuffers(), options.scheduler());
     }
 
     @Override
@@ -176,7 +195,7 @@ final class Connection implements RdmaConnection {
             return Mono.error(new IllegalArgumentException("lengths do not fit: local " + local.length()
                     + ", remote " + remote.length()));
         }
-        return submit(kind, null, local, remote, imm, 0).then().publishOn(options.scheduler());
+        return submit(kind, null, local, remote, imm, 0);
     }
 
     @Override
@@ -211,7 +230,7 @@ final class Connection implements RdmaConnection {
         if (remote.length() < 8 || (remote.address() & 7) != 0) {
             return Mono.error(new IllegalArgumentException("atomics need an 8-byte aligned remote word: " + remote));
         }
-        return submit(kind, null, null, remote, a, b).map(o -> (Long) o).publishOn(options.scheduler());
+        return submit(kind, null, null, remote, a, b);
     }
 
     @Override

@@ -231,22 +231,13 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     /**
-     * Queues or posts an operation; the Mono ends (on the completion loop) when its work completes.
-     * {@code a} and {@code b} are the immediate data (WRITE_IMM) or the atomic operands.
+     * Queues or posts an operation whose end {@code sink} is told ({@link SendQueue#enqueue}): on the
+     * completion loop, under the send queue's lock, with the atomic's old value for atomics. {@code a} and
+     * {@code b} are the immediate data (WRITE_IMM) or the atomic operands.
      */
-    Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b) {
-        return sends.submit(kind, data, local, remote, a, b);
-    }
-
-    /**
-     * Queues or posts a send of {@code data} whose end {@code sink} is told ({@link SendQueue#enqueue}).
-     *
-     * @param kind {@link Kind#SEND} or {@link Kind#LARGE}
-     * @param data the message
-     * @param sink told when it completed or failed
-     */
-    void enqueue(Kind kind, ByteBuffer data, MonoSink<Object> sink) {
-        sends.enqueue(kind, data, null, null, 0, 0, null, sink);
+    void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                 MonoSink<Object> sink) {
+        sends.enqueue(kind, data, local, remote, a, b, null, sink);
     }
 
     /**

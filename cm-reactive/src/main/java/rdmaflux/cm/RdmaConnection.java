@@ -3,6 +3,8 @@ package rdmaflux.cm;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -145,6 +147,28 @@ public interface RdmaConnection extends RdmaDisposable {
      * @return completes when all were sent, or fails with the first failure
      */
     Mono<Void> send(Publisher<? extends ByteBuffer> messages);
+
+    /**
+     * Sends a stream of messages that own their memory (pooled or reference-counted buffers, say) as
+     * {@link #send(Publisher)} does, and hands each one back once the connection no longer reads it, so
+     * its owner can reclaim it: a small message is copied into a send buffer when posted, a large one is
+     * read by the peer in place until it finished. Nothing is assembled per message.
+     *
+     * <p>{@code release} is called exactly once for every message the source emits: after its send
+     * completed, failed or was withdrawn (the stream cancelled or failed while it was queued), or at once
+     * when it arrives after the stream ended. It runs on the connection's scheduler, in batches, or on the
+     * source's thread for a message that never reached the connection; it must not block.
+     *
+     * @param messages the messages, in order
+     * @param content a message's bytes, called once per message on the thread that emitted it; the buffer's
+     *                memory must stay valid until {@code release} is told that message
+     * @param release told each message once the connection is done with its memory
+     * @param <T> the message type
+     * @return completes when all were sent, or fails with the first failure (then queued messages are
+     *         withdrawn and the source is cancelled)
+     */
+    <T> Mono<Void> send(Publisher<T> messages, Function<? super T, ? extends ByteBuffer> content,
+                        Consumer<? super T> release);
 
     /**
      * The messages the peer sends, in order. One subscriber only. Release each message.

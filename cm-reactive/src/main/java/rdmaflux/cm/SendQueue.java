@@ -235,14 +235,6 @@ final class SendQueue {
     }
 
     /**
-     * Queues or posts an operation; the Mono ends (on the completion loop) when its work completes.
-     * {@code a} and {@code b} are the immediate data (WRITE_IMM) or the atomic operands.
-     */
-    Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b) {
-        return submit(kind, data, local, remote, a, b, null);
-    }
-
-    /**
      * Queues or posts a {@link Kind#BIND} or {@link Kind#INVALIDATE} of a grant.
      *
      * @param kind the operation
@@ -250,12 +242,7 @@ final class SendQueue {
      * @return ends when its work completes: a bind with the window's {@link RemoteBuffer}
      */
     Mono<Object> submit(Kind kind, WindowGrant grant) {
-        return submit(kind, null, null, null, 0, 0, grant);
-    }
-
-    private Mono<Object> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
-                                long b, Object subject) {
-        return Mono.create(sink -> enqueue(kind, data, local, remote, a, b, subject, sink));
+        return Mono.create(sink -> enqueue(kind, null, null, null, 0, 0, grant, sink));
     }
 
     /**
@@ -303,9 +290,21 @@ final class SendQueue {
         synchronized (lock) {
             if (pending.removeIf(q -> q == p)) {
                 forget(p);
+                if (p.sink instanceof Withdrawable w) {
+                    w.withdrawn();
+                }
                 drainPending();
             }
         }
+    }
+
+    /**
+     * A sink that wants to know when its request was withdrawn (a cancelled {@code Mono}'s sink is not told:
+     * nobody listens any more). Told under this queue's lock: it must only record and hand over.
+     */
+    interface Withdrawable {
+        /** The request was taken off the queue before it was posted: no completion will come. */
+        void withdrawn();
     }
 
     /** Guarded by the lock: a request that will never be posted gives back what it holds. */

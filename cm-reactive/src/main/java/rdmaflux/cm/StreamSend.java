@@ -3,8 +3,11 @@ package rdmaflux.cm;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 import org.reactivestreams.Publisher;
@@ -18,40 +21,57 @@ import reactor.core.scheduler.Scheduler;
 import reactor.util.context.Context;
 
 /**
- * {@link RdmaConnection#send(Publisher)}: a stream of messages with at most {@code window} in flight, each
- * handed to the send queue with a small sink of its own rather than a {@code Mono} (no operator assembly,
- * no scheduler hop per message). Completions only count; more is requested from the source on the
- * connection's scheduler, once per batch of completions, so the source never runs on a completion loop.
+ * {@link RdmaConnection#send(Publisher)} and {@link RdmaConnection#send(Publisher, Function, Consumer)}: a
+ * stream of messages with at most {@code window} in flight, each handed to the send queue with a small sink
+ * of its own rather than a {@code Mono} (no operator assembly, no scheduler hop per message). Completions
+ * only count; more is requested from the source on the connection's scheduler, once per batch of
+ * completions, so the source never runs on a completion loop. With a {@code release} callback, the messages
+ * whose send ended are handed back in the same batch, on the scheduler.
  *
  * <p>Threads: the source's {@code onNext} on its own threads, completions on the completion loop (under the
- * send queue's lock: they record and hand over, nothing else), requests and the terminal signal on the
- * scheduler. All shared state is atomic; no lock of this class is held while the send queue's is taken.
+ * send queue's lock: they record and hand over, nothing else), requests, releases and the terminal signal on
+ * the scheduler. All shared state is atomic; no lock of this class is held while the send queue's is taken.
+ *
+ * @param <T> the source's message type
  */
-final class StreamSend extends Mono<Void> {
+final class StreamSend<T> extends Mono<Void> {
     private final Connection connection;
-    private final Publisher<? extends ByteBuffer> source;
+    private final Publisher<? extends T> source;
+    private final Function<? super T, ? extends ByteBuffer> content;
+    private final Consumer<? super T> release;
     private final int window;
     private final Scheduler scheduler;
 
-    StreamSend(Connection connection, Publisher<? extends ByteBuffer> source, int window, Scheduler scheduler) {
+    /**
+     * @param content a message's bytes
+     * @param release told each message once the connection no longer reads its memory; null: nobody is told
+     */
+    StreamSend(Connection connection, Publisher<? extends T> source, Function<? super T, ? extends ByteBuffer> content,
+               Consumer<? super T> release, int window, Scheduler scheduler) {
         this.connection = connection;
         this.source = source;
+        this.content = content;
+        this.release = release;
         this.window = Math.max(1, window);
         this.scheduler = scheduler;
     }
 
     @Override
     public void subscribe(CoreSubscriber<? super Void> actual) {
-        source.subscribe(new Sender(actual, connection, window, scheduler));
+        source.subscribe(new Sender<>(actual, this));
     }
 
     /** One subscription: the source's subscriber and the caller's subscription. */
-    private static final class Sender implements CoreSubscriber<ByteBuffer>, Subscription, Runnable {
+    private static final class Sender<T> implements CoreSubscriber<T>, Subscription, Runnable {
         private final CoreSubscriber<? super Void> actual;
         private final Connection connection;
         private final Scheduler scheduler;
+        private final Function<? super T, ? extends ByteBuffer> content;
+        private final Consumer<? super T> release;
         /** The messages handed over and not finished, by slot: a cancel withdraws the queued ones. */
-        private final AtomicReferenceArray<Element> live;
+        private final AtomicReferenceArray<Element<T>> live;
+        /** Ended messages not yet given to {@code release}, linked through {@link Element#next}. */
+        private final AtomicReference<Element<T>> ended = new AtomicReference<>();
         private final AtomicInteger inFlight = new AtomicInteger();
         /** Completions not yet turned into a request to the source. */
         private final AtomicInteger toRequest = new AtomicInteger();
@@ -60,11 +80,13 @@ final class StreamSend extends Mono<Void> {
         private volatile boolean sourceDone;
         private Subscription upstream;
 
-        Sender(CoreSubscriber<? super Void> actual, Connection connection, int window, Scheduler scheduler) {
+        Sender(CoreSubscriber<? super Void> actual, StreamSend<T> send) {
             this.actual = actual;
-            this.connection = connection;
-            this.scheduler = scheduler;
-            this.live = new AtomicReferenceArray<>(window);
+            this.connection = send.connection;
+            this.scheduler = send.scheduler;
+            this.content = send.content;
+            this.release = send.release;
+            this.live = new AtomicReferenceArray<>(send.window);
         }
 
         @Override
@@ -77,18 +99,35 @@ final class StreamSend extends Mono<Void> {
         }
 
         @Override
-        public void onNext(ByteBuffer message) {
+        public void onNext(T message) {
             if (terminated.get()) {
-                return; // the stream ended; what the source still emits is not sent
+                releaseNow(message); // the stream ended; what the source still emits is not sent
+                return;
+            }
+            ByteBuffer bytes;
+            try {
+                bytes = content.apply(message);
+            } catch (RuntimeException | Error x) {
+                releaseNow(message);
+                upstream.cancel();
+                end(x);
+                return;
             }
             inFlight.incrementAndGet();
-            Element e = new Element(this);
+            Element<T> e = new Element<>(this, release == null ? null : message);
             e.slot = take(e);
-            connection.sendElement(message, e);
+            connection.sendElement(bytes, e);
+        }
+
+        /** The source's thread: a message that never reached the send queue goes back at once. */
+        private void releaseNow(T message) {
+            if (release != null) {
+                release.accept(message);
+            }
         }
 
         /** A free slot for {@code e}: at most {@code window} are in flight, as that much is requested. */
-        private int take(Element e) {
+        private int take(Element<T> e) {
             int n = live.length();
             for (int i = 0; i < n; i++) {
                 if (live.get(i) == null && live.compareAndSet(i, null, e)) {
@@ -112,10 +151,20 @@ final class StreamSend extends Mono<Void> {
             }
         }
 
-        /** Completion loop (or the caller's thread when refused at once): one message finished. */
-        void finished(Element e, Throwable error) {
+        /**
+         * Completion loop (or the caller's thread when refused at once, or the thread withdrawing it): one
+         * message finished.
+         */
+        void finished(Element<T> e, Throwable error) {
             if (e.slot >= 0) {
                 live.compareAndSet(e.slot, e, null);
+            }
+            if (e.message != null) {
+                Element<T> head;
+                do {
+                    head = ended.get();
+                    e.next = head;
+                } while (!ended.compareAndSet(head, e));
             }
             int left = inFlight.decrementAndGet();
             if (error != null) {
@@ -124,19 +173,35 @@ final class StreamSend extends Mono<Void> {
                 end(null);
             } else {
                 toRequest.incrementAndGet();
-                if (requestScheduled.compareAndSet(false, true)) {
-                    schedule(this);
-                }
+            }
+            // Releases are due even after the end: posted messages finish after a cancel.
+            if (requestScheduled.compareAndSet(false, true)) {
+                schedule(this);
             }
         }
 
-        /** On the scheduler: asks the source for as many messages as finished since the last time. */
+        /**
+         * On the scheduler: hands back the messages that ended, then asks the source for as many messages as
+         * finished since the last time.
+         */
         @Override
         public void run() {
             requestScheduled.set(false);
+            releaseEnded();
             int n = toRequest.getAndSet(0);
             if (n > 0 && !terminated.get()) {
                 upstream.request(n);
+            }
+        }
+
+        private void releaseEnded() {
+            for (Element<T> e = ended.getAndSet(null); e != null; ) {
+                Element<T> next = e.next;
+                T m = e.message;
+                e.next = null;
+                e.message = null;
+                release.accept(m);
+                e = next;
             }
         }
 
@@ -153,8 +218,10 @@ final class StreamSend extends Mono<Void> {
                 if (error != null) {
                     upstream.cancel();
                     withdrawQueued();
+                    releaseEnded();
                     actual.onError(error);
                 } else {
+                    releaseEnded();
                     actual.onComplete();
                 }
             });
@@ -162,7 +229,7 @@ final class StreamSend extends Mono<Void> {
 
         private void withdrawQueued() {
             for (int i = 0; i < live.length(); i++) {
-                Element e = live.getAndSet(i, null);
+                Element<T> e = live.getAndSet(i, null);
                 if (e != null) {
                     e.withdraw();
                 }
@@ -201,14 +268,19 @@ final class StreamSend extends Mono<Void> {
      * (one object per message, not two).
      */
     @SuppressWarnings("serial") // never serialized
-    private static final class Element extends AtomicBoolean implements MonoSink<Object> {
-        private final Sender sender;
+    private static final class Element<T> extends AtomicBoolean implements MonoSink<Object>, SendQueue.Withdrawable {
+        private final Sender<T> sender;
         int slot = -1;
+        /** The source's message while {@code release} is owed it; null without a release callback. */
+        T message;
+        /** The next ended element waiting for its release. */
+        Element<T> next;
         /** Set under the send queue's lock when the message is queued; null once it ended. */
         private volatile Disposable withdraw;
 
-        Element(Sender sender) {
+        Element(Sender<T> sender, T message) {
             this.sender = sender;
+            this.message = message;
         }
 
         void withdraw() {
@@ -216,6 +288,12 @@ final class StreamSend extends Mono<Void> {
             if (w != null) {
                 w.dispose();
             }
+        }
+
+        /** Under the send queue's lock: it took the message off its queue, so no completion will come. */
+        @Override
+        public void withdrawn() {
+            end(null);
         }
 
         private void end(Throwable error) {

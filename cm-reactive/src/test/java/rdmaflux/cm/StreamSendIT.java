@@ -7,8 +7,11 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +23,8 @@ import reactor.test.StepVerifier;
 /**
  * {@link RdmaConnection#send(org.reactivestreams.Publisher)}: in order across the eager limit, a failing
  * source fails the send (what it had posted arrives, what waited is withdrawn) and leaves the connection
- * usable, a cancel stops the stream at a prefix.
+ * usable, a cancel stops the stream at a prefix; with a release callback, every message the source emitted
+ * is handed back exactly once, whether it was sent, withdrawn or arrived after the end.
  */
 class StreamSendIT {
     private static final Duration T = Duration.ofMinutes(2);
@@ -34,18 +38,22 @@ class StreamSendIT {
     private static final class Receiver implements AutoCloseable {
         final RdmaServer server;
         final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+        final LinkedBlockingQueue<RdmaConnection> accepted = new LinkedBlockingQueue<>();
         final Disposable accepting;
 
         Receiver(ConnectionOptions options, boolean hold) {
             server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options,
                     AcceptFilter.ACCEPT_ALL).block(T);
-            accepting = server.connections().subscribe(c -> c.receive().subscribe(m -> {
-                if (hold) {
-                    inbox.add(m);
-                } else {
-                    inbox.add(seq(m));
-                }
-            }, e -> { }));
+            accepting = server.connections().subscribe(c -> {
+                accepted.add(c);
+                c.receive().subscribe(m -> {
+                    if (hold) {
+                        inbox.add(m);
+                    } else {
+                        inbox.add(seq(m));
+                    }
+                }, e -> { });
+            });
         }
 
         /** The next message's sequence number. */
@@ -135,5 +143,98 @@ class StreamSendIT {
             c.send(ByteBuffer.allocate(8)).block(T); // the connection is still usable
             c.disposeNow(T);
         }
+    }
+
+    /** A message that owns its memory, as a pooled buffer would: released once, never twice. */
+    private record Owned(int seq, ByteBuffer bytes) {
+    }
+
+    /** Counts each message's releases; the test then checks every emitted one was released exactly once. */
+    private static final class Releases {
+        final Map<Integer, AtomicInteger> counts = new ConcurrentHashMap<>();
+
+        void release(Owned m) {
+            counts.computeIfAbsent(m.seq(), k -> new AtomicInteger()).incrementAndGet();
+        }
+
+        /** Waits until {@code emitted} messages were released, then checks none was released twice. */
+        void awaitExactlyOnce(int emitted) throws InterruptedException {
+            long deadline = System.nanoTime() + T.toNanos();
+            while (counts.size() < emitted && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(emitted, counts.size(), "messages released");
+            counts.forEach((seq, n) -> assertEquals(1, n.get(), "releases of message " + seq));
+        }
+    }
+
+    @Test
+    void everyMessageIsReleasedOnceAfterItsSend() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, false)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            int eager = c.eagerMessageSize();
+            List<Integer> sizes = List.of(4, eager + 1, 100, 3 * eager);
+            Releases releases = new Releases();
+            c.send(Flux.range(0, 200).map(i -> new Owned(i, numbered(i, sizes.get(i % sizes.size())))),
+                    Owned::bytes, releases::release).block(T);
+            for (int i = 0; i < 200; i++) {
+                assertEquals(i, r.next());
+            }
+            releases.awaitExactlyOnce(200);
+            c.disposeNow(T);
+        }
+    }
+
+    /**
+     * A held receiver leaves most of the stream queued when it is cancelled: the withdrawn messages, the
+     * posted ones and any the source still emits after the cancel all come back exactly once.
+     */
+    @Test
+    void aCancelledStreamReleasesWhatItHeld() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, true)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            Releases releases = new Releases();
+            AtomicInteger emitted = new AtomicInteger();
+            Disposable sending = c.send(Flux.range(0, 1000).map(i -> new Owned(i, numbered(i, 64)))
+                    .doOnNext(m -> emitted.incrementAndGet()), Owned::bytes, releases::release).subscribe();
+            long deadline = System.nanoTime() + T.toNanos();
+            while (r.inbox.size() < 4 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            sending.dispose();
+            Object m;
+            while ((m = r.inbox.poll(2, TimeUnit.SECONDS)) != null) { // the posted ones complete on release
+                seq((RdmaMessage) m);
+            }
+            assertTrue(emitted.get() >= 4 && emitted.get() < 1000, "emitted " + emitted.get());
+            releases.awaitExactlyOnce(emitted.get());
+            c.disposeNow(T);
+        }
+    }
+
+    /** The peer closes the connection under a stream: what was queued or in flight is released with the failure. */
+    @Test
+    void aConnectionClosedByItsPeerReleasesEverything() throws InterruptedException {
+        Receiver r = new Receiver(SMALL, true); // closed at the end: its connection is disposed in the middle
+        RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+        Releases releases = new Releases();
+        AtomicInteger emitted = new AtomicInteger();
+        Disposable sending = c.send(Flux.range(0, 1000).map(i -> new Owned(i, numbered(i, 64)))
+                .doOnNext(m -> emitted.incrementAndGet()), Owned::bytes, releases::release).subscribe(null, e -> { });
+        long deadline = System.nanoTime() + T.toNanos();
+        while (r.inbox.size() < 4 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        r.accepted.poll(T.toSeconds(), TimeUnit.SECONDS).dispose(); // the peer goes away holding its messages
+        deadline = System.nanoTime() + T.toNanos();
+        while (!sending.isDisposed() && System.nanoTime() < deadline) { // the stream failed: no more is emitted
+            Thread.sleep(20);
+        }
+        assertTrue(sending.isDisposed(), "the stream did not fail with its connection");
+        releases.awaitExactlyOnce(emitted.get());
+        assertTrue(emitted.get() >= 4, "emitted " + emitted.get());
+        sending.dispose();
+        c.disposeNow(T);
+        r.close();
     }
 }
