@@ -12,20 +12,25 @@ import rdmaflux.cm.RdmaMessage;
  */
 final class MessageByteBuf extends UnpooledDirectByteBuf {
     private final RdmaMessage message;
+    private final ZeroCopyQuota quota;
 
     /**
      * @param alloc the allocator the connection reports
      * @param message a received message; this buffer owns its release
+     * @param quota told when the message is released
      */
-    MessageByteBuf(ByteBufAllocator alloc, RdmaMessage message) {
+    MessageByteBuf(ByteBufAllocator alloc, RdmaMessage message, ZeroCopyQuota quota) {
         // Netty refuses a read-only ByteBuffer here; nothing writes through this one.
         super(alloc, message.data().asByteBuffer(), message.length());
         this.message = message;
+        this.quota = quota;
     }
 
     @Override
     protected void deallocate() {
         super.deallocate();
+        int length = message.length();
         message.release();
+        quota.released(length);
     }
 }

@@ -69,7 +69,7 @@ public final class RdmaClientTransport implements ClientTransport {
      */
     @Override
     public Mono<DuplexConnection> connect() {
-        return RdmaConnection.connect(address, options).map(c -> new RdmaDuplexConnection(c, alloc));
+        return RdmaConnection.connect(address, options).map(c -> new RdmaDuplexConnection(c, alloc, options));
     }
 
     @Override

@@ -6,7 +6,9 @@ import io.rsocket.DuplexConnection;
 import io.rsocket.RSocketErrorException;
 import io.rsocket.frame.ErrorFrameCodec;
 import org.reactivestreams.Subscription;
+import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaMessage;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -20,14 +22,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * One RSocket connection over one {@link RdmaConnection}: each frame is one message.
  *
- * <p>{@link #sendFrame} hands the frame to the connection at once (any thread; the connection queues what
- * its send buffers and the peer's credits cannot take yet, in order) and releases it when the send ended:
- * a large frame is read by the peer in place, so its memory must stay until then. {@link #receive()} wraps
- * each message in a {@link MessageByteBuf} and releases that reference after RSocket's {@code onNext}, as
- * Netty-based transports do: RSocket retains what it keeps.
+ * <p>{@link #sendFrame} queues the frame (any thread) for one long-lived send stream of the connection
+ * ({@link RdmaConnection#send(org.reactivestreams.Publisher, java.util.function.Function,
+ * java.util.function.Consumer)}), which takes frames as its send buffers and the peer's credits allow, in
+ * order, and releases each once its send ended: a large frame is read by the peer in place, so its memory
+ * must stay until then. No operator is assembled per frame. {@link #receive()} wraps
+ * each message in a {@link MessageByteBuf} (a copy beyond the {@link ZeroCopyQuota}) and releases that
+ * reference after RSocket's {@code onNext}, as Netty-based transports do: RSocket retains what it keeps.
  *
  * <p>Threads: received frames are signalled on the connection's scheduler
- * ({@link rdmaflux.cm.ConnectionOptions#scheduler()}); sends complete on it.
+ * ({@link rdmaflux.cm.ConnectionOptions#scheduler()}); sent frames are released on it.
  */
 final class RdmaDuplexConnection implements DuplexConnection {
     private final RdmaConnection connection;
@@ -35,35 +39,44 @@ final class RdmaDuplexConnection implements DuplexConnection {
     private final AtomicBoolean subscribed = new AtomicBoolean();
     /** Ends when the frame stream ended, on the thread that delivered its last frame. */
     private final Sinks.Empty<Void> framesEnded = Sinks.empty();
+    private final FrameQueue outbound = new FrameQueue();
+    /** The error frame after which the connection closes, once it was sent. */
+    private volatile ByteBuf closeAfter;
 
-    RdmaDuplexConnection(RdmaConnection connection, ByteBufAllocator alloc) {
+    private final ZeroCopyQuota quota;
+
+    RdmaDuplexConnection(RdmaConnection connection, ByteBufAllocator alloc, ConnectionOptions options) {
         this.connection = connection;
         this.alloc = alloc;
+        this.quota = new ZeroCopyQuota(options);
+        // A composite frame (header + payload) is merged into one buffer by nioBuffer(); a contiguous one is
+        // sent from where it is. A failed stream (the connection failed or closed) cancels the queue, which
+        // releases what is left in it and everything offered later.
+        connection.send(outbound, ByteBuf::nioBuffer, this::sent).subscribe(null, e -> { });
     }
 
     @Override
     public void sendFrame(int streamId, ByteBuf frame) {
-        send(frame).subscribe(null, e -> { });
+        outbound.offer(frame);
     }
 
-    /** Sends one frame and releases it when the connection is done with its memory. */
-    private Mono<Void> send(ByteBuf frame) {
-        Mono<Void> sent;
-        try {
-            // A composite frame (header + payload) is merged into one buffer by nioBuffer(); a contiguous
-            // one is sent from where it is.
-            sent = connection.send(frame.nioBuffer());
-        } catch (RuntimeException e) {
-            frame.release();
-            return Mono.error(e);
+    /** The connection's scheduler: a frame's send ended. */
+    private void sent(ByteBuf frame) {
+        boolean last = frame == closeAfter; // before the release, which may recycle the object
+        frame.release();
+        if (last) {
+            connection.dispose();
         }
-        return sent.doFinally(s -> frame.release());
     }
 
     @Override
     public void sendErrorAndClose(RSocketErrorException e) {
         ByteBuf error = ErrorFrameCodec.encode(alloc, 0, e);
-        send(error).onErrorComplete().subscribe(null, x -> { }, connection::dispose);
+        closeAfter = error;
+        outbound.offer(error);
+        if (outbound.isCancelled()) {
+            connection.dispose(); // nothing is sent any more: the error frame was released at once
+        }
     }
 
     @Override
@@ -72,12 +85,30 @@ final class RdmaDuplexConnection implements DuplexConnection {
             if (!subscribed.compareAndSet(false, true)) {
                 return Flux.error(new IllegalStateException("an RSocket connection's frames have one subscriber"));
             }
-            Flux<ByteBuf> frames = connection.receive().map(m -> (ByteBuf) new MessageByteBuf(alloc, m))
+            Flux<ByteBuf> frames = connection.receive().map(this::frame)
                     // RSocket's contract: the frame stream never completes; a closed connection is an error.
                     .concatWith(Mono.error(ClosedChannelException::new));
             return frames.transform(Operators.<ByteBuf, ByteBuf>lift((scannable, actual) -> new Releaser(actual,
                     framesEnded)));
         });
+    }
+
+    /**
+     * A received message as a frame: a view of its memory while the {@link ZeroCopyQuota} allows, else a copy
+     * (and the message released at once).
+     */
+    private ByteBuf frame(RdmaMessage m) {
+        int length = m.length();
+        if (quota.tryTake(length, length > connection.eagerMessageSize())) {
+            return new MessageByteBuf(alloc, m, quota);
+        }
+        try {
+            ByteBuf copy = alloc.directBuffer(length, length);
+            copy.writeBytes(m.data().asByteBuffer());
+            return copy;
+        } finally {
+            m.release();
+        }
     }
 
     @Override

@@ -81,7 +81,7 @@ public final class RdmaServerTransport implements ServerTransport<RdmaCloseableS
         Objects.requireNonNull(acceptor, "acceptor");
         return RdmaServer.bind(address, options, filter).map(server -> {
             Disposable accepting = server.connections().subscribe(c -> Mono.from(
-                    acceptor.apply(new RdmaDuplexConnection(c, alloc)))
+                    acceptor.apply(new RdmaDuplexConnection(c, alloc, options)))
                     .subscribe(null, e -> c.dispose()));
             return new Bound(server, accepting);
         });
