@@ -3,6 +3,9 @@ package rdmaflux.cm;
 import io.rsocket.test.TransportTest;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Timeout;
 
 import rdmaflux.cm.rsocket.RdmaClientTransport;
 import rdmaflux.cm.rsocket.RdmaServerTransport;
@@ -14,6 +17,7 @@ import rdmaflux.testing.RdmaTestEnv;
  * (its name does not end in IT): see docs/rsocket.md for which of its tests pass and why the rest do not
  * yet. Run it with {@code RDMAFLUX_IT_INCLUDE='.*\.RSocketTransportTck$' scripts/it}.
  */
+@Timeout(value = 60, unit = TimeUnit.MINUTES) // the kit's own timeouts (getTimeout) bound each step
 class RSocketTransportTck implements TransportTest {
     private final TransportPair<InetSocketAddress, rdmaflux.cm.rsocket.RdmaCloseableServer> pair = new TransportPair<>(
             () -> new InetSocketAddress(RdmaTestEnv.address(), 0),
@@ -23,7 +27,7 @@ class RSocketTransportTck implements TransportTest {
 
     @Override
     public Duration getTimeout() {
-        return Duration.ofMinutes(3);
+        return Duration.ofMinutes(10);
     }
 
     @Override
