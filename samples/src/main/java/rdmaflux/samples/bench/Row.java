@@ -63,7 +63,7 @@ record Row(String metric, long size, String unit, double ours, double c, String 
             case RATIO_AT_MOST -> "ratio <= " + fmt(bound());
             case RATIO_AT_LEAST -> "ratio >= " + fmt(bound());
             case ZERO -> "0 B/msg";
-            case AT_MOST -> "<= " + fmt(bound()) + " " + unit;
+            case AT_MOST -> String.format("<= %.0f %s", bound(), unit);
             case NONE -> "-";
         };
     }

@@ -1,5 +1,7 @@
 package rdmaflux.samples.bench;
 
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -122,14 +124,25 @@ final class StreamRows {
         return rows;
     }
 
-    /** Untimed rounds until two in a row agree within 5 % (at least 3, at most {@code max}). */
+    /**
+     * Untimed rounds until the JIT compiled less than 5 % of a round's time and two rounds in a row agree
+     * within 5 % (at least 3 rounds, at most {@code max}). The rate alone is not enough: two rounds can agree
+     * while C2 is still compiling the Reactor path, and the first timed row would then measure the compiler.
+     */
     private void settle(String what, int max, Supplier<Double> rate) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
         double previous = 0;
         for (int round = 1; round <= max; round++) {
+            long c0 = monitored ? jit.getTotalCompilationTime() : 0;
+            long t0 = System.nanoTime();
             double r = rate.get();
-            if (round >= 3 && Math.abs(r - previous) < 0.05 * previous || round == max) {
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs;
+            boolean steady = Math.abs(r - previous) < 0.05 * previous;
+            if (round >= 3 && quiet && steady || round == max) {
                 say.accept(String.format("bench: %s warm after %d rounds (%.0f msg/s)%s", what, round, r,
-                        round == max && Math.abs(r - previous) >= 0.05 * previous ? ", rate still changing" : ""));
+                        quiet && steady ? "" : quiet ? ", rate still changing" : ", the JIT still compiling"));
                 return;
             }
             previous = r;
