@@ -3,7 +3,6 @@ package rdmaflux.samples.bench;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -168,8 +167,10 @@ final class ReactiveStream implements AutoCloseable {
         long base = arrived.get();
         long doneBase = finished.get();
         client.include(Thread.currentThread());
-        Map<Long, Long> c0 = client.allocated();
-        Map<Long, Long> s0 = server.allocated();
+        Sides.Counter c0 = client.counter();
+        Sides.Counter s0 = server.counter();
+        c0.mark();
+        s0.mark();
         long all0 = Sides.THREADS.getTotalThreadAllocatedBytes();
         long t0 = System.nanoTime();
         start.run();
@@ -202,8 +203,8 @@ final class ReactiveStream implements AutoCloseable {
             LockSupport.parkNanos(10_000_000);
         }
         long all = Sides.THREADS.getTotalThreadAllocatedBytes() - all0;
-        long cl = client.since(c0);
-        long sv = server.since(s0);
+        long cl = c0.since();
+        long sv = s0.since();
         return new Run(n / ((t1 - t0) / 1e9), (double) all / n, (double) cl / n, (double) sv / n);
     }
 

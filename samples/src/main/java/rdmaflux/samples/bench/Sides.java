@@ -1,8 +1,8 @@
 package rdmaflux.samples.bench;
 
 import java.lang.management.ManagementFactory;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.ArrayList;
+import java.util.List;
 
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -46,24 +46,45 @@ final class Sides implements AutoCloseable {
         caller = t;
     }
 
-    /** {@return heap bytes allocated so far by each thread of this side, by thread id} */
-    Map<Long, Long> allocated() {
-        Map<Long, Long> bytes = new HashMap<>();
+    /**
+     * {@return a counter over this side's threads as they are now} Finding the threads allocates; take every
+     * side's counter before {@link Counter#mark() marking} any, so that allocation is nobody's.
+     */
+    Counter counter() {
+        List<Thread> mine = new ArrayList<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (t.getName().startsWith(prefix) || t == caller) {
-                bytes.put(t.threadId(), THREADS.getThreadAllocatedBytes(t.threadId()));
+                mine.add(t);
             }
         }
-        return bytes;
+        long[] ids = mine.stream().mapToLong(Thread::threadId).toArray();
+        return new Counter(ids, new long[ids.length]);
     }
 
-    /** {@return heap bytes this side's threads allocated since {@code before} (a thread started since: all)} */
-    long since(Map<Long, Long> before) {
-        long sum = 0;
-        for (Map.Entry<Long, Long> e : allocated().entrySet()) {
-            sum += Math.max(0, e.getValue() - before.getOrDefault(e.getKey(), 0L));
+    /**
+     * Heap bytes allocated by a fixed set of threads since {@link #mark()}. Reads one thread at a time into
+     * arrays made beforehand, so neither call allocates on the measuring thread, which may be one of the
+     * counted ones. All of a side's threads exist before the timed part (the warm-up started them).
+     */
+    record Counter(long[] ids, long[] base) {
+        /** Takes the threads' counts now as the base. */
+        void mark() {
+            for (int i = 0; i < ids.length; i++) {
+                base[i] = THREADS.getThreadAllocatedBytes(ids[i]);
+            }
         }
-        return sum;
+
+        /** {@return the bytes the threads allocated since {@link #mark()} (a thread that ended: not counted)} */
+        long since() {
+            long sum = 0;
+            for (int i = 0; i < ids.length; i++) {
+                long now = THREADS.getThreadAllocatedBytes(ids[i]);
+                if (now >= 0) {
+                    sum += now - base[i];
+                }
+            }
+            return sum;
+        }
     }
 
     @Override
