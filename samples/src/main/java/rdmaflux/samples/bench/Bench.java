@@ -45,6 +45,8 @@ import rdmaflux.verbs.RdmaDevice;
  *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
  *       {@code RdmaMulticast} API for the record.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
+ *   <li>The reactive SEND stream against the verbs one, each reactive API's heap per message, and RSocket over
+ *       rdmaflux against the reactive API (with RSocket over TCP for the record): {@link StreamRows}.</li>
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
  * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
