@@ -124,7 +124,7 @@ final class ReactiveStream implements AutoCloseable {
      * @return the rate and the heap bytes per message, all threads and each side's
      */
     Run stream(int size, int n) {
-        Repeat source = new Repeat(ByteBuffer.allocateDirect(size), n);
+        Repeat<ByteBuffer> source = new Repeat<>(ByteBuffer.allocateDirect(size), n);
         return timed(size, n, 1, () -> conn.send(source).subscribe(new Done(this)));
     }
 
@@ -264,34 +264,41 @@ final class ReactiveStream implements AutoCloseable {
     }
 
     /**
-     * {@code n} times the same buffer, on demand: a source that allocates nothing per message, so what the
-     * client's threads allocate is the API's. The buffer is never modified, and {@code send} copies the bytes
-     * between its position and limit without moving them, so the same one can be handed over again.
+     * {@code n} times the same item, on demand: a source that allocates nothing per message, so what the
+     * API's threads allocate is the API's. For {@code send}: the buffer is never modified, and {@code send}
+     * copies the bytes between its position and limit without moving them, so the same one can be handed
+     * over again.
+     *
+     * @param <T> the item's type
      */
-    private static final class Repeat implements Publisher<ByteBuffer> {
-        private final ByteBuffer message;
+    static final class Repeat<T> implements Publisher<T> {
+        private final T message;
         private final long n;
 
-        Repeat(ByteBuffer message, long n) {
+        /**
+         * @param message the item
+         * @param n how many times
+         */
+        Repeat(T message, long n) {
             this.message = message;
             this.n = n;
         }
 
         @Override
-        public void subscribe(Subscriber<? super ByteBuffer> s) {
-            s.onSubscribe(new Emitter(s, message, n));
+        public void subscribe(Subscriber<? super T> s) {
+            s.onSubscribe(new Emitter<>(s, message, n));
         }
     }
 
     /** The subscription of {@link Repeat}: emits while there is demand, re-entrant calls queue as demand. */
-    private static final class Emitter implements Subscription {
-        private final Subscriber<? super ByteBuffer> s;
-        private final ByteBuffer message;
+    private static final class Emitter<T> implements Subscription {
+        private final Subscriber<? super T> s;
+        private final T message;
         private final AtomicLong demand = new AtomicLong();
         private long left;
         private volatile boolean cancelled;
 
-        Emitter(Subscriber<? super ByteBuffer> s, ByteBuffer message, long n) {
+        Emitter(Subscriber<? super T> s, T message, long n) {
             this.s = s;
             this.message = message;
             this.left = n;
