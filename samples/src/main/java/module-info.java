@@ -6,6 +6,7 @@ open module rdmaflux.samples {
     requires rdmaflux.metrics;
     requires info.picocli;
     requires rsocket.core;
+    requires rsocket.transport.netty;
     requires io.netty.buffer;
     requires spring.messaging;
     requires spring.context;

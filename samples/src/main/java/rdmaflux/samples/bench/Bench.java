@@ -45,6 +45,8 @@ import rdmaflux.verbs.RdmaDevice;
  *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
  *       {@code RdmaMulticast} API for the record.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
+ *   <li>The reactive SEND stream against the verbs one, each reactive API's heap per message, and RSocket over
+ *       rdmaflux against the reactive API (with RSocket over TCP for the record): {@link StreamRows}.</li>
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
  * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
@@ -118,12 +120,14 @@ public final class Bench implements Callable<Integer> {
 
     /** The groups of rows {@code --only} can choose. */
     static final java.util.Set<String> GROUPS = java.util.Set.of("latency", "bandwidth", "extended", "reactive",
-            "large", "setup", "multicast");
+            "large", "setup", "multicast", "stream", "rsocket");
 
     @Option(names = "--only", split = ",", paramLabel = "GROUP",
             description = "Run only these groups: latency, bandwidth, extended (the bandwidth rows posting through "
                     + "ibv_wr_*), reactive, large (the reactive API's messages larger than the receive buffers, vs "
-                    + "ib_read_bw), setup, multicast (default: all).")
+                    + "ib_read_bw), setup, multicast, stream (the reactive SEND stream vs the verbs one, and "
+                    + "what each reactive API allocates), rsocket (RSocket over rdmaflux vs the reactive API, and over "
+                    + "TCP) (default: all).")
     java.util.Set<String> only = GROUPS;
 
     @Option(names = "--no-pin", description = "Do not pin the client side to CPU 0 and the server side to CPU 1 "
@@ -218,6 +222,20 @@ public final class Bench implements Callable<Integer> {
         }
         if (only.contains("reactive")) {
             rows.add(reactiveRow(ip, lat, latWarm, sendLat2, timeout));
+        }
+        if (only.contains("stream") || only.contains("rsocket")) {
+            long b = budget;
+            int m = bwMax;
+            StreamRows s = new StreamRows(ip, basePort + 70, quick, repeat, timeout, pin, lat, latWarm,
+                    size -> (int) Math.max(16, Math.min(m, b / size)), this::progress, this::awaitJitQuiet,
+                    line -> say("%s", line));
+            if (only.contains("stream")) {
+                rows.addAll(s.streamRows());
+            }
+            if (only.contains("rsocket")) {
+                rows.addAll(s.rsocketRows());
+            }
+            ourFailure |= s.failed();
         }
         if (only.contains("large")) {
             rows.addAll(largeRows(ip, timeout, c));
@@ -508,7 +526,7 @@ public final class Bench implements Callable<Integer> {
         return row;
     }
 
-    private static double median(List<Double> values) {
+    static double median(List<Double> values) {
         if (values.isEmpty()) {
             return Double.NaN;
         }
@@ -517,7 +535,7 @@ public final class Bench implements Callable<Integer> {
         return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
     }
 
-    private static String range(List<Double> values) {
+    static String range(List<Double> values) {
         double lo = values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
         double hi = values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
         return Row.fmt(lo) + "-" + Row.fmt(hi);

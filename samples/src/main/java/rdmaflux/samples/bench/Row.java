@@ -25,6 +25,8 @@ record Row(String metric, long size, String unit, double ours, double c, String 
         RATIO_AT_LEAST,
         /** ours must be 0 (allocation). */
         ZERO,
+        /** ours at most a bound in the row's own unit (allocation of the reactive APIs). */
+        AT_MOST,
         /** informational. */
         NONE;
     }
@@ -39,6 +41,16 @@ record Row(String metric, long size, String unit, double ours, double c, String 
     static final String LARGE_METRIC = "reactive large-message bandwidth";
     /** Connection setup target: at least 0.8 × cmtime's rate. */
     static final double SETUP_BOUND = 0.8;
+    /** Reactive SEND stream target (issue #11): at least 0.85 × the verbs layer's SEND stream. */
+    static final double STREAM_BOUND = 0.85;
+    /** RSocket request-response target (issue #13): p50 at most 1.3 × the reactive ping-pong's. */
+    static final double RSOCKET_LATENCY_BOUND = 1.3;
+    /** RSocket request-stream target (issue #13): at least 0.8 × the reactive SEND stream. */
+    static final double RSOCKET_STREAM_BOUND = 0.8;
+    /** Heap bytes per message {@code send(Publisher)} may allocate (issue #11). */
+    static final double ALLOC_PUBLISHER_BOUND = 64;
+    /** Heap bytes per message {@code send(ByteBuffer)} may allocate (issue #11). */
+    static final double ALLOC_SINGLE_BOUND = 200;
 
     /** {@return ours / C, NaN when either is missing} */
     double ratio() {
@@ -51,15 +63,19 @@ record Row(String metric, long size, String unit, double ours, double c, String 
             case RATIO_AT_MOST -> "ratio <= " + fmt(bound());
             case RATIO_AT_LEAST -> "ratio >= " + fmt(bound());
             case ZERO -> "0 B/msg";
+            case AT_MOST -> String.format("<= %.0f %s", bound(), unit);
             case NONE -> "-";
         };
     }
 
     double bound() {
         return switch (target) {
-            case RATIO_AT_MOST -> LATENCY_BOUND;
+            case RATIO_AT_MOST -> metric.equals(StreamRows.RR_METRIC) ? RSOCKET_LATENCY_BOUND : LATENCY_BOUND;
             case RATIO_AT_LEAST -> unit.equals("conn/s") ? SETUP_BOUND
-                    : metric.equals(LARGE_METRIC) ? LARGE_BOUND : BANDWIDTH_BOUND;
+                    : metric.equals(LARGE_METRIC) ? LARGE_BOUND
+                    : metric.equals(StreamRows.STREAM_METRIC) ? STREAM_BOUND
+                    : metric.equals(StreamRows.RS_METRIC) ? RSOCKET_STREAM_BOUND : BANDWIDTH_BOUND;
+            case AT_MOST -> metric.equals(StreamRows.ALLOC_PUBLISHER) ? ALLOC_PUBLISHER_BOUND : ALLOC_SINGLE_BOUND;
             default -> 0;
         };
     }
@@ -69,6 +85,7 @@ record Row(String metric, long size, String unit, double ours, double c, String 
         return switch (target) {
             case NONE -> Double.isNaN(ours) ? "not measured yet" : "-";
             case ZERO -> Double.isNaN(ours) ? "not measured" : ours == 0 ? "met" : "MISSED";
+            case AT_MOST -> Double.isNaN(ours) ? "not measured" : ours <= bound() ? "met" : "MISSED";
             case RATIO_AT_MOST, RATIO_AT_LEAST -> {
                 double r = ratio();
                 if (Double.isNaN(r)) {

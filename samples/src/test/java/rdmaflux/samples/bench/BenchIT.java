@@ -79,6 +79,21 @@ class BenchIT {
                 .findFirst().orElse(null);
         assertNotNull(reactive, text);
         assertFalse(reactive.contains("not measured") || reactive.contains("failed"), reactive);
+        // The reactive SEND stream against the verbs one, what each reactive API allocates, and RSocket over
+        // rdmaflux against the reactive API (issues #11, #13): both sides measured in this run; TCP for the record.
+        for (String metric : List.of(StreamRows.STREAM_METRIC + " ", StreamRows.RR_METRIC + " ",
+                StreamRows.RS_METRIC + " ")) {
+            String row = lines.stream().filter(l -> l.startsWith(metric)).findFirst().orElse(null);
+            assertNotNull(row, "table row " + metric + "in\n" + text);
+            assertFalse(row.contains("no C value") || row.contains("not measured") || row.contains("failed"),
+                    "both sides measured: " + row);
+        }
+        for (String metric : List.of(StreamRows.ALLOC_RECEIVE, StreamRows.ALLOC_PUBLISHER, StreamRows.ALLOC_SINGLE,
+                "RSocket over TCP request-response p50", "RSocket over TCP request-stream")) {
+            String row = lines.stream().filter(l -> l.startsWith(metric + " ")).findFirst().orElse(null);
+            assertNotNull(row, "table row " + metric + " in\n" + text);
+            assertFalse(row.contains("not measured") || row.contains("failed"), row);
+        }
         assertTrue(text.contains("bench: all targets met") || text.contains("bench: targets MISSED:"), text);
 
         String md = Files.readString(out.resolve("results.md"));

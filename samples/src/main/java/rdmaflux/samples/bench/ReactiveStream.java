@@ -1,0 +1,340 @@
+package rdmaflux.samples.bench;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Disposable;
+import rdmaflux.cm.AcceptFilter;
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaServer;
+
+/**
+ * A SEND stream through the reactive API, for comparison with the verbs layer's SEND stream
+ * ({@link VerbsTests#sendBandwidth}): the client sends {@code n} messages with
+ * {@link RdmaConnection#send(Publisher)} (or, for the allocation row of that API, one
+ * {@link RdmaConnection#send(ByteBuffer)} per message), an {@link RdmaServer} in this process takes them
+ * from {@code receive()} and releases each at once. Everything the API does per message (copy into a send
+ * buffer, credits, the receiver's repost, Reactor signals, hops to the scheduler) is inside the time.
+ *
+ * <p>The two sides run on their own {@link Sides threads}, so the heap each side allocates can be told apart
+ * with {@code ThreadMXBean}: what {@code receive()}+{@code release()} costs is what the server's threads
+ * allocate, what the send APIs cost is what the client's threads allocate.
+ */
+final class ReactiveStream implements AutoCloseable {
+    /** Thread name prefix of the client side (its loops and its scheduler). */
+    static final String CLIENT = "bench-stream-cli";
+    /** Thread name prefix of the server side (its loops and its scheduler). */
+    static final String SERVER = "bench-stream-srv";
+
+    /**
+     * One timed stream.
+     *
+     * @param messagesPerSecond messages / (first send subscribed → last message released by the receiver)
+     * @param allAlloc heap bytes all threads of the JVM allocated per message while timed
+     * @param clientAlloc heap bytes per message of the client's threads (its loops, its scheduler, the caller)
+     * @param serverAlloc heap bytes per message of the server's threads (its loops, its scheduler)
+     */
+    record Run(double messagesPerSecond, double allAlloc, double clientAlloc, double serverAlloc) {
+        /** {@return the payload rate in bytes per second for messages of {@code size} bytes} */
+        double bytesPerSecond(int size) {
+            return messagesPerSecond * size;
+        }
+    }
+
+    private final Duration timeout;
+    private final AtomicLong arrived = new AtomicLong();
+    private final AtomicLong finished = new AtomicLong();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private volatile long lastArrival;
+    private volatile Thread waiter;
+    /**
+     * The counts at which the waiting thread wants to be woken: waking it per message would make it take a
+     * CPU from the two sides' threads for every message, which on two (emulated) CPUs is what would be
+     * measured.
+     */
+    private volatile long arrivedTarget = Long.MAX_VALUE;
+    private volatile long finishedTarget = Long.MAX_VALUE;
+    private final Sides client;
+    private final Sides server;
+    private RdmaServer rdmaServer;
+    private Disposable sink;
+    private RdmaConnection conn;
+
+    private ReactiveStream(Duration timeout) {
+        this.timeout = timeout;
+        this.client = new Sides(CLIENT);
+        this.server = new Sides(SERVER);
+    }
+
+    /**
+     * Binds a server, connects to it, and makes sure messages of {@code maxSize} go as one SEND (no
+     * rendezvous), as the verbs stream's do.
+     *
+     * @param address the RDMA interface's address (port 0: any)
+     * @param maxSize the largest message to be sent
+     * @param timeout the longest wait for any step, and for a stream to make progress
+     * @return the connected pair
+     */
+    static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout) {
+        ReactiveStream s = new ReactiveStream(timeout);
+        try {
+            ConnectionOptions base = ConnectionOptions.defaults().toBuilder()
+                    .bufferSize(Math.max(ConnectionOptions.defaults().bufferSize(), maxSize)).build();
+            s.rdmaServer = RdmaServer.bind(address, s.server.options(base), AcceptFilter.ACCEPT_ALL).block(timeout);
+            s.sink = s.rdmaServer.connections().subscribe(c -> c.receive().subscribe(m -> {
+                // Only what the API hands out is touched: no slice, no copy, so the server's threads allocate
+                // only what receive() and release() do.
+                long now = System.nanoTime();
+                m.release();
+                s.lastArrival = now;
+                if (s.arrived.incrementAndGet() >= s.arrivedTarget) {
+                    LockSupport.unpark(s.waiter);
+                }
+            }, s::fail));
+            s.conn = RdmaConnection.connect(s.rdmaServer.address(), s.client.options(base)).block(timeout);
+            if (s.conn.eagerMessageSize() < maxSize) {
+                throw new IllegalStateException("eager messages up to " + s.conn.eagerMessageSize() + " B: "
+                        + Row.sizeText(maxSize) + " would go by rendezvous, not as one SEND");
+            }
+            return s;
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    private void fail(Throwable e) {
+        failure.compareAndSet(null, e);
+        LockSupport.unpark(waiter);
+    }
+
+    /**
+     * Streams {@code n} messages of {@code size} bytes with one {@code send(Publisher)} and waits until the
+     * receiver has released all of them and the send completed.
+     *
+     * @return the rate and the heap bytes per message, all threads and each side's
+     */
+    Run stream(int size, int n) {
+        Repeat<ByteBuffer> source = new Repeat<>(ByteBuffer.allocateDirect(size), n);
+        return timed(size, n, 1, () -> conn.send(source).subscribe(new Done(this)));
+    }
+
+    /**
+     * Sends {@code n} messages of {@code size} bytes, one {@code send(ByteBuffer)} each, at most
+     * {@code window} not yet completed, and waits until the receiver has released all of them.
+     *
+     * @return the rate and the heap bytes per message, all threads and each side's
+     */
+    Run singles(int size, int n, int window) {
+        ByteBuffer message = ByteBuffer.allocateDirect(size);
+        // One subscriber for every send: it only counts, so the loop itself allocates nothing per message
+        // and the client's bytes are what send(ByteBuffer) and its Mono allocate.
+        Done done = new Done(this);
+        return timed(size, n, n, () -> {
+            long base = finished.get();
+            for (int i = 0; i < n; i++) {
+                long progress = System.nanoTime();
+                // Wait for a free place in the window: parked, so the driving thread leaves the CPUs to the
+                // loops; woken when half the window has completed, so it does not wake for every message.
+                while (i - (finished.get() - base) >= window) {
+                    finishedTarget = base + i - window / 2 + 1;
+                    if (i - (finished.get() - base) < window) {
+                        break;
+                    }
+                    check(size);
+                    if (System.nanoTime() - progress > timeout.toNanos()) {
+                        throw new IllegalStateException("send(ByteBuffer) of " + Row.sizeText(size)
+                                + ": no send completed within " + timeout);
+                    }
+                    LockSupport.parkNanos(10_000_000);
+                }
+                conn.send(message).subscribe(done);
+            }
+        });
+    }
+
+    private Run timed(int size, int n, int sends, Runnable start) {
+        waiter = Thread.currentThread();
+        long base = arrived.get();
+        long doneBase = finished.get();
+        client.include(Thread.currentThread());
+        Sides.Counter c0 = client.counter();
+        Sides.Counter s0 = server.counter();
+        c0.mark();
+        s0.mark();
+        long all0 = Sides.THREADS.getTotalThreadAllocatedBytes();
+        long t0 = System.nanoTime();
+        start.run();
+        arrivedTarget = base + n;
+        long seen = base;
+        long progress = System.nanoTime();
+        while (arrived.get() < base + n) {
+            check(size);
+            long now = arrived.get();
+            if (now != seen) {
+                seen = now;
+                progress = System.nanoTime();
+            } else if (System.nanoTime() - progress > timeout.toNanos()) {
+                throw new IllegalStateException("stream of " + Row.sizeText(size) + ": " + (now - base) + " of " + n
+                        + " messages after " + timeout + " without progress");
+            }
+            LockSupport.parkNanos(10_000_000);
+        }
+        long t1 = lastArrival;
+        // The send side's completions (one for the stream, or one per message) end the run, so their cost
+        // is in the allocation too.
+        finishedTarget = doneBase + sends;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (finished.get() < doneBase + sends) {
+            check(size);
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the sends of " + Row.sizeText(size) + " did not complete within "
+                        + timeout);
+            }
+            LockSupport.parkNanos(10_000_000);
+        }
+        long all = Sides.THREADS.getTotalThreadAllocatedBytes() - all0;
+        long cl = c0.since();
+        long sv = s0.since();
+        return new Run(n / ((t1 - t0) / 1e9), (double) all / n, (double) cl / n, (double) sv / n);
+    }
+
+    private void check(int size) {
+        Throwable f = failure.get();
+        if (f != null) {
+            throw new IllegalStateException("stream of " + Row.sizeText(size) + " failed: " + f, f);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (conn != null) {
+            conn.disposeNow(timeout);
+        }
+        if (sink != null) {
+            sink.dispose();
+        }
+        if (rdmaServer != null) {
+            rdmaServer.disposeNow(timeout);
+        }
+        client.close();
+        server.close();
+    }
+
+    /**
+     * The end of a send (one for a stream, one per {@code send(ByteBuffer)}): counts it, or records the
+     * failure. One instance serves many Monos, which is why it keeps no subscription.
+     */
+    private static final class Done implements CoreSubscriber<Void> {
+        private final ReactiveStream owner;
+
+        Done(ReactiveStream owner) {
+            this.owner = owner;
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(Void v) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            owner.fail(t);
+        }
+
+        @Override
+        public void onComplete() {
+            if (owner.finished.incrementAndGet() >= owner.finishedTarget) {
+                LockSupport.unpark(owner.waiter);
+            }
+        }
+    }
+
+    /**
+     * {@code n} times the same item, on demand: a source that allocates nothing per message, so what the
+     * API's threads allocate is the API's. For {@code send}: the buffer is never modified, and {@code send}
+     * copies the bytes between its position and limit without moving them, so the same one can be handed
+     * over again.
+     *
+     * @param <T> the item's type
+     */
+    static final class Repeat<T> implements Publisher<T> {
+        private final T message;
+        private final long n;
+
+        /**
+         * @param message the item
+         * @param n how many times
+         */
+        Repeat(T message, long n) {
+            this.message = message;
+            this.n = n;
+        }
+
+        @Override
+        public void subscribe(Subscriber<? super T> s) {
+            s.onSubscribe(new Emitter<>(s, message, n));
+        }
+    }
+
+    /** The subscription of {@link Repeat}: emits while there is demand, re-entrant calls queue as demand. */
+    private static final class Emitter<T> implements Subscription {
+        private final Subscriber<? super T> s;
+        private final T message;
+        private final AtomicLong demand = new AtomicLong();
+        private long left;
+        private volatile boolean cancelled;
+
+        Emitter(Subscriber<? super T> s, T message, long n) {
+            this.s = s;
+            this.message = message;
+            this.left = n;
+        }
+
+        @Override
+        public void request(long k) {
+            if (k <= 0 || demand.getAndAdd(k) != 0) {
+                return; // the thread already emitting takes this demand too (rule 3.3: no recursion)
+            }
+            long missed = k;
+            while (true) {
+                long emitted = 0;
+                while (emitted < missed && left > 0 && !cancelled) {
+                    left--;
+                    emitted++;
+                    s.onNext(message);
+                }
+                if (left == 0 && !cancelled) {
+                    cancelled = true;
+                    s.onComplete();
+                    return;
+                }
+                if (cancelled) {
+                    return;
+                }
+                missed = demand.addAndGet(-emitted);
+                if (missed == 0) {
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+        }
+    }
+}

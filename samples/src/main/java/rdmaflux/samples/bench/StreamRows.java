@@ -1,0 +1,407 @@
+package rdmaflux.samples.bench;
+
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.IntUnaryOperator;
+import java.util.function.Supplier;
+
+/**
+ * The rows of {@code --only stream} and {@code --only rsocket} (issues #11 and #13): the reactive API's SEND
+ * stream against the verbs layer's, the heap each reactive API allocates per message, and RSocket over
+ * rdmaflux against rdmaflux's own reactive ping-pong and stream, with RSocket over TCP for the record.
+ * Each ratio's two sides are measured in this run, alternating, {@code repeat} times; the table shows each
+ * side's median and the note both ranges. The "C" column of these rows holds the baseline they are judged
+ * against, which is ours too; the "C tool" column names it.
+ */
+final class StreamRows {
+    /** Metric of the reactive stream rows. */
+    static final String STREAM_METRIC = "reactive SEND stream";
+    /** Metric of the RSocket request-response row over rdmaflux. */
+    static final String RR_METRIC = "RSocket request-response p50";
+    /** Metric of the RSocket request-stream rows over rdmaflux. */
+    static final String RS_METRIC = "RSocket request-stream";
+    /** Metric prefix of the allocation rows. */
+    static final String ALLOC = "heap allocation, steady state: ";
+    /** Metric of the allocation row of {@code receive()} and {@code release()}. */
+    static final String ALLOC_RECEIVE = ALLOC + "receive() + release()";
+    /** Metric of the allocation row of {@code send(Publisher)}. */
+    static final String ALLOC_PUBLISHER = ALLOC + "send(Publisher)";
+    /** Metric of the allocation row of {@code send(ByteBuffer)}. */
+    static final String ALLOC_SINGLE = ALLOC + "send(ByteBuffer)";
+
+    private static final String VERBS = "verbs SEND stream (ours)";
+
+    private final InetAddress ip;
+    private final int port;
+    private final boolean quick;
+    private final int repeat;
+    private final Duration timeout;
+    private final boolean pin;
+    private final int latIters;
+    private final int latWarm;
+    private final IntUnaryOperator messages;
+    private final Consumer<Row> progress;
+    private final Runnable awaitJitQuiet;
+    private final Consumer<String> say;
+    private boolean failed;
+
+    /**
+     * @param ip the RDMA interface's address
+     * @param port the verbs pair's port (the reactive pairs take any)
+     * @param quick a short run
+     * @param repeat runs of each comparison
+     * @param timeout the longest wait for any step
+     * @param pin pin the verbs stream's client to CPU 0 and server to CPU 1, as the bandwidth rows do
+     * @param latIters timed round trips of the latency rows
+     * @param latWarm untimed round trips before them (doubled for the reactive ones, as the reactive row does)
+     * @param messages the message count of a stream of the given size: the bandwidth rows' count
+     * @param progress prints a finished row
+     * @param awaitJitQuiet waits until the JIT has gone quiet
+     * @param say prints a line
+     */
+    StreamRows(InetAddress ip, int port, boolean quick, int repeat, Duration timeout, boolean pin, int latIters,
+               int latWarm, IntUnaryOperator messages, Consumer<Row> progress, Runnable awaitJitQuiet,
+               Consumer<String> say) {
+        this.ip = ip;
+        this.port = port;
+        this.quick = quick;
+        this.repeat = repeat;
+        this.timeout = timeout;
+        this.pin = pin;
+        this.latIters = latIters;
+        this.latWarm = latWarm;
+        this.messages = messages;
+        this.progress = progress;
+        this.awaitJitQuiet = awaitJitQuiet;
+        this.say = say;
+    }
+
+    /** {@return whether any of ours failed (the rows say which)} */
+    boolean failed() {
+        return failed;
+    }
+
+    /** {@return the stream rows: the reactive SEND stream per size, then the allocation rows} */
+    List<Row> streamRows() {
+        int[] sizes = quick ? new int[] {2, 8192} : new int[] {2, 32, 512, 8192};
+        List<Row> rows = new ArrayList<>();
+        VerbsLink link;
+        ReactiveStream pair;
+        try {
+            link = VerbsLink.open(new InetSocketAddress(ip, port), 8192, timeout);
+        } catch (RuntimeException e) {
+            return failedRows(sizes, "verbs pair: " + e.getMessage());
+        }
+        try (link) {
+            try {
+                pair = ReactiveStream.open(new InetSocketAddress(ip, 0), 8192, timeout);
+            } catch (RuntimeException e) {
+                return failedRows(sizes, "reactive pair: " + e.getMessage());
+            }
+            try (pair) {
+                VerbsTests t = new VerbsTests(link, timeout, pin);
+                int chunk = quick ? 1000 : 4000;
+                try {
+                    settle("verbs SEND stream", quick ? 3 : 15, () -> pinned(() -> t.sendBandwidth(2, chunk)
+                            .bytesPerSecond() / 2));
+                    settle("reactive SEND stream", quick ? 3 : 15, () -> pair.stream(2, chunk).messagesPerSecond());
+                } catch (RuntimeException e) {
+                    return failedRows(sizes, "warm-up: " + e.getMessage());
+                }
+                awaitJitQuiet.run();
+                for (int size : sizes) {
+                    rows.add(streamRow(t, pair, size));
+                }
+                rows.addAll(allocationRows(pair));
+            }
+        }
+        return rows;
+    }
+
+    /**
+     * Untimed rounds until the JIT compiled less than 5 % of a round's time and two rounds in a row agree
+     * within 5 % (at least 3 rounds, at most {@code max}). The rate alone is not enough: two rounds can agree
+     * while C2 is still compiling the Reactor path, and the first timed row would then measure the compiler.
+     */
+    private void settle(String what, int max, Supplier<Double> rate) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        double previous = 0;
+        for (int round = 1; round <= max; round++) {
+            long c0 = monitored ? jit.getTotalCompilationTime() : 0;
+            long t0 = System.nanoTime();
+            double r = rate.get();
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs;
+            boolean steady = Math.abs(r - previous) < 0.05 * previous;
+            if (round >= 3 && quiet && steady || round == max) {
+                say.accept(String.format("bench: %s warm after %d rounds (%.0f msg/s)%s", what, round, r,
+                        quiet && steady ? "" : quiet ? ", rate still changing" : ", the JIT still compiling"));
+                return;
+            }
+            previous = r;
+        }
+    }
+
+    private Row streamRow(VerbsTests t, ReactiveStream pair, int size) {
+        int n = messages.applyAsInt(size);
+        int warm = Math.max(16, n / 10);
+        List<Double> mine = new ArrayList<>();
+        List<Double> verbs = new ArrayList<>();
+        double alloc = Double.NaN;
+        String error = null;
+        for (int r = 0; r < repeat; r++) {
+            try {
+                verbs.add(pinned(() -> {
+                    t.sendBandwidth(size, warm);
+                    return t.sendBandwidth(size, n).bytesPerSecond() / size;
+                }));
+                pair.stream(size, warm);
+                ReactiveStream.Run run = pair.stream(size, n);
+                mine.add(run.messagesPerSecond());
+                alloc = Double.isNaN(alloc) ? run.allAlloc() : Math.max(alloc, run.allAlloc());
+            } catch (RuntimeException e) {
+                failed = true;
+                error = "failed: " + e.getMessage();
+            }
+        }
+        String note = n + " messages, each run after one of " + warm + "; send(Publisher) of one reused buffer "
+                + "to receive() + release() in this process, each side on its own loops and scheduler; verbs as the "
+                + "send bandwidth rows (ib_send_bw's loop); alloc = all threads, the largest run"
+                + (repeat > 1 && !mine.isEmpty() && !verbs.isEmpty() ? "; median of " + repeat + ": ours "
+                + Bench.range(mine) + ", verbs " + Bench.range(verbs) : "") + (error != null ? "; " + error : "");
+        Row row = new Row(STREAM_METRIC, size, "msg/s", Bench.median(mine), Bench.median(verbs), VERBS,
+                Row.Target.RATIO_AT_LEAST, alloc, note);
+        progress.accept(row);
+        return row;
+    }
+
+    /**
+     * Each API's steady-state heap bytes per message, from the threads of its side only: the server's loops
+     * and scheduler for {@code receive()}+{@code release()} (during the {@code send(Publisher)} streams), the
+     * client's loops, scheduler and driving thread for the send APIs.
+     */
+    private List<Row> allocationRows(ReactiveStream pair) {
+        int n = quick ? 2000 : 20000;
+        int window = rdmaflux.cm.ConnectionOptions.defaults().sendBuffers();
+        List<Double> receive = new ArrayList<>();
+        List<Double> publisher = new ArrayList<>();
+        List<Double> single = new ArrayList<>();
+        List<Double> singleReceive = new ArrayList<>();
+        List<Double> all = new ArrayList<>();
+        String error = null;
+        try {
+            settle("send(ByteBuffer) loop", quick ? 3 : 10, () -> pair.singles(2, quick ? 1000 : 4000, window)
+                    .messagesPerSecond());
+            awaitJitQuiet.run();
+            for (int r = 0; r < repeat; r++) {
+                ReactiveStream.Run s = pair.stream(2, n);
+                receive.add(s.serverAlloc());
+                publisher.add(s.clientAlloc());
+                all.add(s.allAlloc());
+                ReactiveStream.Run b = pair.singles(2, n, window);
+                single.add(b.clientAlloc());
+                singleReceive.add(b.serverAlloc());
+            }
+        } catch (RuntimeException e) {
+            failed = true;
+            error = "failed: " + e.getMessage();
+        }
+        String runs = n + " messages of 2 B" + (repeat > 1 ? ", median of " + repeat + " runs" : "");
+        String err = error != null ? "; " + error : "";
+        List<Row> rows = new ArrayList<>();
+        rows.add(allocRow(ALLOC_RECEIVE, Row.Target.ZERO, receive, runs + "; the server's threads (its completion "
+                + "loop, CM loop and scheduler: receive's signals and release's repost and credits) during the "
+                + "send(Publisher) streams" + range(receive) + err));
+        rows.add(allocRow(ALLOC_PUBLISHER, Row.Target.AT_MOST, publisher, runs + "; the client's threads (its loops, "
+                + "its scheduler, the driving thread) during the same streams, the source allocating nothing"
+                + range(publisher) + "; all threads " + Row.fmt(Bench.median(all)) + err));
+        rows.add(allocRow(ALLOC_SINGLE, Row.Target.AT_MOST, single, runs + "; the client's threads, one send(ByteBuffer)"
+                + " a message (its Mono included), " + window + " in flight, one reused subscriber" + range(single)
+                + "; the server's threads meanwhile " + Row.fmt(Bench.median(singleReceive)) + err));
+        return rows;
+    }
+
+    private static String range(List<Double> values) {
+        return values.size() > 1 ? " (" + Bench.range(values) + ")" : "";
+    }
+
+    private Row allocRow(String metric, Row.Target target, List<Double> values, String note) {
+        Row row = new Row(metric, 0, "B/msg", Bench.median(values), Double.NaN, "", target, Double.NaN, note);
+        progress.accept(row);
+        return row;
+    }
+
+    private List<Row> failedRows(int[] sizes, String error) {
+        failed = true;
+        List<Row> rows = new ArrayList<>();
+        for (int size : sizes) {
+            rows.add(new Row(STREAM_METRIC, size, "msg/s", Double.NaN, Double.NaN, VERBS, Row.Target.RATIO_AT_LEAST,
+                    Double.NaN, "failed: " + error));
+        }
+        rows.forEach(progress);
+        return rows;
+    }
+
+    /**
+     * The RSocket rows: request-response p50 over rdmaflux against {@link ReactiveLatency} (target), the
+     * request-stream rate against {@link ReactiveStream} at the same sizes (target), then the same two over
+     * RSocket's TCP transport against the rdmaflux values (no target).
+     */
+    List<Row> rsocketRows() {
+        int[] sizes = quick ? new int[] {32} : new int[] {32, 8192};
+        int max = sizes[sizes.length - 1];
+        List<Row> rows = new ArrayList<>();
+        double[] rdmaStream = new double[sizes.length];
+        java.util.Arrays.fill(rdmaStream, Double.NaN);
+        double rdmaRr = Double.NaN;
+        InetSocketAddress any = new InetSocketAddress(ip, 0);
+        try (RSocketBench rs = RSocketBench.open(RSocketBench.Transport.RDMA, any, max, timeout);
+             ReactiveStream pair = ReactiveStream.open(any, max, timeout)) {
+            int chunk = quick ? 1000 : 4000;
+            settle("RSocket request-stream (RDMA)", quick ? 3 : 10, () -> rs.requestStream(sizes[0], chunk)
+                    .messagesPerSecond());
+            settle("reactive SEND stream", quick ? 3 : 10, () -> pair.stream(sizes[0], chunk).messagesPerSecond());
+            rs.requestResponse(2, latWarm * 2, latIters);
+            awaitJitQuiet.run();
+            List<Double> mine = new ArrayList<>();
+            List<Double> base = new ArrayList<>();
+            double alloc = Double.NaN;
+            String error = null;
+            for (int r = 0; r < repeat; r++) {
+                try {
+                    VerbsTests.Latency l = rs.requestResponse(2, latWarm * 2, latIters);
+                    mine.add(Stats.typicalMicros(l.stamps(), 2));
+                    alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
+                    base.add(Stats.typicalMicros(ReactiveLatency.run(any, 2, latWarm * 2, latIters, timeout).stamps(),
+                            2));
+                } catch (RuntimeException e) {
+                    failed = true;
+                    error = "failed: " + e.getMessage();
+                }
+            }
+            Row rr = new Row(RR_METRIC, 2, "us", Bench.median(mine), Bench.median(base), "reactive ping-pong (ours)",
+                    Row.Target.RATIO_AT_MOST, alloc, "half round trip as perftest's t_typical, " + latIters
+                    + " round trips; RSocket over RdmaClientTransport/RdmaServerTransport, each side on its own loops "
+                    + "and scheduler; baseline the reactive send/recv latency row's ping-pong; alloc = all threads"
+                    + medians(mine, base) + (error != null ? "; " + error : ""));
+            progress.accept(rr);
+            rows.add(rr);
+            rdmaRr = rr.ours();
+            for (int i = 0; i < sizes.length; i++) {
+                int size = sizes[i];
+                int n = messages.applyAsInt(size);
+                int warm = Math.max(16, n / 10);
+                List<Double> rsRates = new ArrayList<>();
+                List<Double> ours = new ArrayList<>();
+                double a = Double.NaN;
+                String err = null;
+                for (int r = 0; r < repeat; r++) {
+                    try {
+                        rs.requestStream(size, warm);
+                        ReactiveStream.Run run = rs.requestStream(size, n);
+                        rsRates.add(run.messagesPerSecond());
+                        a = Double.isNaN(a) ? run.allAlloc() : Math.max(a, run.allAlloc());
+                        pair.stream(size, warm);
+                        ours.add(pair.stream(size, n).messagesPerSecond());
+                    } catch (RuntimeException e) {
+                        failed = true;
+                        err = "failed: " + e.getMessage();
+                    }
+                }
+                Row row = new Row(RS_METRIC, size, "msg/s", Bench.median(rsRates), Bench.median(ours),
+                        "reactive SEND stream (ours)", Row.Target.RATIO_AT_LEAST, a, n + " payloads of data only, "
+                        + "unbounded demand; baseline the reactive SEND stream row's pair at the same size and count; "
+                        + "alloc = all threads" + medians(rsRates, ours) + (err != null ? "; " + err : ""));
+                progress.accept(row);
+                rows.add(row);
+                rdmaStream[i] = row.ours();
+            }
+        } catch (RuntimeException e) {
+            failed = true;
+            Row row = new Row(RR_METRIC, 2, "us", Double.NaN, Double.NaN, "reactive ping-pong (ours)",
+                    Row.Target.RATIO_AT_MOST, Double.NaN, "failed: " + e.getMessage());
+            progress.accept(row);
+            rows.add(row);
+        }
+        rows.addAll(tcpRows(sizes, rdmaRr, rdmaStream));
+        return rows;
+    }
+
+    /** RSocket over its TCP transport, for the record: the same loops, against the RSocket-over-RDMA values. */
+    private List<Row> tcpRows(int[] sizes, double rdmaRr, double[] rdmaStream) {
+        List<Row> rows = new ArrayList<>();
+        String tool = "RSocket over rdmaflux";
+        String what = "rsocket-transport-netty (TcpServerTransport/TcpClientTransport) on " + ip.getHostAddress()
+                + "; under emulated CPUs and a software RoCE device this says nothing about hardware";
+        try (RSocketBench tcp = RSocketBench.open(RSocketBench.Transport.TCP, new InetSocketAddress(ip, 0),
+                sizes[sizes.length - 1], timeout)) {
+            int chunk = quick ? 1000 : 4000;
+            settle("RSocket request-stream (TCP)", quick ? 3 : 10, () -> tcp.requestStream(sizes[0], chunk)
+                    .messagesPerSecond());
+            tcp.requestResponse(2, latWarm * 2, latIters);
+            awaitJitQuiet.run();
+            List<Double> lat = new ArrayList<>();
+            double alloc = Double.NaN;
+            for (int r = 0; r < repeat; r++) {
+                VerbsTests.Latency l = tcp.requestResponse(2, latWarm * 2, latIters);
+                lat.add(Stats.typicalMicros(l.stamps(), 2));
+                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
+            }
+            Row rr = new Row("RSocket over TCP request-response p50", 2, "us", Bench.median(lat), rdmaRr, tool,
+                    Row.Target.NONE, alloc, what + "; alloc = all threads" + (repeat > 1 ? "; median of " + repeat
+                    + ": " + Bench.range(lat) : ""));
+            progress.accept(rr);
+            rows.add(rr);
+            for (int i = 0; i < sizes.length; i++) {
+                int size = sizes[i];
+                int n = messages.applyAsInt(size);
+                List<Double> rates = new ArrayList<>();
+                double a = Double.NaN;
+                for (int r = 0; r < repeat; r++) {
+                    tcp.requestStream(size, Math.max(16, n / 10));
+                    ReactiveStream.Run run = tcp.requestStream(size, n);
+                    rates.add(run.messagesPerSecond());
+                    a = Double.isNaN(a) ? run.allAlloc() : Math.max(a, run.allAlloc());
+                }
+                Row row = new Row("RSocket over TCP request-stream", size, "msg/s", Bench.median(rates), rdmaStream[i],
+                        tool, Row.Target.NONE, a, n + " payloads; " + what + "; alloc = all threads"
+                        + (repeat > 1 ? "; median of " + repeat + ": " + Bench.range(rates) : ""));
+                progress.accept(row);
+                rows.add(row);
+            }
+        } catch (RuntimeException | LinkageError e) {
+            failed = true;
+            Row row = new Row("RSocket over TCP request-response p50", 2, "us", Double.NaN, rdmaRr, tool,
+                    Row.Target.NONE, Double.NaN, "failed: " + e);
+            progress.accept(row);
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    private String medians(List<Double> ours, List<Double> base) {
+        return repeat > 1 && !ours.isEmpty() && !base.isEmpty() ? "; median of " + repeat + ": ours "
+                + Bench.range(ours) + ", baseline " + Bench.range(base) : "";
+    }
+
+    /** Runs {@code work} with the calling thread on CPU 0, as the bandwidth rows' client side, when pinning. */
+    private <T> T pinned(Supplier<T> work) {
+        if (pin) {
+            Affinity.pin(0);
+        }
+        try {
+            return work.get();
+        } finally {
+            if (pin) {
+                Affinity.unpin();
+            }
+        }
+    }
+}
