@@ -31,10 +31,16 @@ final class CTools {
      * @param error why there is none, or {@code null}
      * @param postApi the post API perftest says it used ({@code ibv_wr_*} or {@code ibv_post_send}), or
      *                {@code null} when it did not say (another tool, an older perftest)
+     * @param cpuPerMessage the tool's processes' CPU time per message in microseconds, NaN when not measured
+     *                      (see {@link #perftest} and {@link #mckey} for what it covers)
      */
-    record Outcome(double value, String error, String postApi) {
+    record Outcome(double value, String error, String postApi, double cpuPerMessage) {
         Outcome(double value, String error) {
-            this(value, error, null);
+            this(value, error, null, Double.NaN);
+        }
+
+        Outcome(double value, String error, String postApi) {
+            this(value, error, postApi, Double.NaN);
         }
 
         static Outcome failed(String why) {
@@ -101,7 +107,8 @@ final class CTools {
      */
     Outcome latency(String tool, int size, int iters) {
         // #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of(OLD_POST_SEND));
+        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of(OLD_POST_SEND),
+                tool.equals("ib_read_lat") ? 1 : 2);
     }
 
     /**
@@ -126,7 +133,7 @@ final class CTools {
     Outcome bandwidth(String tool, int size, int iters, boolean wrApi) {
         // #bytes #iterations BW_peak[MB/sec] BW_average[MB/sec] MsgRate[Mpps]
         return perftest(tool, size, iters, text -> bandwidthBytesPerSecond(text, size),
-                wrApi ? List.of("-N") : List.of("-N", OLD_POST_SEND));
+                wrApi ? List.of("-N") : List.of("-N", OLD_POST_SEND), 1);
     }
 
     /**
@@ -144,8 +151,41 @@ final class CTools {
         return null;
     }
 
+    /** perftest's smallest {@code -n}: the CPU baseline run's iterations. */
+    static final int BASELINE_ITERS = 5;
+    /** CPU microseconds of a {@link #BASELINE_ITERS} run of both processes, per tool, size and flags. */
+    private final Map<String, Long> cpuBaselines = new java.util.HashMap<>();
+
+    /**
+     * One perftest comparison run, and the CPU time per message of its two processes: both run under
+     * {@link CpuTime#wrap}, so their user + system time over their whole lives is what {@code wait4}
+     * reported for them. That includes what every run costs whatever its length (process start, device
+     * open, memory registration, connection setup, teardown), which perftest does outside its timed loop
+     * as ours does; so the same tool, size and flags run once more with {@link #BASELINE_ITERS} iterations
+     * (once per combination), and the per-message CPU is (CPU(n) - CPU(baseline)) / (messages(n) -
+     * messages(baseline)): the marginal cost of a message, with the fixed cost taken out.
+     */
     private Outcome perftest(String tool, int size, int iters, java.util.function.ToDoubleFunction<String> parse,
-                             List<String> extra) {
+                             List<String> extra, int messagesPerIter) {
+        Outcome o = perftestOnce(tool, size, iters, parse, extra);
+        if (!o.ok() || iters <= BASELINE_ITERS || Double.isNaN(o.cpuPerMessage())) {
+            return new Outcome(o.value(), o.error(), o.postApi(), Double.NaN);
+        }
+        String key = tool + " " + size + " " + extra;
+        Long base = cpuBaselines.get(key);
+        if (base == null) {
+            Outcome b = perftestOnce(tool, size, BASELINE_ITERS, parse, extra);
+            base = b.ok() && !Double.isNaN(b.cpuPerMessage()) ? (long) b.cpuPerMessage() : -1L;
+            cpuBaselines.put(key, base);
+        }
+        double cpu = base < 0 ? Double.NaN
+                : (o.cpuPerMessage() - base) / ((double) messagesPerIter * (iters - BASELINE_ITERS));
+        return new Outcome(o.value(), o.error(), o.postApi(), cpu);
+    }
+
+    /** One run; {@link Outcome#cpuPerMessage} holds both processes' total CPU microseconds (NaN if unknown). */
+    private Outcome perftestOnce(String tool, int size, int iters, java.util.function.ToDoubleFunction<String> parse,
+                                 List<String> extra) {
         if (!installed(tool)) {
             return Outcome.failed(tool + " is not installed (Debian package perftest)");
         }
@@ -159,7 +199,8 @@ final class CTools {
             try {
                 Path serverOut = work.resolve(tool + "-" + port + "-server.txt");
                 // Line-buffered, so its banner reaches the file while it waits (stdio buffers files fully).
-                server = start(onCpu(1, lineBuffered(args)), serverOut);
+                Path serverCpu = work.resolve(tool + "-" + port + "-server.cpu");
+                server = start(cpuTimed(onCpu(1, lineBuffered(args)), serverCpu), serverOut);
                 if (!awaitOutput(server, serverOut, "Waiting for client", Duration.ofSeconds(20))
                         && !server.isAlive()) {
                     last = tool + " server exited with " + server.exitValue() + ": " + tail(serverOut);
@@ -170,9 +211,14 @@ final class CTools {
                 List<String> clientArgs = new ArrayList<>(args);
                 clientArgs.add(address);
                 Path clientOut = work.resolve(tool + "-" + port + "-client.txt");
-                Process client = start(onCpu(0, clientArgs), clientOut);
+                Path clientCpu = work.resolve(tool + "-" + port + "-client.cpu");
+                Process client = start(cpuTimed(onCpu(0, clientArgs), clientCpu), clientOut);
                 if (!client.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                    client.destroyForcibly();
+                    // SIGTERM first: the CPU wrapper passes it on to the tool, a SIGKILL would orphan it.
+                    client.destroy();
+                    if (!client.waitFor(5, TimeUnit.SECONDS)) {
+                        client.destroyForcibly();
+                    }
                     last = tool + " client did not finish within " + timeout;
                     continue;
                 }
@@ -186,8 +232,11 @@ final class CTools {
                     last = tool + " client exited with " + client.exitValue() + ": " + tail(clientOut);
                     continue;
                 }
-                server.waitFor(10, TimeUnit.SECONDS);
-                return new Outcome(v, null, postApi(text));
+                boolean serverDone = server.waitFor(10, TimeUnit.SECONDS);
+                long cpuServer = serverDone ? CpuTime.childMicros(serverCpu) : -1;
+                long cpuClient = CpuTime.childMicros(clientCpu);
+                return new Outcome(v, null, postApi(text), cpuServer < 0 || cpuClient < 0 ? Double.NaN
+                        : cpuServer + cpuClient);
             } catch (IOException e) {
                 last = "cannot run " + tool + ": " + e.getMessage();
             } catch (InterruptedException e) {
@@ -293,8 +342,14 @@ final class CTools {
      * @param received datagrams the receiver got (all of them when it finished; otherwise the device's
      *                 {@code rdma_recvs} count over the run, -1 when the device has no such counter)
      * @param error why there is no rate, or {@code null}
+     * @param cpuPerDatagram both processes' CPU microseconds per datagram from the sender's first post on
+     *                       (see {@link #mckey}), NaN when not measured
      */
-    record Mckey(double datagramsPerSecond, long received, String error) {
+    record Mckey(double datagramsPerSecond, long received, String error, double cpuPerDatagram) {
+        Mckey(double datagramsPerSecond, long received, String error) {
+            this(datagramsPerSecond, received, error, Double.NaN);
+        }
+
         boolean ok() {
             return error == null;
         }
@@ -310,6 +365,13 @@ final class CTools {
      * <p>mckey's receiver posts exactly {@code count} receives and exits only when all arrived; when some are
      * lost it would wait forever, so it is stopped a few seconds after the sender finished, and the run has no
      * rate (the device counters say how many arrived).
+     *
+     * <p>CPU time: both run under {@link CpuTime#wrap}. When the sender's {@code initiating data transfers}
+     * line arrives, each process's CPU so far is read from {@code /proc/PID/stat} (10 ms ticks): the
+     * receiver has been spinning on its CQ since its own 3 s pause ended, which depends on how long the
+     * sender took to start, so its whole-life CPU would measure that wait. The CPU per datagram is both
+     * processes' totals at exit ({@code wait4}) minus those snapshots, over {@code count}: the transfer plus
+     * their teardown (leave the group, free, exit), which ours, stopped at the last datagram, leaves out.
      *
      * @param group the multicast group
      * @param count datagrams ({@code -C})
@@ -328,16 +390,37 @@ final class CTools {
         senderArgs.addAll(List.of("-s", "-o"));
         int run = nextPort++; // only to name the output files
         long recvs0 = PortCounters.read(device, PortCounters.RDMA_RECVS);
-        try (Watched receiver = Watched.start(onCpu(1, lineBuffered(args)), work.resolve("mckey-" + run
-                + "-receiver.txt"))) {
+        Path receiverCpu = work.resolve("mckey-" + run + "-receiver.cpu");
+        Path senderCpu = work.resolve("mckey-" + run + "-sender.cpu");
+        long[] atStart = {-1, -1}; // receiver, sender: CPU microseconds when the sender began
+        Mckey result = mckeyRun(args, senderArgs, run, count, recvs0, receiverCpu, senderCpu, atStart);
+        if (!result.ok() || atStart[0] < 0 || atStart[1] < 0) {
+            return result;
+        }
+        long r = CpuTime.childMicros(receiverCpu);
+        long s = CpuTime.childMicros(senderCpu);
+        double cpu = r < 0 || s < 0 ? Double.NaN : (double) (r - atStart[0] + s - atStart[1]) / count;
+        return new Mckey(result.datagramsPerSecond(), result.received(), null, cpu);
+    }
+
+    private Mckey mckeyRun(List<String> args, List<String> senderArgs, int run, int count, long recvs0,
+                           Path receiverCpu, Path senderCpu, long[] atStart) {
+        try (Watched receiver = Watched.start(cpuTimed(onCpu(1, lineBuffered(args)), receiverCpu),
+                work.resolve("mckey-" + run + "-receiver.txt"))) {
             // It posts its receives before it joins: once it says so, nothing sent can find it unready.
             if (receiver.await("mckey: joined", System.nanoTime() + Duration.ofSeconds(20).toNanos()) < 0) {
                 return new Mckey(Double.NaN, 0, "mckey receiver did not join: " + tail(receiver.file));
             }
-            try (Watched sender = Watched.start(onCpu(0, lineBuffered(senderArgs)), work.resolve("mckey-" + run
-                    + "-sender.txt"))) {
+            try (Watched sender = Watched.start(cpuTimed(onCpu(0, lineBuffered(senderArgs)), senderCpu),
+                    work.resolve("mckey-" + run + "-sender.txt"))) {
                 long deadline = System.nanoTime() + timeout.toNanos();
                 long t0 = sender.await("initiating data transfers", deadline);
+                if (t0 >= 0) {
+                    long rp = CpuTime.pid(receiverCpu);
+                    long sp = CpuTime.pid(senderCpu);
+                    atStart[0] = rp < 0 ? -1 : CpuTime.stat(rp);
+                    atStart[1] = sp < 0 ? -1 : CpuTime.stat(sp);
+                }
                 if (t0 < 0) {
                     return new Mckey(Double.NaN, 0, "mckey sender did not start sending: " + tail(sender.file));
                 }
@@ -469,6 +552,11 @@ final class CTools {
             }
         }
         return totals;
+    }
+
+    /** {@return {@code command} under {@link CpuTime#wrap} writing to {@code cpuFile}, or as is without bash} */
+    private static List<String> cpuTimed(List<String> command, Path cpuFile) {
+        return CpuTime.canWrap() ? CpuTime.wrap(command, cpuFile) : command;
     }
 
     static Process start(List<String> command, Path output) throws IOException {

@@ -13,9 +13,28 @@ package rdmaflux.samples.bench;
  * @param target the target on ours/c
  * @param allocPerMessage steady-state heap bytes allocated per message by our loop's threads, NaN when not measured
  * @param note why a value is missing, or a remark
+ * @param cpuOurs process CPU time (user + system) per message of ours over the timed part, in microseconds,
+ *                NaN when not measured ({@link CpuTime})
+ * @param cpuC the same for the C tool's processes, NaN when not measured
  */
 record Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
-           double allocPerMessage, String note) {
+           double allocPerMessage, String note, double cpuOurs, double cpuC) {
+
+    /** A row without the CPU column. */
+    Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
+        double allocPerMessage, String note) {
+        this(metric, size, unit, ours, c, cTool, target, allocPerMessage, note, Double.NaN, Double.NaN);
+    }
+
+    /** {@return this row with the CPU time per message of both sides} */
+    Row withCpu(double ours, double theirs) {
+        return new Row(metric, size, unit, this.ours, c, cTool, target, allocPerMessage, note, ours, theirs);
+    }
+
+    /** {@return this row with another note} */
+    Row withNote(String text) {
+        return new Row(metric, size, unit, ours, c, cTool, target, allocPerMessage, text, cpuOurs, cpuC);
+    }
 
     /** What must hold for a row. */
     enum Target {
@@ -39,6 +58,14 @@ record Row(String metric, long size, String unit, double ours, double c, String 
     static final String LARGE_METRIC = "reactive large-message bandwidth";
     /** Connection setup target: at least 0.8 × cmtime's rate. */
     static final double SETUP_BOUND = 0.8;
+    /** The metric of the reactive multicast rows. */
+    static final String REACTIVE_MULTICAST_METRIC = "multicast datagram rate, reactive API";
+    /** Reactive multicast target: at least 0.8 × mckey. */
+    static final double REACTIVE_MULTICAST_BOUND = 0.8;
+    /** The metric of the reactive busy-poll ping-pong row. */
+    static final String BUSY_POLL_METRIC = "reactive send/recv latency p50, busy-poll";
+    /** Its target: p50 at most 1.3 × the verbs layer's spin ping-pong (spin hint) of the same run. */
+    static final double BUSY_POLL_BOUND = 1.3;
 
     /** {@return ours / C, NaN when either is missing} */
     double ratio() {
@@ -57,9 +84,10 @@ record Row(String metric, long size, String unit, double ours, double c, String 
 
     double bound() {
         return switch (target) {
-            case RATIO_AT_MOST -> LATENCY_BOUND;
+            case RATIO_AT_MOST -> metric.equals(BUSY_POLL_METRIC) ? BUSY_POLL_BOUND : LATENCY_BOUND;
             case RATIO_AT_LEAST -> unit.equals("conn/s") ? SETUP_BOUND
-                    : metric.equals(LARGE_METRIC) ? LARGE_BOUND : BANDWIDTH_BOUND;
+                    : metric.equals(LARGE_METRIC) ? LARGE_BOUND
+                    : metric.equals(REACTIVE_MULTICAST_METRIC) ? REACTIVE_MULTICAST_BOUND : BANDWIDTH_BOUND;
             default -> 0;
         };
     }

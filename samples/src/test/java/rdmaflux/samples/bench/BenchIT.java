@@ -79,11 +79,29 @@ class BenchIT {
                 .findFirst().orElse(null);
         assertNotNull(reactive, text);
         assertFalse(reactive.contains("not measured") || reactive.contains("failed"), reactive);
+        // The reactive rows with targets against the same run: busy-poll ping-pong vs the verbs spin ping-pong,
+        // connection setup vs cmtime.
+        for (String metric : List.of(Row.BUSY_POLL_METRIC, "connection setup rate, reactive API")) {
+            String row = lines.stream().filter(l -> l.startsWith(metric + " ")).findFirst().orElse(null);
+            assertNotNull(row, "table row " + metric + " in\n" + text);
+            assertFalse(row.contains("no C value") || row.contains("not measured") || row.contains("failed"),
+                    "both sides measured: " + row);
+        }
         assertTrue(text.contains("bench: all targets met") || text.contains("bench: targets MISSED:"), text);
 
         String md = Files.readString(out.resolve("results.md"));
         assertTrue(md.contains("| metric | size | unit | ours | C |"), md);
         assertTrue(md.contains("ib_write_bw"), md);
+        // The CPU column, both sides, on a stream, a ping-pong and the multicast rows.
+        for (String prefix : List.of("| send bandwidth | 2 B |", "| send/recv latency p50 | 2 B |",
+                "| multicast datagram rate | 100 B |")) {
+            String row = md.lines().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
+            assertNotNull(row, prefix + " in\n" + md);
+            String[] cells = row.split(" \\| ");
+            // C's is a difference of two runs (see CTools.perftest); a quick run's few messages leave it noisy.
+            assertTrue(Double.parseDouble(cells[10]) > 0 && !Double.isNaN(Double.parseDouble(cells[11])),
+                    "CPU us/msg of ours and C: " + row);
+        }
         for (String png : List.of("bandwidth.png", "ratios.png")) {
             BufferedImage img = ImageIO.read(out.resolve(png).toFile());
             assertNotNull(img, png + " is a PNG");

@@ -126,6 +126,70 @@ class BenchParsingTest {
         Row large2 = new Row(Row.LARGE_METRIC, 65536, "Gbit/s", 0.89, 1.0, "ib_read_bw", Row.Target.RATIO_AT_LEAST,
                 0, "");
         assertEquals("MISSED", large2.verdict());
+        // The reactive multicast rows: at least 0.8 x mckey; the busy-poll ping-pong at most 1.3 x the verbs spin
+        // ping-pong.
+        Row rmc = new Row(Row.REACTIVE_MULTICAST_METRIC, 100, "msg/s", 799, 1000, "mckey", Row.Target.RATIO_AT_LEAST,
+                0, "");
+        assertEquals("MISSED", rmc.verdict());
+        assertEquals("ratio >= 0.800", rmc.targetText());
+        Row busy = new Row(Row.BUSY_POLL_METRIC, 2, "us", 39, 30, "verbs spin ping-pong", Row.Target.RATIO_AT_MOST, 0,
+                "");
+        assertEquals("met", busy.verdict());
+        assertEquals("ratio <= 1.30", busy.targetText());
+        assertEquals("met", busy.withNote("x").withCpu(1, 2).withNote("y").verdict());
+        assertEquals("MISSED", new Row(Row.BUSY_POLL_METRIC, 2, "us", 40, 30, "verbs spin ping-pong",
+                Row.Target.RATIO_AT_MOST, 0, "").verdict());
+    }
+
+    /** The CPU column: a row keeps it through withNote, and the table prints both sides. */
+    @Test
+    void cpuColumnIsKeptAndPrinted() {
+        Row r = new Row("send bandwidth", 2, "Gbit/s", 1, 1, "ib_send_bw", Row.Target.RATIO_AT_LEAST, 0, "n")
+                .withCpu(12.5, 10.25).withNote("m");
+        assertEquals(12.5, r.cpuOurs());
+        assertEquals(10.25, r.cpuC());
+        assertEquals("m", r.note());
+        String md = Table.markdown(List.of(r));
+        assertTrue(md.contains("| CPU us/msg ours | CPU us/msg C |"), md);
+        assertTrue(md.contains("| 12.50 | 10.25 | m |"), md);
+        String text = Table.text(List.of(r));
+        assertTrue(text.contains("12.50") && text.contains("10.25"), text);
+    }
+
+    /** A C tool's CPU time: bash's {@code times} after the tool exits, as {@link CpuTime#wrap} writes it. */
+    @Test
+    void wrappedToolReportsItsCpuTime(@TempDir Path dir) throws Exception {
+        Path cpu = dir.resolve("tool.cpu");
+        // About 0.3 s of CPU in the child: a busy loop in a second shell.
+        Process p = CTools.start(CpuTime.wrap(List.of("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; "
+                + "echo done"), cpu), dir.resolve("out.txt"));
+        assertEquals(0, p.waitFor());
+        assertEquals("done", Files.readString(dir.resolve("out.txt")).strip());
+        long micros = CpuTime.childMicros(cpu);
+        assertTrue(micros > 10_000, "child CPU " + micros + " us");
+        assertTrue(CpuTime.pid(cpu) > 0);
+        // What bash prints: its own times, then its children's.
+        Files.writeString(cpu, "0m0.004s 0m0.001s\n1m2.500s 0m0.250s\n");
+        assertEquals(62_750_000L, CpuTime.childMicros(cpu));
+        Files.writeString(cpu, "");
+        assertEquals(-1, CpuTime.childMicros(cpu));
+    }
+
+    /** Our side: the process's CPU time grows with work, and a timed part is taken once. */
+    @Test
+    void processCpuTimeCoversTheTimedPart() {
+        long self = CpuTime.stat(ProcessHandle.current().pid());
+        assertTrue(self >= 0, "/proc/self/stat readable");
+        CpuTime.start();
+        long x = 0;
+        long end = System.nanoTime() + Duration.ofMillis(200).toNanos();
+        while (System.nanoTime() < end) {
+            x += Long.numberOfTrailingZeros(x + System.nanoTime());
+        }
+        CpuTime.stop();
+        double perMessage = CpuTime.take(10);
+        assertTrue(perMessage > 1_000 && x >= 0, "10 messages over >= 10 ms of CPU: " + perMessage + " us each");
+        assertTrue(Double.isNaN(CpuTime.take(10)), "taken once");
     }
 
     /** mckey prints no numbers; its lines are timestamped as they arrive, which this checks with a shell. */
