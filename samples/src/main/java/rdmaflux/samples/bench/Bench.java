@@ -41,10 +41,16 @@ import rdmaflux.verbs.RdmaDevice;
  *       receiver RDMA-READs) vs {@code ib_read_bw}; target ours ≥ 0.9 × C; heap allocation per message
  *       for the record.</li>
  *   <li>Connection setup rate with per-step times vs {@code cmtime}; target ours ≥ 0.8 × C.</li>
+ *   <li>Connection setup through the reactive API, N (1,000) {@code RdmaConnection.connect} at once vs
+ *       {@code cmtime -c N}; target ours ≥ 0.8 × C.</li>
  *   <li>Multicast datagram rate vs {@code mckey} (a receiver and a send-only sender, N datagrams of 100 B and
  *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
- *       {@code RdmaMulticast} API for the record.</li>
+ *       {@code RdmaMulticast} API, ours ≥ 0.8 × C.</li>
+ *   <li>The reactive send/recv ping-pong with busy polling vs the verbs layer's spin ping-pong of the same
+ *       run; target ours ≤ 1.3 × that.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
+ *   <li>A CPU column on the stream, latency and multicast rows: process CPU time (user + system) per
+ *       message, ours over the timed part, the C tool's processes from {@code wait4} ({@link CpuTime}).</li>
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
  * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
@@ -1067,8 +1073,10 @@ public final class Bench implements Callable<Integer> {
     }
 
     private void progress(Row r) {
-        say("bench: %-32s %8s  ours %9s  C %9s %-7s ratio %6s  %s%s", r.metric(), Row.sizeText(r.size()),
+        say("bench: %-32s %8s  ours %9s  C %9s %-7s ratio %6s  %s%s%s", r.metric(), Row.sizeText(r.size()),
                 Row.fmt(r.ours()), Row.fmt(r.c()), r.unit(), Row.fmt(r.ratio()), r.verdict(),
+                Double.isNaN(r.cpuOurs()) && Double.isNaN(r.cpuC()) ? "" : "  CPU us/msg ours " + Row.fmt(r.cpuOurs())
+                        + ", C " + Row.fmt(r.cpuC()),
                 r.note().isEmpty() ? "" : "  (" + r.note() + ")");
     }
 

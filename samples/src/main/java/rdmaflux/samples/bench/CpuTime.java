@@ -9,8 +9,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Process CPU time (user + system) for the CPU-per-message column, from the kernel's own accounting on
@@ -21,11 +19,10 @@ import java.util.regex.Pattern;
  *       the library's loops), read through the FFM API at the start and the end of a loop's timed part
  *       ({@link #start()}, {@link #stop()}). Microsecond resolution; the kernel charges a thread's run time
  *       from the scheduler clock, not in ticks, so the emulator's 4 ms tick does not quantize it.</li>
- *   <li>A C tool: {@link #wrap} runs it under {@code bash}, which waits for it and then prints
- *       {@code times}: the second line is {@code getrusage(RUSAGE_CHILDREN)}, i.e. what {@code wait4}
- *       reported for the tool's process, all its threads, over its whole life (millisecond resolution as
- *       bash prints it). {@link #stat} reads a running process's total from {@code /proc/PID/stat}
- *       (clock ticks, 10 ms), for a snapshot at a point of its output.</li>
+ *   <li>A C tool: {@link #snapshot} reads its process's CPU time so far from the run time the scheduler
+ *       charged to each of its threads ({@code /proc/PID/task/TID/schedstat}, nanoseconds; the same clock
+ *       {@code getrusage} sums), at the two lines of its output that bracket its timed part
+ *       ({@link CTools}).</li>
  * </ul>
  * {@link #start()} and {@link #stop()} allocate nothing, so they may sit next to the allocation counters.
  */
@@ -39,7 +36,6 @@ final class CpuTime {
     private static final MemorySegment USAGE = Arena.global().allocate(144, 8);
     /** USER_HZ: the unit of utime and stime in /proc/PID/stat. */
     private static final int CLOCK_TICKS_PER_SECOND = 100;
-    private static final Pattern TIME = Pattern.compile("(\\d+)m(\\d+(?:\\.\\d+)?)s");
 
     private static long started = -1;
     private static long last = -1;
@@ -94,61 +90,32 @@ final class CpuTime {
     }
 
     /**
-     * The command that runs {@code command} under bash and writes bash's {@code times} to {@code file} once
-     * the tool has exited, and the tool's process id to {@code file.pid} when it starts. A SIGTERM to bash
-     * (Process.destroy) is passed on to the tool, so stopping the wrapper stops the tool too.
-     */
-    static java.util.List<String> wrap(java.util.List<String> command, Path file) {
-        String script = "f=$1; shift; \"$@\" & p=$!; echo $p > \"$f.pid\"; "
-                + "trap 'kill -TERM $p 2>/dev/null' TERM INT; wait $p; rc=$?; "
-                + "while [ $rc -gt 128 ] && kill -0 $p 2>/dev/null; do wait $p; rc=$?; done; "
-                + "times > \"$f\"; exit $rc";
-        java.util.List<String> c = new java.util.ArrayList<>(java.util.List.of("bash", "-c", script, "cpu-time",
-                file.toString()));
-        c.addAll(command);
-        return c;
-    }
-
-    /** {@return whether {@link #wrap} can be used (bash is on the PATH)} */
-    static boolean canWrap() {
-        return CTools.installed("bash");
-    }
-
-    /**
-     * Reads what {@link #wrap} wrote: the children's user + system time.
+     * A running process's CPU time so far: the run time the scheduler charged to each of its threads
+     * ({@code /proc/PID/task/TID/schedstat}, nanoseconds), summed; from {@link #stat} (10 ms ticks) where
+     * the kernel has no schedstat.
      *
-     * @return microseconds, -1 when the file is missing or unreadable (the wrapper was killed)
+     * @return microseconds, -1 if the process is gone
      */
-    static long childMicros(Path file) {
-        try {
-            if (!Files.exists(file)) {
-                return -1;
-            }
-            String[] lines = Files.readString(file).strip().split("\n");
-            if (lines.length < 2) {
-                return -1;
-            }
-            Matcher m = TIME.matcher(lines[1]);
-            long total = 0;
-            int found = 0;
-            while (m.find()) {
-                total += Long.parseLong(m.group(1)) * 60_000_000L + Math.round(Double.parseDouble(m.group(2)) * 1e6);
-                found++;
-            }
-            return found == 2 ? total : -1;
-        } catch (IOException | NumberFormatException e) {
+    static long snapshot(long pid) {
+        if (pid <= 0) {
             return -1;
         }
-    }
-
-    /** {@return the process id {@link #wrap} wrote next to {@code file}, -1 if not (yet) there} */
-    static long pid(Path file) {
-        try {
-            Path p = Path.of(file + ".pid");
-            return Files.exists(p) ? Long.parseLong(Files.readString(p).strip()) : -1;
-        } catch (IOException | NumberFormatException e) {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        long ns = 0;
+        try (java.util.stream.Stream<Path> all = Files.list(tasks)) {
+            for (Path t : (Iterable<Path>) all::iterator) {
+                try {
+                    ns += Long.parseLong(Files.readString(t.resolve("schedstat")).strip().split(" ")[0]);
+                } catch (java.nio.file.NoSuchFileException e) {
+                    // a thread that ended meanwhile; its time is in the process's total only
+                }
+            }
+        } catch (java.nio.file.NoSuchFileException e) {
             return -1;
+        } catch (IOException | RuntimeException e) {
+            return stat(pid);
         }
+        return ns / 1000;
     }
 
     /**

@@ -97,9 +97,9 @@ class BenchIT {
                 "| multicast datagram rate | 100 B |")) {
             String row = md.lines().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
             assertNotNull(row, prefix + " in\n" + md);
-            String[] cells = row.split(" \\| ");
+            String[] cpuCells = row.split(" \\| ");
             // C's is a difference of two runs (see CTools.perftest); a quick run's few messages leave it noisy.
-            assertTrue(Double.parseDouble(cells[10]) > 0 && !Double.isNaN(Double.parseDouble(cells[11])),
+            assertTrue(Double.parseDouble(cpuCells[10]) > 0 && !Double.isNaN(Double.parseDouble(cpuCells[11])),
                     "CPU us/msg of ours and C: " + row);
         }
         for (String png : List.of("bandwidth.png", "ratios.png")) {

@@ -156,30 +156,33 @@ class BenchParsingTest {
         assertTrue(text.contains("12.50") && text.contains("10.25"), text);
     }
 
-    /** A C tool's CPU time: bash's {@code times} after the tool exits, as {@link CpuTime#wrap} writes it. */
+    /** A C tool's CPU time: snapshots of its threads' run time, taken by the reader thread at its lines. */
     @Test
-    void wrappedToolReportsItsCpuTime(@TempDir Path dir) throws Exception {
-        Path cpu = dir.resolve("tool.cpu");
-        // About 0.3 s of CPU in the child: a busy loop in a second shell.
-        Process p = CTools.start(CpuTime.wrap(List.of("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; "
-                + "echo done"), cpu), dir.resolve("out.txt"));
-        assertEquals(0, p.waitFor());
-        assertEquals("done", Files.readString(dir.resolve("out.txt")).strip());
-        long micros = CpuTime.childMicros(cpu);
-        assertTrue(micros > 10_000, "child CPU " + micros + " us");
-        assertTrue(CpuTime.pid(cpu) > 0);
-        // What bash prints: its own times, then its children's.
-        Files.writeString(cpu, "0m0.004s 0m0.001s\n1m2.500s 0m0.250s\n");
-        assertEquals(62_750_000L, CpuTime.childMicros(cpu));
-        Files.writeString(cpu, "");
-        assertEquals(-1, CpuTime.childMicros(cpu));
+    void childCpuTimeIsSnapshotAtItsOutputLines(@TempDir Path dir) throws Exception {
+        long[] pid = {-1};
+        long[] at = {-1, -1};
+        // About 0.1-0.3 s of CPU between the two lines, then a second of sleep: the snapshot is the child's own.
+        try (CTools.Watched w = CTools.Watched.start(List.of("sh", "-c", "echo start; i=0; while [ $i -lt 100000 ]; "
+                + "do i=$((i+1)); done; echo done; sleep 1"), dir.resolve("out.txt"), l -> {
+                    if (l.equals("start")) {
+                        at[0] = CpuTime.snapshot(pid[0]);
+                    } else if (l.equals("done")) {
+                        at[1] = CpuTime.snapshot(pid[0]);
+                    }
+                }, pid)) {
+            assertTrue(w.waitFor(System.nanoTime() + Duration.ofSeconds(60).toNanos()));
+        }
+        assertTrue(pid[0] > 0 && at[0] >= 0, "first snapshot " + at[0]);
+        assertTrue(at[1] - at[0] > 10_000, "the busy loop's CPU: " + (at[1] - at[0]) + " us");
     }
 
     /** Our side: the process's CPU time grows with work, and a timed part is taken once. */
     @Test
     void processCpuTimeCoversTheTimedPart() {
-        long self = CpuTime.stat(ProcessHandle.current().pid());
-        assertTrue(self >= 0, "/proc/self/stat readable");
+        long pid = ProcessHandle.current().pid();
+        assertTrue(CpuTime.stat(pid) >= 0, "/proc/self/stat readable");
+        long s0 = CpuTime.snapshot(pid);
+        assertTrue(s0 >= 0, "threads' run time readable");
         CpuTime.start();
         long x = 0;
         long end = System.nanoTime() + Duration.ofMillis(200).toNanos();
@@ -190,6 +193,10 @@ class BenchParsingTest {
         double perMessage = CpuTime.take(10);
         assertTrue(perMessage > 1_000 && x >= 0, "10 messages over >= 10 ms of CPU: " + perMessage + " us each");
         assertTrue(Double.isNaN(CpuTime.take(10)), "taken once");
+        assertTrue(CpuTime.snapshot(pid) - s0 >= 10_000, "the threads' run time grew by the busy loop's");
+        assertEquals(-1, CpuTime.snapshot(Long.MAX_VALUE));
+        assertTrue(CTools.isResultLine(" 2       1000          1694.79        198874.40      4004.18", 2));
+        assertTrue(!CTools.isResultLine(" #bytes #iterations    t_min[usec]", 2));
     }
 
     /** mckey prints no numbers; its lines are timestamped as they arrive, which this checks with a shell. */
