@@ -50,7 +50,8 @@ import rdmaflux.verbs.RdmaDevice;
  *       run; target ours ≤ 1.3 × that.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
  *   <li>A CPU column on the stream, latency and multicast rows: process CPU time (user + system) per
- *       message, ours over the timed part, the C tool's processes from {@code wait4} ({@link CpuTime}).</li>
+ *       message, ours over the timed part, the C tool's processes between the lines of its output that
+ *       bracket its timed part ({@link CpuTime}, {@link CTools}).</li>
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
  * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
