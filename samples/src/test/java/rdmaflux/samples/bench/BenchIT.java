@@ -92,16 +92,21 @@ class BenchIT {
         String md = Files.readString(out.resolve("results.md"));
         assertTrue(md.contains("| metric | size | unit | ours | C |"), md);
         assertTrue(md.contains("ib_write_bw"), md);
-        // The CPU column, both sides, on a stream, a ping-pong and the multicast rows.
+        // The CPU column on a stream, a ping-pong and the multicast rows: ours always; C's wherever the tool's
+        // processes were still there at its closing line (CTools.perftest), so in one of them at least.
+        int cValues = 0;
         for (String prefix : List.of("| send bandwidth | 2 B |", "| send/recv latency p50 | 2 B |",
                 "| multicast datagram rate | 100 B |")) {
             String row = md.lines().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
             assertNotNull(row, prefix + " in\n" + md);
             String[] cpuCells = row.split(" \\| ");
-            // C's is a difference of two runs (see CTools.perftest); a quick run's few messages leave it noisy.
-            assertTrue(Double.parseDouble(cpuCells[10]) > 0 && !Double.isNaN(Double.parseDouble(cpuCells[11])),
-                    "CPU us/msg of ours and C: " + row);
+            assertTrue(!cpuCells[10].equals("-") && Double.parseDouble(cpuCells[10]) > 0, "CPU us/msg of ours: " + row);
+            if (!cpuCells[11].equals("-")) {
+                assertTrue(Double.parseDouble(cpuCells[11]) > 0, "CPU us/msg of C: " + row);
+                cValues++;
+            }
         }
+        assertTrue(cValues > 0, "a C tool's CPU in the table:\n" + md);
         for (String png : List.of("bandwidth.png", "ratios.png")) {
             BufferedImage img = ImageIO.read(out.resolve(png).toFile());
             assertNotNull(img, png + " is a PNG");
