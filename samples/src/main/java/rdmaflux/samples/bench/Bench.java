@@ -645,7 +645,7 @@ public final class Bench implements Callable<Integer> {
     /**
      * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
      * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; after one
-     * untimed run, then {@link #repeat} timed ones, median. The CPU column's second value is the verbs
+     * untimed run (not in a quick run), then {@link #repeat} timed ones, median. The CPU column's second value is the verbs
      * spin ping-pong's.
      */
     private Row busyPollRow(InetAddress ip, int iters, int warm, List<Row> rows, Duration timeout) {
@@ -657,8 +657,10 @@ public final class Bench implements Callable<Integer> {
                 + ") on both, calling thread spinning with Thread.onSpinWait(); C = the verbs spin ping-pong (spin "
                 + "hint row) of this run; alloc = all threads";
         try {
-            ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, warm * 2, timeout);
-            CpuTime.take(1);
+            if (!quick) { // the quick run stays short: the timed run's own warm-up round trips suffice there
+                ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, warm * 2, timeout);
+                CpuTime.take(1);
+            }
             awaitJitQuiet();
             for (int r = 0; r < repeat; r++) {
                 VerbsTests.Latency l = ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
@@ -688,7 +690,7 @@ public final class Bench implements Callable<Integer> {
     /**
      * Connection setup through the reactive API ({@link ReactiveSetup}: N {@code RdmaConnection.connect}
      * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
-     * row. One untimed round of at most 100 connections warms the JIT first.
+     * row. One untimed round of at most 100 connections warms the JIT first (not in a quick run).
      */
     private Row reactiveSetupRow(InetAddress ip, int conns, Duration timeout, CTools c) {
         List<Double> mine = new ArrayList<>();
@@ -697,8 +699,10 @@ public final class Bench implements Callable<Integer> {
         int retries = 0;
         Duration longer = timeout.multipliedBy(5);
         try {
-            ReactiveSetup.run(new InetSocketAddress(ip, 0), Math.min(conns, 100), longer);
-            awaitJitQuiet();
+            if (!quick) { // the quick run stays short and checks that the row works
+                ReactiveSetup.run(new InetSocketAddress(ip, 0), Math.min(conns, 100), longer);
+                awaitJitQuiet();
+            }
         } catch (RuntimeException e) {
             ourFailure = true;
             errors.add("ours failed: " + e.getMessage());
