@@ -645,8 +645,8 @@ public final class Bench implements Callable<Integer> {
     /**
      * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
      * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; after one
-     * untimed run (not in a quick run), then {@link #repeat} timed ones, median. The CPU column's second value is the verbs
-     * spin ping-pong's.
+     * untimed run (not in a quick run), then {@link #repeat} timed ones, median. The CPU column's second
+     * value is the verbs spin ping-pong's.
      */
     private Row busyPollRow(InetAddress ip, int iters, int warm, List<Row> rows, Duration timeout) {
         Row spin = findRow(rows, "send/recv latency p50, spin hint", 2);
