@@ -41,12 +41,19 @@ import rdmaflux.verbs.RdmaDevice;
  *       receiver RDMA-READs) vs {@code ib_read_bw}; target ours ≥ 0.9 × C; heap allocation per message
  *       for the record.</li>
  *   <li>Connection setup rate with per-step times vs {@code cmtime}; target ours ≥ 0.8 × C.</li>
+ *   <li>Connection setup through the reactive API, N (1,000) {@code RdmaConnection.connect} at once vs
+ *       {@code cmtime -c N}; target ours ≥ 0.8 × C.</li>
  *   <li>Multicast datagram rate vs {@code mckey} (a receiver and a send-only sender, N datagrams of 100 B and
  *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
- *       {@code RdmaMulticast} API for the record.</li>
+ *       {@code RdmaMulticast} API, ours ≥ 0.8 × C.</li>
+ *   <li>The reactive send/recv ping-pong with busy polling vs the verbs layer's spin ping-pong of the same
+ *       run; target ours ≤ 1.3 × that.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
  *   <li>The reactive SEND stream against the verbs one, each reactive API's heap per message, and RSocket over
  *       rdmaflux against the reactive API (with RSocket over TCP for the record): {@link StreamRows}.</li>
+ *   <li>A CPU column on the stream, latency and multicast rows: process CPU time (user + system) per
+ *       message, ours over the timed part, the C tool's processes between the lines of its output that
+ *       bracket its timed part ({@link CpuTime}, {@link CTools}).</li>
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
  * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
@@ -101,6 +108,10 @@ public final class Bench implements Callable<Integer> {
     @Option(names = {"-c", "--connections"}, description = "Connections for the setup rate (default: 100, "
             + "quick 5).")
     Integer connections;
+
+    @Option(names = "--reactive-connections", description = "Connections for the reactive API's setup rate vs "
+            + "cmtime (default: 1000, quick 20).")
+    Integer reactiveConnections;
 
     @Option(names = "--mc-count", description = "Datagrams per multicast run (default: 4000, quick 1000; at most "
             + "32768).")
@@ -220,8 +231,12 @@ public final class Bench implements Callable<Integer> {
             sendLat2 = verbsRows(rows, ip, maxSize, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, timeout,
                     pin, c);
         }
+        if (only.contains("latency")) {
+            rows.add(busyPollRow(ip, lat, latWarm, rows, timeout));
+        }
         if (only.contains("reactive")) {
-            rows.add(reactiveRow(ip, lat, latWarm, sendLat2, timeout));
+            Row r = reactiveRow(ip, lat, latWarm, sendLat2, timeout);
+            rows.add(r.withCpu(r.cpuOurs(), findRow(rows, "send/recv latency p50", 2).cpuC()));
         }
         if (only.contains("stream") || only.contains("rsocket")) {
             long b = budget;
@@ -242,6 +257,8 @@ public final class Bench implements Callable<Integer> {
         }
         if (only.contains("setup")) {
             rows.addAll(setupRows(ip, conns, timeout, c));
+            rows.add(reactiveSetupRow(ip, reactiveConnections != null ? reactiveConnections : quick ? 20 : 1000,
+                    timeout, c));
         }
         if (only.contains("multicast")) {
             rows.addAll(multicastRows(ip, mcN, mcSizes, timeout, pin, c));
@@ -467,10 +484,13 @@ public final class Bench implements Callable<Integer> {
     /** The same SEND ping-pong with a spin-wait hint in the polling loops, for the record (no target). */
     private Row spinHintRow(VerbsTests t, int lat, int latWarm, double cSendLat) {
         double v = Double.NaN;
+        double cpu = Double.NaN;
         String note = "ours with Thread.onSpinWait() in the poll loops; perftest has no such hint";
         t.spinHint = true;
         try {
-            v = Stats.typicalMicros(t.sendLatency(2, latWarm, lat).stamps(), 2);
+            VerbsTests.Latency l = t.sendLatency(2, latWarm, lat);
+            cpu = CpuTime.take(l.messages());
+            v = Stats.typicalMicros(l.stamps(), 2);
         } catch (RuntimeException e) {
             ourFailure = true;
             note = "ours failed: " + e.getMessage();
@@ -478,13 +498,19 @@ public final class Bench implements Callable<Integer> {
             t.spinHint = false;
         }
         Row row = new Row("send/recv latency p50, spin hint", 2, "us", v, cSendLat, "ib_send_lat", Row.Target.NONE,
-                Double.NaN, note);
+                Double.NaN, note).withCpu(cpu, Double.NaN);
         progress(row);
         return row;
     }
 
-    /** One measurement of ours: the value and the heap bytes per message its threads allocated. */
-    private record Measured(double value, double alloc) {
+    /**
+     * One measurement of ours: the value, the heap bytes per message its threads allocated, and the
+     * process CPU microseconds per message over the timed part (NaN if not measured).
+     */
+    private record Measured(double value, double alloc, double cpu) {
+        Measured(double value, double alloc) {
+            this(value, alloc, Double.NaN);
+        }
     }
 
     /**
@@ -495,6 +521,8 @@ public final class Bench implements Callable<Integer> {
                         Supplier<Measured> ours, Supplier<CTools.Outcome> c, String baseNote) {
         List<Double> mine = new ArrayList<>();
         List<Double> theirs = new ArrayList<>();
+        List<Double> myCpu = new ArrayList<>();
+        List<Double> theirCpu = new ArrayList<>();
         double alloc = Double.NaN;
         List<String> errors = new ArrayList<>();
         for (int r = 0; r < repeat; r++) {
@@ -502,6 +530,9 @@ public final class Bench implements Callable<Integer> {
                 Measured m = ours.get();
                 mine.add(m.value());
                 alloc = Double.isNaN(alloc) ? m.alloc() : Math.max(alloc, m.alloc());
+                if (!Double.isNaN(m.cpu())) {
+                    myCpu.add(m.cpu());
+                }
             } catch (RuntimeException e) {
                 ourFailure = true;
                 errors.add("ours failed: " + e.getMessage());
@@ -509,6 +540,9 @@ public final class Bench implements Callable<Integer> {
             CTools.Outcome o = c.get();
             if (o.ok()) {
                 theirs.add(o.value());
+                if (!Double.isNaN(o.cpuPerMessage())) {
+                    theirCpu.add(o.cpuPerMessage());
+                }
             } else {
                 errors.add(o.error());
             }
@@ -521,7 +555,12 @@ public final class Bench implements Callable<Integer> {
         if (!errors.isEmpty()) {
             note = (note.isEmpty() ? "" : note + "; ") + String.join("; ", errors.stream().distinct().toList());
         }
-        Row row = new Row(metric, size, unit, median(mine), median(theirs), tool, target, alloc, note);
+        if (repeat > 1 && (!myCpu.isEmpty() || !theirCpu.isEmpty())) {
+            note += "; CPU us/msg " + (myCpu.isEmpty() ? "" : "ours " + range(myCpu)) + (theirCpu.isEmpty() ? ""
+                    : (myCpu.isEmpty() ? "" : ", ") + "C " + range(theirCpu));
+        }
+        Row row = new Row(metric, size, unit, median(mine), median(theirs), tool, target, alloc, note)
+                .withCpu(median(myCpu), median(theirCpu));
         progress(row);
         return row;
     }
@@ -545,7 +584,8 @@ public final class Bench implements Callable<Integer> {
                            int rttFactor, CTools c) {
         return compare(metric, size, "us", tool, Row.Target.RATIO_AT_MOST, () -> {
             VerbsTests.Latency r = ours.get();
-            return new Measured(Stats.typicalMicros(r.stamps(), rttFactor), r.allocPerMessage());
+            return new Measured(Stats.typicalMicros(r.stamps(), rttFactor), r.allocPerMessage(),
+                    CpuTime.take(r.messages()));
         }, () -> c.latency(tool, size, iters), "");
     }
 
@@ -564,8 +604,9 @@ public final class Bench implements Callable<Integer> {
             warm.run();
             long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
             VerbsTests.Bandwidth r = ours.get();
+            double cpu = CpuTime.take(r.messages());
             rnr[0] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
-            return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
+            return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage(), cpu);
         }, () -> {
             long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
             CTools.Outcome o = c.bandwidth(tool, size, n, wrApi);
@@ -573,7 +614,7 @@ public final class Bench implements Callable<Integer> {
             if (o.postApi() != null) {
                 apis.add(o.postApi());
             }
-            return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
+            return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null, null, o.cpuPerMessage()) : o;
         }, n + " messages");
         String note = row.note();
         if (wrApi || !apis.isEmpty() && !apis.equals(java.util.Set.of(CTools.POST_SEND_API))) {
@@ -582,17 +623,21 @@ public final class Bench implements Callable<Integer> {
         if (counts) {
             note += "; RNR NAKs ours " + rnr[0] + ", C " + rnr[1];
         }
-        return new Row(row.metric(), row.size(), row.unit(), row.ours(), row.c(), row.cTool(), row.target(),
-                row.allocPerMessage(), note);
+        return row.withNote(note);
     }
 
     private Row reactiveRow(InetAddress ip, int iters, int warm, double cSendLat, Duration timeout) {
         List<Double> mine = new ArrayList<>();
+        List<Double> cpu = new ArrayList<>();
         double alloc = Double.NaN;
         String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, default options; alloc = all threads";
         for (int r = 0; r < repeat; r++) {
             try {
                 VerbsTests.Latency l = ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
+                double perMessage = CpuTime.take(l.messages());
+                if (!Double.isNaN(perMessage)) {
+                    cpu.add(perMessage);
+                }
                 mine.add(Stats.typicalMicros(l.stamps(), 2));
                 alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
             } catch (RuntimeException e) {
@@ -604,7 +649,110 @@ public final class Bench implements Callable<Integer> {
             note += "; median of " + repeat + ": " + range(mine);
         }
         Row row = new Row("reactive send/recv latency p50", 2, "us", median(mine), cSendLat, "ib_send_lat",
-                Row.Target.NONE, alloc, note);
+                Row.Target.NONE, alloc, note).withCpu(median(cpu), Double.NaN);
+        progress(row);
+        return row;
+    }
+
+    /** {@return the row of {@code metric} at {@code size}, or an empty one when that row did not run} */
+    private static Row findRow(List<Row> rows, String metric, long size) {
+        return rows.stream().filter(r -> r.metric().equals(metric) && r.size() == size).findFirst()
+                .orElse(new Row(metric, size, "", Double.NaN, Double.NaN, "", Row.Target.NONE, Double.NaN, ""));
+    }
+
+    /**
+     * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
+     * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; after one
+     * untimed run (not in a quick run), then {@link #repeat} timed ones, median. The CPU column's second
+     * value is the verbs spin ping-pong's.
+     */
+    private Row busyPollRow(InetAddress ip, int iters, int warm, List<Row> rows, Duration timeout) {
+        Row spin = findRow(rows, "send/recv latency p50, spin hint", 2);
+        List<Double> mine = new ArrayList<>();
+        List<Double> cpu = new ArrayList<>();
+        double alloc = Double.NaN;
+        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
+                + ") on both, calling thread spinning with Thread.onSpinWait(); C = the verbs spin ping-pong (spin "
+                + "hint row) of this run; alloc = all threads";
+        try {
+            if (!quick) { // the quick run stays short: the timed run's own warm-up round trips suffice there
+                ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, warm * 2, timeout);
+                CpuTime.take(1);
+            }
+            awaitJitQuiet();
+            for (int r = 0; r < repeat; r++) {
+                VerbsTests.Latency l = ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
+                double perMessage = CpuTime.take(l.messages());
+                if (!Double.isNaN(perMessage)) {
+                    cpu.add(perMessage);
+                }
+                mine.add(Stats.typicalMicros(l.stamps(), 2));
+                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
+            }
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            note += "; ours failed: " + e;
+        }
+        if (repeat > 1 && !mine.isEmpty()) {
+            note += "; median of " + repeat + ": " + range(mine) + (cpu.isEmpty() ? "" : "; CPU us/msg " + range(cpu));
+        }
+        if (Double.isNaN(spin.ours())) {
+            note += "; the spin-hint row did not run";
+        }
+        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", median(mine), spin.ours(), "verbs spin ping-pong",
+                Row.Target.RATIO_AT_MOST, alloc, note).withCpu(median(cpu), spin.cpuOurs());
+        progress(row);
+        return row;
+    }
+
+    /**
+     * Connection setup through the reactive API ({@link ReactiveSetup}: N {@code RdmaConnection.connect}
+     * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
+     * row. One untimed round of at most 100 connections warms the JIT first (not in a quick run).
+     */
+    private Row reactiveSetupRow(InetAddress ip, int conns, Duration timeout, CTools c) {
+        List<Double> mine = new ArrayList<>();
+        List<Double> theirs = new ArrayList<>();
+        List<String> errors = new ArrayList<>();
+        int retries = 0;
+        Duration longer = timeout.multipliedBy(5);
+        try {
+            if (!quick) { // the quick run stays short and checks that the row works
+                ReactiveSetup.run(new InetSocketAddress(ip, 0), Math.min(conns, 100), longer);
+                awaitJitQuiet();
+            }
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            errors.add("ours failed: " + e.getMessage());
+        }
+        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
+            try {
+                ReactiveSetup.Result o = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
+                mine.add(o.rate());
+                retries += o.retries();
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                errors.add("ours failed: " + e.getMessage());
+            }
+            StringBuilder error = new StringBuilder();
+            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+            if (error.isEmpty()) {
+                theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
+            } else {
+                errors.add(error.toString());
+            }
+        }
+        String note = conns + " connections at once; RdmaConnection.connect to an in-process RdmaServer (accept "
+                + "queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
+                + "cmtime create id..connect; " + retries + " retried connects";
+        if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
+            note += "; median of " + repeat + ": ours " + range(mine) + ", C " + range(theirs);
+        }
+        if (!errors.isEmpty()) {
+            note += "; " + String.join("; ", errors.stream().distinct().toList());
+        }
+        Row row = new Row("connection setup rate, reactive API", 0, "conn/s", median(mine), median(theirs), "cmtime",
+                Row.Target.RATIO_AT_LEAST, Double.NaN, note);
         progress(row);
         return row;
     }
@@ -806,7 +954,7 @@ public final class Bench implements Callable<Integer> {
                     say("bench:   multicast %s ours (verbs): %.0f datagrams/s, %d of %d received", Row.sizeText(size),
                             r.datagramsPerSecond(), r.received(), count);
                 }
-                return new Measured(r.datagramsPerSecond(), r.allocPerDatagram());
+                return new Measured(r.datagramsPerSecond(), r.allocPerDatagram(), CpuTime.take(r.sent()));
             }, () -> {
                 long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
                 long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
@@ -822,7 +970,8 @@ public final class Bench implements Callable<Integer> {
                 } else {
                     lost[1] += count - m.received();
                 }
-                return m.ok() ? new CTools.Outcome(m.datagramsPerSecond(), null) : CTools.Outcome.failed(m.error());
+                return m.ok() ? new CTools.Outcome(m.datagramsPerSecond(), null, null, m.cpuPerDatagram())
+                        : CTools.Outcome.failed(m.error());
             }, count + " datagrams; verbs layer");
             String note = verbs.note() + "; lost ours " + lost[0] + ", C " + (lossUnknown[0] ? "?" : lost[1]);
             if (PortCounters.read(device, PortCounters.SENT_PKTS) >= 0) {
@@ -832,8 +981,7 @@ public final class Bench implements Callable<Integer> {
             if (warmError != null) {
                 note += "; " + warmError;
             }
-            rows.add(new Row(verbs.metric(), verbs.size(), verbs.unit(), verbs.ours(), verbs.c(), verbs.cTool(),
-                    verbs.target(), verbs.allocPerMessage(), note));
+            rows.add(verbs.withNote(note));
         }
 
         String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : 4, () -> pinned(pin,
@@ -841,6 +989,7 @@ public final class Bench implements Callable<Integer> {
         for (int i = 0; i < sizes.length; i++) {
             int size = sizes[i];
             List<Double> mine = new ArrayList<>();
+            List<Double> cpu = new ArrayList<>();
             double alloc = Double.NaN;
             long lost = 0;
             String note = count + " datagrams; rdmaflux.cm RdmaMulticast, " + count + " receive and send buffers; "
@@ -850,6 +999,10 @@ public final class Bench implements Callable<Integer> {
                     MulticastRate.Run run = pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, size,
                             timeout, this::awaitJitQuiet));
                     mine.add(run.datagramsPerSecond());
+                    double perDatagram = CpuTime.take(run.sent());
+                    if (!Double.isNaN(perDatagram)) {
+                        cpu.add(perDatagram);
+                    }
                     lost += run.lost();
                     alloc = Double.isNaN(alloc) ? run.allocPerDatagram() : Math.max(alloc, run.allocPerDatagram());
                     if (verbose) {
@@ -865,8 +1018,11 @@ public final class Bench implements Callable<Integer> {
                 note += "; median of " + repeat + ": " + range(mine);
             }
             note += "; lost " + lost + (reactiveWarmError != null ? "; " + reactiveWarmError : "");
-            Row reactive = new Row("multicast datagram rate, reactive API", size, "msg/s", median(mine),
-                    rows.get(i).c(), "mckey", Row.Target.NONE, alloc, note);
+            if (repeat > 1 && !cpu.isEmpty()) {
+                note += "; CPU us/msg " + range(cpu);
+            }
+            Row reactive = new Row(Row.REACTIVE_MULTICAST_METRIC, size, "msg/s", median(mine), rows.get(i).c(),
+                    "mckey", Row.Target.RATIO_AT_LEAST, alloc, note).withCpu(median(cpu), rows.get(i).cpuC());
             progress(reactive);
             rows.add(reactive);
         }
@@ -940,8 +1096,10 @@ public final class Bench implements Callable<Integer> {
     }
 
     private void progress(Row r) {
-        say("bench: %-32s %8s  ours %9s  C %9s %-7s ratio %6s  %s%s", r.metric(), Row.sizeText(r.size()),
+        say("bench: %-32s %8s  ours %9s  C %9s %-7s ratio %6s  %s%s%s", r.metric(), Row.sizeText(r.size()),
                 Row.fmt(r.ours()), Row.fmt(r.c()), r.unit(), Row.fmt(r.ratio()), r.verdict(),
+                Double.isNaN(r.cpuOurs()) && Double.isNaN(r.cpuC()) ? "" : "  CPU us/msg ours " + Row.fmt(r.cpuOurs())
+                        + ", C " + Row.fmt(r.cpuC()),
                 r.note().isEmpty() ? "" : "  (" + r.note() + ")");
     }
 

@@ -31,10 +31,16 @@ final class CTools {
      * @param error why there is none, or {@code null}
      * @param postApi the post API perftest says it used ({@code ibv_wr_*} or {@code ibv_post_send}), or
      *                {@code null} when it did not say (another tool, an older perftest)
+     * @param cpuPerMessage the tool's processes' CPU time per message in microseconds, NaN when not measured
+     *                      (see {@link #perftest} and {@link #mckey} for what it covers)
      */
-    record Outcome(double value, String error, String postApi) {
+    record Outcome(double value, String error, String postApi, double cpuPerMessage) {
         Outcome(double value, String error) {
-            this(value, error, null);
+            this(value, error, null, Double.NaN);
+        }
+
+        Outcome(double value, String error, String postApi) {
+            this(value, error, postApi, Double.NaN);
         }
 
         static Outcome failed(String why) {
@@ -101,7 +107,10 @@ final class CTools {
      */
     Outcome latency(String tool, int size, int iters) {
         // #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of(OLD_POST_SEND));
+        int perIter = tool.equals("ib_read_lat") ? 1 : 2;
+        // t_avg is per one-way hop for the ping-pongs (perftest halves the round trip), per READ for reads.
+        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of(OLD_POST_SEND), perIter,
+                text -> parseRow(text, size, 9, 5) * perIter * iters / 1e6);
     }
 
     /**
@@ -126,7 +135,8 @@ final class CTools {
     Outcome bandwidth(String tool, int size, int iters, boolean wrApi) {
         // #bytes #iterations BW_peak[MB/sec] BW_average[MB/sec] MsgRate[Mpps]
         return perftest(tool, size, iters, text -> bandwidthBytesPerSecond(text, size),
-                wrApi ? List.of("-N") : List.of("-N", OLD_POST_SEND));
+                wrApi ? List.of("-N") : List.of("-N", OLD_POST_SEND), 1,
+                text -> iters / (parseRow(text, size, 5, 4) * 1e6));
     }
 
     /**
@@ -144,8 +154,24 @@ final class CTools {
         return null;
     }
 
+    /**
+     * One perftest comparison run, and the CPU time per message of its two processes over perftest's own
+     * timed part. The client runs line-buffered into a pipe ({@link Watched}); perftest prints its result
+     * table's header just before its measurement loop and the result line just after it, and at each of
+     * those two lines both processes' CPU time so far is read ({@link CpuTime#snapshot}: the run time the
+     * scheduler charged to each of their threads), by the thread that reads the pipe, as soon as it has
+     * read the line. Process start, device open, registration, connection setup and teardown stay outside,
+     * as they do for ours; inside is also what perftest does between the header and its loop (posting its
+     * receives, a handshake in which both sides spin on a CQ until the other arrives, which under the
+     * emulator can take longer than a short loop) and after it. So the value is the two processes' CPU load
+     * over that bracket (CPU time / the bracket's wall time, from the pipe's stamps) times the time
+     * perftest itself reports for its loop ({@code t_avg} x iterations for the latency tools, messages /
+     * {@code MsgRate} for the bandwidth tools), per message. A run in which a process was gone by its
+     * second snapshot has no CPU value.
+     */
     private Outcome perftest(String tool, int size, int iters, java.util.function.ToDoubleFunction<String> parse,
-                             List<String> extra) {
+                             List<String> extra, int messagesPerIter,
+                             java.util.function.ToDoubleFunction<String> loopSeconds) {
         if (!installed(tool)) {
             return Outcome.failed(tool + " is not installed (Debian package perftest)");
         }
@@ -170,11 +196,33 @@ final class CTools {
                 List<String> clientArgs = new ArrayList<>(args);
                 clientArgs.add(address);
                 Path clientOut = work.resolve(tool + "-" + port + "-client.txt");
-                Process client = start(onCpu(0, clientArgs), clientOut);
-                if (!client.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                    client.destroyForcibly();
-                    last = tool + " client did not finish within " + timeout;
-                    continue;
+                long[] before = {-1, -1};
+                long[] after = {-1, -1};
+                int exit;
+                long bracketNanos;
+                // taskset and stdbuf exec the tool: the process ids are the tools' own.
+                long sp = server.pid();
+                long[] cp = {-1};
+                try (Watched client = Watched.start(onCpu(0, lineBuffered(clientArgs)), clientOut, l -> {
+                    // On the reader thread, the moment the line is read: as close to the line as this
+                    // process can take the snapshot.
+                    if (before[0] < 0 && l.contains("#bytes")) {
+                        before[0] = CpuTime.snapshot(sp);
+                        before[1] = CpuTime.snapshot(cp[0]);
+                    } else if (before[0] >= 0 && after[0] < 0 && isResultLine(l, size)) {
+                        after[0] = CpuTime.snapshot(sp);
+                        after[1] = CpuTime.snapshot(cp[0]);
+                    }
+                }, cp)) {
+                    long deadline = System.nanoTime() + timeout.toNanos();
+                    if (!client.waitFor(deadline)) {
+                        last = tool + " client did not finish within " + timeout;
+                        continue; // closing the Watched stops it
+                    }
+                    exit = client.process.exitValue();
+                    long h = client.awaitLine(l -> l.contains("#bytes"), 0);
+                    long r = client.awaitLine(l -> isResultLine(l, size), 0);
+                    bracketNanos = h < 0 || r < 0 ? -1 : r - h;
                 }
                 String text = Files.readString(clientOut);
                 if (verbose) {
@@ -182,12 +230,23 @@ final class CTools {
                 }
                 double v = parse.applyAsDouble(text);
                 // perftest prints 0.00 when a run went wrong without failing; that is no measurement.
-                if (client.exitValue() != 0 || Double.isNaN(v) || v <= 0) {
-                    last = tool + " client exited with " + client.exitValue() + ": " + tail(clientOut);
+                if (exit != 0 || Double.isNaN(v) || v <= 0) {
+                    last = tool + " client exited with " + exit + ": " + tail(clientOut);
                     continue;
                 }
                 server.waitFor(10, TimeUnit.SECONDS);
-                return new Outcome(v, null, postApi(text));
+                // A process gone before its second snapshot leaves the run out of the CPU column.
+                double cpu = Double.NaN;
+                double loop = loopSeconds.applyAsDouble(text);
+                if (before[0] >= 0 && before[1] >= 0 && after[0] >= 0 && after[1] >= 0 && bracketNanos > 0
+                        && loop > 0) {
+                    // The processes' CPU load over the bracket (CPU seconds per second) times perftest's own
+                    // time for its loop; the bracket is never shorter than the loop.
+                    double load = (after[0] - before[0] + after[1] - before[1]) / (bracketNanos / 1e3);
+                    double seconds = Math.min(loop, bracketNanos / 1e9);
+                    cpu = load * seconds * 1e6 / ((long) messagesPerIter * iters);
+                }
+                return new Outcome(v, null, postApi(text), cpu);
             } catch (IOException e) {
                 last = "cannot run " + tool + ": " + e.getMessage();
             } catch (InterruptedException e) {
@@ -200,6 +259,12 @@ final class CTools {
             }
         }
         return Outcome.failed(last);
+    }
+
+    /** {@return whether {@code line} is perftest's result line for {@code size}: the size, then the count} */
+    static boolean isResultLine(String line, long size) {
+        String[] f = line.trim().split("\\s+");
+        return f.length >= 5 && f[0].equals(Long.toString(size)) && f[1].chars().allMatch(Character::isDigit);
     }
 
     /**
@@ -293,8 +358,14 @@ final class CTools {
      * @param received datagrams the receiver got (all of them when it finished; otherwise the device's
      *                 {@code rdma_recvs} count over the run, -1 when the device has no such counter)
      * @param error why there is no rate, or {@code null}
+     * @param cpuPerDatagram both processes' CPU microseconds per datagram from the sender's first post on
+     *                       (see {@link #mckey}), NaN when not measured
      */
-    record Mckey(double datagramsPerSecond, long received, String error) {
+    record Mckey(double datagramsPerSecond, long received, String error, double cpuPerDatagram) {
+        Mckey(double datagramsPerSecond, long received, String error) {
+            this(datagramsPerSecond, received, error, Double.NaN);
+        }
+
         boolean ok() {
             return error == null;
         }
@@ -310,6 +381,13 @@ final class CTools {
      * <p>mckey's receiver posts exactly {@code count} receives and exits only when all arrived; when some are
      * lost it would wait forever, so it is stopped a few seconds after the sender finished, and the run has no
      * rate (the device counters say how many arrived).
+     *
+     * <p>CPU time: when the sender's {@code initiating data transfers} line is read, both processes' CPU so
+     * far is taken ({@link CpuTime#snapshot}, by the reader thread, at once), and each one's again at its
+     * own {@code data transfers complete} line; the column is the sum of the two differences over
+     * {@code count}. Before the first post the receiver has been spinning on its CQ since its own 3 s
+     * pause ended, for as long as the sender took to start, which says nothing about the transfer; that
+     * stays outside, as for ours.
      *
      * @param group the multicast group
      * @param count datagrams ({@code -C})
@@ -328,14 +406,40 @@ final class CTools {
         senderArgs.addAll(List.of("-s", "-o"));
         int run = nextPort++; // only to name the output files
         long recvs0 = PortCounters.read(device, PortCounters.RDMA_RECVS);
+        long[] atStart = {-1, -1}; // receiver, sender: CPU microseconds when the sender began
+        long[] atEnd = {-1, -1}; // each when it said its transfer was complete
+        Mckey result = mckeyRun(args, senderArgs, run, count, recvs0, atStart, atEnd);
+        if (!result.ok()) {
+            return result;
+        }
+        double cpu = atStart[0] < 0 || atStart[1] < 0 || atEnd[0] < 0 || atEnd[1] < 0 ? Double.NaN
+                : (double) (atEnd[0] - atStart[0] + atEnd[1] - atStart[1]) / count;
+        return new Mckey(result.datagramsPerSecond(), result.received(), null, cpu);
+    }
+
+    private Mckey mckeyRun(List<String> args, List<String> senderArgs, int run, int count, long recvs0,
+                           long[] atStart, long[] atEnd) {
+        long[] rp = {-1};
+        long[] sp = {-1};
         try (Watched receiver = Watched.start(onCpu(1, lineBuffered(args)), work.resolve("mckey-" + run
-                + "-receiver.txt"))) {
+                + "-receiver.txt"), l -> {
+                    if (atEnd[0] < 0 && l.contains("data transfers complete")) {
+                        atEnd[0] = CpuTime.snapshot(rp[0]);
+                    }
+                }, rp)) {
             // It posts its receives before it joins: once it says so, nothing sent can find it unready.
             if (receiver.await("mckey: joined", System.nanoTime() + Duration.ofSeconds(20).toNanos()) < 0) {
                 return new Mckey(Double.NaN, 0, "mckey receiver did not join: " + tail(receiver.file));
             }
             try (Watched sender = Watched.start(onCpu(0, lineBuffered(senderArgs)), work.resolve("mckey-" + run
-                    + "-sender.txt"))) {
+                    + "-sender.txt"), l -> {
+                        if (atStart[0] < 0 && l.contains("initiating data transfers")) {
+                            atStart[0] = CpuTime.snapshot(rp[0]);
+                            atStart[1] = CpuTime.snapshot(sp[0]);
+                        } else if (atEnd[1] < 0 && l.contains("data transfers complete")) {
+                            atEnd[1] = CpuTime.snapshot(sp[0]);
+                        }
+                    }, sp)) {
                 long deadline = System.nanoTime() + timeout.toNanos();
                 long t0 = sender.await("initiating data transfers", deadline);
                 if (t0 < 0) {
@@ -370,12 +474,14 @@ final class CTools {
      * thread blocked on the pipe, and copied to a file.
      */
     static final class Watched implements AutoCloseable {
-        private final Process process;
+        final Process process;
         final Path file;
         private final List<String> lines = new ArrayList<>();
         private final List<Long> stamps = new ArrayList<>();
         private boolean ended;
         private Thread reader;
+        /** Called by the reader thread with each line as soon as it is read, before anyone is told of it. */
+        volatile java.util.function.Consumer<String> onLine;
 
         private Watched(Process process, Path file) {
             this.process = process;
@@ -383,8 +489,20 @@ final class CTools {
         }
 
         static Watched start(List<String> command, Path file) throws IOException {
+            return start(command, file, null, new long[1]);
+        }
+
+        /**
+         * As {@link #start(List, Path)}, with {@link #onLine} set before the first line can arrive.
+         *
+         * @param pid set to the process's id before its first line can reach {@code onLine}
+         */
+        static Watched start(List<String> command, Path file, java.util.function.Consumer<String> onLine,
+                             long[] pid) throws IOException {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            pid[0] = p.pid();
             Watched w = new Watched(p, file);
+            w.onLine = onLine;
             w.reader = Thread.ofPlatform().daemon().name("bench-watch-" + file.getFileName()).start(w::read);
             return w;
         }
@@ -395,6 +513,10 @@ final class CTools {
                 String line;
                 while ((line = in.readLine()) != null) {
                     long now = System.nanoTime();
+                    java.util.function.Consumer<String> hook = onLine;
+                    if (hook != null) {
+                        hook.accept(line);
+                    }
                     synchronized (this) {
                         lines.add(line);
                         stamps.add(now);
@@ -420,9 +542,19 @@ final class CTools {
          * @return when the first such line arrived, or -1 if none did before the deadline or the output ended
          */
         synchronized long await(String marker, long deadline) throws InterruptedException {
+            return awaitLine(l -> l.contains(marker), deadline);
+        }
+
+        /**
+         * @param match what the line must satisfy
+         * @param deadline {@link System#nanoTime()} to give up at
+         * @return when the first such line arrived, or -1 if none did before the deadline or the output ended
+         */
+        synchronized long awaitLine(java.util.function.Predicate<String> match, long deadline)
+                throws InterruptedException {
             for (int seen = 0;;) {
                 for (; seen < lines.size(); seen++) {
-                    if (lines.get(seen).contains(marker)) {
+                    if (match.test(lines.get(seen))) {
                         return stamps.get(seen);
                     }
                 }
@@ -432,6 +564,11 @@ final class CTools {
                 }
                 wait(Math.max(1, left / 1_000_000));
             }
+        }
+
+        /** {@return whether the process exited before {@code deadline} ({@link System#nanoTime()})} */
+        boolean waitFor(long deadline) throws InterruptedException {
+            return process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         }
 
         @Override

@@ -53,6 +53,8 @@ import rdmaflux.verbs.WorkCompletions;
  *       Everything the API does per datagram is inside the time (copy into a registered buffer, a signaled
  *       send and its completion, the copy out of the receive buffer, the hops to the scheduler).</li>
  * </ul>
+ * Both record the process's CPU time ({@link CpuTime}) from the sender's first post to the last datagram
+ * received, when all arrive.
  */
 final class MulticastRate {
     /** Bytes of the global routing header in front of every UD receive. */
@@ -174,6 +176,9 @@ final class MulticastRate {
                         n += k;
                         end = System.nanoTime();
                         idle = 0;
+                        if (n >= count) {
+                            CpuTime.stop(); // the sender started it; the last datagram is the end
+                        }
                     } else if (++idle % 1024 == 0) {
                         // Only spin on: what was not received by now, after the sender's last post, was lost.
                         long now = System.nanoTime();
@@ -195,6 +200,7 @@ final class MulticastRate {
             if (!polling.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("the receiver thread did not start");
             }
+            CpuTime.start();
             long a0 = THREADS.getCurrentThreadAllocatedBytes();
             long t0 = System.nanoTime();
             for (int i = 0; i < count; i++) {
@@ -244,6 +250,7 @@ final class MulticastRate {
             counting = membership.datagrams().subscribe(d -> {
                 last.set(System.nanoTime());
                 if (got.incrementAndGet() == count) {
+                    CpuTime.stop();
                     synchronized (progress) {
                         progress.notifyAll();
                     }
@@ -258,6 +265,7 @@ final class MulticastRate {
             ByteBuffer payload = ByteBuffer.allocateDirect(size);
             Flux<ByteBuffer> datagrams = Flux.range(0, count).map(i -> payload.duplicate());
             pause.run();
+            CpuTime.start();
             long a0 = THREADS.getTotalThreadAllocatedBytes();
             long t0 = System.nanoTime();
             sender.send(datagrams).block(timeout);

@@ -36,8 +36,17 @@ final class ReactiveLatency {
          * @param timeout the longest wait for the bind and for the shutdown
          */
         Echo(InetSocketAddress address, int size, Duration timeout) {
+            this(address, options(size), timeout);
+        }
+
+        /**
+         * @param address the RDMA interface's address (port 0: any)
+         * @param options the server's connection options
+         * @param timeout the longest wait for the bind and for the shutdown
+         */
+        Echo(InetSocketAddress address, ConnectionOptions options, Duration timeout) {
             this.timeout = timeout;
-            server = RdmaServer.bind(address, options(size), AcceptFilter.ACCEPT_ALL).block(timeout);
+            server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL).block(timeout);
             echo = server.connections().subscribe(c -> c.receive().concatMap(m -> {
                 ByteBuffer copy = ByteBuffer.wrap(m.toByteArray());
                 m.release();
@@ -57,7 +66,7 @@ final class ReactiveLatency {
         }
     }
 
-    private static ConnectionOptions options(int size) {
+    static ConnectionOptions options(int size) {
         return ConnectionOptions.defaults().toBuilder().bufferSize(Math.max(size, 64)).build();
     }
 
@@ -88,9 +97,28 @@ final class ReactiveLatency {
      * @return timestamps and the heap bytes this process's threads allocated per message while timed
      */
     static VerbsTests.Latency pingPong(InetSocketAddress server, int size, int warmup, int iters, Duration timeout) {
+        return pingPong(server, size, warmup, iters, timeout, options(size), false);
+    }
+
+    /**
+     * Ping-pong against an {@link Echo} server with the given options; records the process's CPU time over
+     * the timed round trips ({@link CpuTime}).
+     *
+     * @param server the echo server's address
+     * @param size message size
+     * @param warmup untimed round trips first
+     * @param iters timed round trips
+     * @param timeout the longest wait for any step or echo
+     * @param options the client connection's options
+     * @param spin whether the calling thread spins ({@link Thread#onSpinWait()}) for each echo instead of
+     *             parking until the subscriber wakes it, as the verbs layer's spin ping-pong does
+     * @return timestamps and the heap bytes this process's threads allocated per message while timed
+     */
+    static VerbsTests.Latency pingPong(InetSocketAddress server, int size, int warmup, int iters, Duration timeout,
+                                       ConnectionOptions options, boolean spin) {
         RdmaConnection conn = null;
         try {
-            conn = RdmaConnection.connect(server, options(size)).block(timeout);
+            conn = RdmaConnection.connect(server, options).block(timeout);
             AtomicLong arrived = new AtomicLong();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread caller = Thread.currentThread();
@@ -110,6 +138,7 @@ final class ReactiveLatency {
             RdmaConnection c = conn;
             for (int i = 0; i < warmup + iters; i++) {
                 if (i == warmup) {
+                    CpuTime.start();
                     a0 = threads.getTotalThreadAllocatedBytes();
                 }
                 if (i >= warmup) {
@@ -127,11 +156,16 @@ final class ReactiveLatency {
                     if (System.nanoTime() > deadline) {
                         throw new IllegalStateException("no echo within " + timeout);
                     }
-                    LockSupport.parkNanos(1_000_000);
+                    if (spin) {
+                        Thread.onSpinWait();
+                    } else {
+                        LockSupport.parkNanos(1_000_000);
+                    }
                 }
             }
             stamps[iters] = System.nanoTime();
             long allocated = threads.getTotalThreadAllocatedBytes() - a0;
+            CpuTime.stop();
             replies.dispose();
             return new VerbsTests.Latency(stamps, allocated, 2L * iters);
         } finally {

@@ -13,9 +13,28 @@ package rdmaflux.samples.bench;
  * @param target the target on ours/c
  * @param allocPerMessage steady-state heap bytes allocated per message by our loop's threads, NaN when not measured
  * @param note why a value is missing, or a remark
+ * @param cpuOurs process CPU time (user + system) per message of ours over the timed part, in microseconds,
+ *                NaN when not measured ({@link CpuTime})
+ * @param cpuC the same for the C tool's processes, NaN when not measured
  */
 record Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
-           double allocPerMessage, String note) {
+           double allocPerMessage, String note, double cpuOurs, double cpuC) {
+
+    /** A row without the CPU column. */
+    Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
+        double allocPerMessage, String note) {
+        this(metric, size, unit, ours, c, cTool, target, allocPerMessage, note, Double.NaN, Double.NaN);
+    }
+
+    /** {@return this row with the CPU time per message of both sides} */
+    Row withCpu(double ours, double theirs) {
+        return new Row(metric, size, unit, this.ours, c, cTool, target, allocPerMessage, note, ours, theirs);
+    }
+
+    /** {@return this row with another note} */
+    Row withNote(String text) {
+        return new Row(metric, size, unit, ours, c, cTool, target, allocPerMessage, text, cpuOurs, cpuC);
+    }
 
     /** What must hold for a row. */
     enum Target {
@@ -51,6 +70,14 @@ record Row(String metric, long size, String unit, double ours, double c, String 
     static final double ALLOC_PUBLISHER_BOUND = 64;
     /** Heap bytes per message {@code send(ByteBuffer)} may allocate (issue #11). */
     static final double ALLOC_SINGLE_BOUND = 200;
+    /** The metric of the reactive multicast rows. */
+    static final String REACTIVE_MULTICAST_METRIC = "multicast datagram rate, reactive API";
+    /** Reactive multicast target: at least 0.8 × mckey. */
+    static final double REACTIVE_MULTICAST_BOUND = 0.8;
+    /** The metric of the reactive busy-poll ping-pong row. */
+    static final String BUSY_POLL_METRIC = "reactive send/recv latency p50, busy-poll";
+    /** Its target: p50 at most 1.3 × the verbs layer's spin ping-pong (spin hint) of the same run. */
+    static final double BUSY_POLL_BOUND = 1.3;
 
     /** {@return ours / C, NaN when either is missing} */
     double ratio() {
@@ -70,11 +97,13 @@ record Row(String metric, long size, String unit, double ours, double c, String 
 
     double bound() {
         return switch (target) {
-            case RATIO_AT_MOST -> metric.equals(StreamRows.RR_METRIC) ? RSOCKET_LATENCY_BOUND : LATENCY_BOUND;
+            case RATIO_AT_MOST -> metric.equals(StreamRows.RR_METRIC) ? RSOCKET_LATENCY_BOUND
+                    : metric.equals(BUSY_POLL_METRIC) ? BUSY_POLL_BOUND : LATENCY_BOUND;
             case RATIO_AT_LEAST -> unit.equals("conn/s") ? SETUP_BOUND
                     : metric.equals(LARGE_METRIC) ? LARGE_BOUND
                     : metric.equals(StreamRows.STREAM_METRIC) ? STREAM_BOUND
-                    : metric.equals(StreamRows.RS_METRIC) ? RSOCKET_STREAM_BOUND : BANDWIDTH_BOUND;
+                    : metric.equals(StreamRows.RS_METRIC) ? RSOCKET_STREAM_BOUND
+                    : metric.equals(REACTIVE_MULTICAST_METRIC) ? REACTIVE_MULTICAST_BOUND : BANDWIDTH_BOUND;
             case AT_MOST -> metric.equals(StreamRows.ALLOC_PUBLISHER) ? ALLOC_PUBLISHER_BOUND : ALLOC_SINGLE_BOUND;
             default -> 0;
         };

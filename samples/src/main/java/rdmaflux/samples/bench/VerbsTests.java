@@ -16,7 +16,8 @@ import rdmaflux.verbs.WorkCompletions;
  * same signaling, the same timestamps. On a pair made by {@link VerbsLink#openExtended} the streams post
  * through {@link ExtendedSendQueue} ({@code ibv_wr_*}) instead of {@code ibv_post_send}. Inside the timed part they only fill pre-allocated work requests,
  * post, poll and touch registered memory, so they allocate nothing; the heap allocation of both threads
- * is measured around that part and reported per message.
+ * is measured around that part and reported per message, and the process's CPU time around the calling
+ * thread's timed part ({@link CpuTime}, for {@link CpuTime#take}).
  */
 final class VerbsTests {
     private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
@@ -100,9 +101,11 @@ final class VerbsTests {
             serverPoll.drainSends();
         }, () -> {
             sendPings(warm, warmup);
+            CpuTime.start();
             long a0 = allocated();
             sendPings(stamps, iters);
             long a = allocated() - a0;
+            CpuTime.stop();
             clientPoll.drainSends();
             return a;
         });
@@ -155,9 +158,11 @@ final class VerbsTests {
             serverPoll.drainSends();
         }, () -> {
             writePings(size, 0, warm, warmup);
+            CpuTime.start();
             long a0 = allocated();
             writePings(size, warmup, stamps, iters);
             long a = allocated() - a0;
+            CpuTime.stop();
             clientPoll.drainSends();
             return a;
         });
@@ -206,9 +211,12 @@ final class VerbsTests {
             reads(warm, Math.min(READ_WARM_CHUNK, warmup - w));
         }
         long allocated = withSpinningPeer(() -> {
+            CpuTime.start();
             long a0 = allocated();
             reads(stamps, iters);
-            return allocated() - a0;
+            long a = allocated() - a0;
+            CpuTime.stop();
+            return a;
         });
         return new Latency(stamps, allocated, iters);
     }
@@ -233,9 +241,11 @@ final class VerbsTests {
         VerbsLink.Side c = link.client;
         long[] allocated = new long[1];
         double rate = withSpinningPeer(() -> {
+            CpuTime.start();
             long a0 = allocated();
             double r = stream(c, SendOpcode.RDMA_WRITE, size, messages);
             allocated[0] = allocated() - a0;
+            CpuTime.stop();
             return r;
         });
         return new Bandwidth(rate, allocated[0], messages);
@@ -252,9 +262,11 @@ final class VerbsTests {
             receives(messages);
             serverAlloc[0] = allocated() - a0;
         }, () -> {
+            CpuTime.start();
             long a0 = allocated();
             double r = stream(c, SendOpcode.SEND, size, messages);
             clientAlloc[0] = allocated() - a0;
+            CpuTime.stop();
             return r;
         });
         return new Bandwidth(rate, clientAlloc[0] + serverAlloc[0], messages);

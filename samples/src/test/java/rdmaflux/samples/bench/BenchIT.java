@@ -11,10 +11,12 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import javax.imageio.ImageIO;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import picocli.CommandLine;
@@ -27,6 +29,7 @@ import rdmaflux.testing.RdmaTestEnv;
 class BenchIT {
 
     @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES) // every group of rows, C tools included, under emulation
     void quickRunComparesEveryRowWithTheCTools(@TempDir Path out) throws Exception {
         StringWriter buf = new StringWriter();
         int rc = new CommandLine(new Bench()).setOut(new PrintWriter(buf)).setErr(new PrintWriter(buf)).execute(
@@ -94,11 +97,34 @@ class BenchIT {
             assertNotNull(row, "table row " + metric + " in\n" + text);
             assertFalse(row.contains("not measured") || row.contains("failed"), row);
         }
+        // The reactive rows with targets against the same run: busy-poll ping-pong vs the verbs spin ping-pong,
+        // connection setup vs cmtime.
+        for (String metric : List.of(Row.BUSY_POLL_METRIC, "connection setup rate, reactive API")) {
+            String row = lines.stream().filter(l -> l.startsWith(metric + " ")).findFirst().orElse(null);
+            assertNotNull(row, "table row " + metric + " in\n" + text);
+            assertFalse(row.contains("no C value") || row.contains("not measured") || row.contains("failed"),
+                    "both sides measured: " + row);
+        }
         assertTrue(text.contains("bench: all targets met") || text.contains("bench: targets MISSED:"), text);
 
         String md = Files.readString(out.resolve("results.md"));
         assertTrue(md.contains("| metric | size | unit | ours | C |"), md);
         assertTrue(md.contains("ib_write_bw"), md);
+        // The CPU column on a stream, a ping-pong and the multicast rows: ours always; C's wherever the tool's
+        // processes were still there at its closing line (CTools.perftest), so in one of them at least.
+        int cValues = 0;
+        for (String prefix : List.of("| send bandwidth | 2 B |", "| send/recv latency p50 | 2 B |",
+                "| multicast datagram rate | 100 B |")) {
+            String row = md.lines().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
+            assertNotNull(row, prefix + " in\n" + md);
+            String[] cpuCells = row.split(" \\| ");
+            assertTrue(!cpuCells[10].equals("-") && Double.parseDouble(cpuCells[10]) > 0, "CPU us/msg of ours: " + row);
+            if (!cpuCells[11].equals("-")) {
+                assertTrue(Double.parseDouble(cpuCells[11]) > 0, "CPU us/msg of C: " + row);
+                cValues++;
+            }
+        }
+        assertTrue(cValues > 0, "a C tool's CPU in the table:\n" + md);
         for (String png : List.of("bandwidth.png", "ratios.png")) {
             BufferedImage img = ImageIO.read(out.resolve(png).toFile());
             assertNotNull(img, png + " is a PNG");

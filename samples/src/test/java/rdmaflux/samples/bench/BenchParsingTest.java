@@ -126,6 +126,77 @@ class BenchParsingTest {
         Row large2 = new Row(Row.LARGE_METRIC, 65536, "Gbit/s", 0.89, 1.0, "ib_read_bw", Row.Target.RATIO_AT_LEAST,
                 0, "");
         assertEquals("MISSED", large2.verdict());
+        // The reactive multicast rows: at least 0.8 x mckey; the busy-poll ping-pong at most 1.3 x the verbs spin
+        // ping-pong.
+        Row rmc = new Row(Row.REACTIVE_MULTICAST_METRIC, 100, "msg/s", 799, 1000, "mckey", Row.Target.RATIO_AT_LEAST,
+                0, "");
+        assertEquals("MISSED", rmc.verdict());
+        assertEquals("ratio >= 0.800", rmc.targetText());
+        Row busy = new Row(Row.BUSY_POLL_METRIC, 2, "us", 39, 30, "verbs spin ping-pong", Row.Target.RATIO_AT_MOST, 0,
+                "");
+        assertEquals("met", busy.verdict());
+        assertEquals("ratio <= 1.30", busy.targetText());
+        assertEquals("met", busy.withNote("x").withCpu(1, 2).withNote("y").verdict());
+        assertEquals("MISSED", new Row(Row.BUSY_POLL_METRIC, 2, "us", 40, 30, "verbs spin ping-pong",
+                Row.Target.RATIO_AT_MOST, 0, "").verdict());
+    }
+
+    /** The CPU column: a row keeps it through withNote, and the table prints both sides. */
+    @Test
+    void cpuColumnIsKeptAndPrinted() {
+        Row r = new Row("send bandwidth", 2, "Gbit/s", 1, 1, "ib_send_bw", Row.Target.RATIO_AT_LEAST, 0, "n")
+                .withCpu(12.5, 10.25).withNote("m");
+        assertEquals(12.5, r.cpuOurs());
+        assertEquals(10.25, r.cpuC());
+        assertEquals("m", r.note());
+        String md = Table.markdown(List.of(r));
+        assertTrue(md.contains("| CPU us/msg ours | CPU us/msg C |"), md);
+        assertTrue(md.contains("| 12.50 | 10.25 | m |"), md);
+        String text = Table.text(List.of(r));
+        assertTrue(text.contains("12.50") && text.contains("10.25"), text);
+    }
+
+    /** A C tool's CPU time: snapshots of its threads' run time, taken by the reader thread at its lines. */
+    @Test
+    void childCpuTimeIsSnapshotAtItsOutputLines(@TempDir Path dir) throws Exception {
+        long[] pid = {-1};
+        long[] at = {-1, -1};
+        // About 0.1-0.3 s of CPU between the two lines, then a second of sleep: the snapshot is the child's own.
+        try (CTools.Watched w = CTools.Watched.start(List.of("sh", "-c", "echo start; i=0; while [ $i -lt 100000 ]; "
+                + "do i=$((i+1)); done; echo done; sleep 1"), dir.resolve("out.txt"), l -> {
+                    if (l.equals("start")) {
+                        at[0] = CpuTime.snapshot(pid[0]);
+                    } else if (l.equals("done")) {
+                        at[1] = CpuTime.snapshot(pid[0]);
+                    }
+                }, pid)) {
+            assertTrue(w.waitFor(System.nanoTime() + Duration.ofSeconds(60).toNanos()));
+        }
+        assertTrue(pid[0] > 0 && at[0] >= 0, "first snapshot " + at[0]);
+        assertTrue(at[1] - at[0] > 10_000, "the busy loop's CPU: " + (at[1] - at[0]) + " us");
+    }
+
+    /** Our side: the process's CPU time grows with work, and a timed part is taken once. */
+    @Test
+    void processCpuTimeCoversTheTimedPart() {
+        long pid = ProcessHandle.current().pid();
+        assertTrue(CpuTime.stat(pid) >= 0, "/proc/self/stat readable");
+        long s0 = CpuTime.snapshot(pid);
+        assertTrue(s0 >= 0, "threads' run time readable");
+        CpuTime.start();
+        long x = 0;
+        long end = System.nanoTime() + Duration.ofMillis(200).toNanos();
+        while (System.nanoTime() < end) {
+            x += Long.numberOfTrailingZeros(x + System.nanoTime());
+        }
+        CpuTime.stop();
+        double perMessage = CpuTime.take(10);
+        assertTrue(perMessage > 1_000 && x >= 0, "10 messages over >= 10 ms of CPU: " + perMessage + " us each");
+        assertTrue(Double.isNaN(CpuTime.take(10)), "taken once");
+        assertTrue(CpuTime.snapshot(pid) - s0 >= 10_000, "the threads' run time grew by the busy loop's");
+        assertEquals(-1, CpuTime.snapshot(Long.MAX_VALUE));
+        assertTrue(CTools.isResultLine(" 2       1000          1694.79        198874.40      4004.18", 2));
+        assertTrue(!CTools.isResultLine(" #bytes #iterations    t_min[usec]", 2));
     }
 
     /** mckey prints no numbers; its lines are timestamped as they arrive, which this checks with a shell. */

@@ -1,0 +1,109 @@
+package rdmaflux.samples.bench;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import rdmaflux.cm.AcceptFilter;
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaRetry;
+import rdmaflux.cm.RdmaServer;
+import rdmaflux.cm.ServerOptions;
+import rdmaflux.cm.Step;
+
+/**
+ * Connection setup through the reactive API, for comparison with {@code cmtime -c N}: N
+ * {@link RdmaConnection#connect} subscribed at once (cmtime, too, issues each step for all its connections
+ * before waiting), to an {@link RdmaServer} in this process whose accept queue holds all N, as cmtime's
+ * server listens for all of them. The time runs from the first subscription to the last connection
+ * established (both sides: a client's connect completes when its hello exchange is done), the work
+ * cmtime's create id … connect steps do plus the library's own (its hello message, registrations, a
+ * receive ring per connection). Closing them is not timed; it runs after, and the run waits until every
+ * connection is gone so the next run starts from nothing.
+ */
+final class ReactiveSetup {
+    /** Bytes of each buffer: the hello and small messages fit, so memory stays small for 1,000 connections. */
+    static final int BUFFER_SIZE = 256;
+    /** Receive and send buffers per connection. */
+    static final int BUFFERS = 4;
+
+    private ReactiveSetup() {
+    }
+
+    /**
+     * What one run measured.
+     *
+     * @param connections how many were set up
+     * @param seconds first subscription to the last one established
+     * @param retries connects that failed with a retryable error and were tried again
+     */
+    record Result(int connections, double seconds, int retries) {
+        /** {@return connections per second} */
+        double rate() {
+            return connections / seconds;
+        }
+    }
+
+    /**
+     * The options of both sides: {@value #BUFFERS} receive and send buffers of {@value #BUFFER_SIZE}
+     * bytes, a send queue of 8, so N connections pin a few KiB each (page-rounded registrations) instead
+     * of the defaults' half MiB; generous step timeouts, because N handshakes queue on the emulated CPUs;
+     * keepalive off, so N idle connections do not probe each other while the run waits.
+     */
+    static ConnectionOptions options() {
+        return ConnectionOptions.defaults().toBuilder().bufferSize(BUFFER_SIZE).receiveBuffers(BUFFERS)
+                .sendBuffers(BUFFERS).sendQueueDepth(8).keepalive(Duration.ZERO)
+                .timeout(Step.ADDRESS, Duration.ofSeconds(60)).timeout(Step.ROUTE, Duration.ofSeconds(60))
+                .timeout(Step.CONNECT, Duration.ofSeconds(120)).timeout(Step.ACCEPT, Duration.ofSeconds(120))
+                .build();
+    }
+
+    /** {@return the options as the row's note says them} */
+    static String describe() {
+        return BUFFERS + " receive and " + BUFFERS + " send buffers of " + BUFFER_SIZE + " B, send queue 8, "
+                + "keepalive off";
+    }
+
+    /**
+     * Sets up {@code connections} connections at once, then closes them all.
+     *
+     * @param address the RDMA interface's address (port 0: any)
+     * @param connections how many
+     * @param timeout the longest the setup, and the teardown, may take
+     * @return the time and the retries
+     */
+    static Result run(InetSocketAddress address, int connections, Duration timeout) {
+        ConnectionOptions options = options();
+        RdmaServer server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL,
+                ServerOptions.defaults().withAcceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)))
+                .block(timeout);
+        ConcurrentLinkedQueue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
+        Disposable acceptor = server.connections().subscribe(accepted::add, e -> { });
+        List<RdmaConnection> clients = List.of();
+        AtomicInteger retries = new AtomicInteger();
+        try {
+            InetSocketAddress target = server.address();
+            long t0 = System.nanoTime();
+            clients = Flux.range(0, connections)
+                    .flatMap(i -> RdmaConnection.connect(target, options)
+                            .doOnError(e -> retries.incrementAndGet())
+                            .retryWhen(RdmaRetry.reconnect(20, Duration.ofMillis(200))), connections)
+                    .collectList().block(timeout);
+            long t1 = System.nanoTime();
+            return new Result(connections, (t1 - t0) / 1e9, retries.get());
+        } finally {
+            Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {
+                c.dispose();
+                return c.onDispose();
+            }).then().block(timeout);
+            acceptor.dispose();
+            // Connections the server accepted after the subscriber was gone are closed by the server.
+            server.disposeNow(timeout);
+        }
+    }
+}
