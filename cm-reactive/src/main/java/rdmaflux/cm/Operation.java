@@ -2,7 +2,6 @@ package rdmaflux.cm;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.LongConsumer;
 
 import org.reactivestreams.Subscription;
 import rdmaflux.cm.RcQueue.Kind;
@@ -63,7 +62,7 @@ final class Operation<T> extends Mono<T> {
      * @param <T> the value type
      */
     @SuppressWarnings("serial") // never serialized
-    static final class Sink<T> extends AtomicInteger implements MonoSink<Object>, Subscription {
+    static final class Sink<T> extends AtomicInteger implements SendQueue.QueueSink, Subscription {
         private static final int REQUESTED = 1;
         private static final int ENDED = 2;
         private static final int QUEUED = 4;
@@ -174,21 +173,11 @@ final class Operation<T> extends Mono<T> {
         }
 
         @Override
-        public MonoSink<Object> onRequest(LongConsumer consumer) {
-            return this;
-        }
-
-        @Override
         public MonoSink<Object> onCancel(Disposable d) {
             withdraw = d;
             if ((get() & CANCELLED) != 0) {
                 d.dispose(); // cancelled while it was being queued
             }
-            return this;
-        }
-
-        @Override
-        public MonoSink<Object> onDispose(Disposable d) {
             return this;
         }
     }

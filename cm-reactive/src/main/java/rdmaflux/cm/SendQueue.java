@@ -307,6 +307,22 @@ final class SendQueue {
         void withdrawn();
     }
 
+    /**
+     * A sink made for this queue rather than by {@code Mono.create}: the queue never registers demand or
+     * disposal callbacks, only {@link MonoSink#onCancel} to withdraw a queued request.
+     */
+    interface QueueSink extends MonoSink<Object> {
+        @Override
+        default MonoSink<Object> onRequest(java.util.function.LongConsumer consumer) {
+            return this;
+        }
+
+        @Override
+        default MonoSink<Object> onDispose(reactor.core.Disposable d) {
+            return this;
+        }
+    }
+
     /** Guarded by the lock: a request that will never be posted gives back what it holds. */
     private void forget(Pending p) {
         if (p.large instanceof LargeSend ls) {

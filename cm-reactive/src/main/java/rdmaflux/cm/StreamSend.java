@@ -8,7 +8,6 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.LongConsumer;
 
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
@@ -268,7 +267,7 @@ final class StreamSend<T> extends Mono<Void> {
      * (one object per message, not two).
      */
     @SuppressWarnings("serial") // never serialized
-    private static final class Element<T> extends AtomicBoolean implements MonoSink<Object>, SendQueue.Withdrawable {
+    private static final class Element<T> extends AtomicBoolean implements SendQueue.QueueSink, SendQueue.Withdrawable {
         private final Sender<T> sender;
         int slot = -1;
         /** The source's message while {@code release} is owed it; null without a release callback. */
@@ -324,18 +323,8 @@ final class StreamSend<T> extends Mono<Void> {
         }
 
         @Override
-        public MonoSink<Object> onRequest(LongConsumer consumer) {
-            return this;
-        }
-
-        @Override
         public MonoSink<Object> onCancel(Disposable d) {
             withdraw = d;
-            return this;
-        }
-
-        @Override
-        public MonoSink<Object> onDispose(Disposable d) {
             return this;
         }
     }

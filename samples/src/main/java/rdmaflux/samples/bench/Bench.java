@@ -627,31 +627,41 @@ public final class Bench implements Callable<Integer> {
     }
 
     private Row reactiveRow(InetAddress ip, int iters, int warm, double cSendLat, Duration timeout) {
-        List<Double> mine = new ArrayList<>();
-        List<Double> cpu = new ArrayList<>();
-        double alloc = Double.NaN;
         String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, default options; alloc = all threads";
-        for (int r = 0; r < repeat; r++) {
-            try {
-                VerbsTests.Latency l = ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
+        PingPongRuns runs = new PingPongRuns();
+        try {
+            runs.run(repeat, () -> ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout));
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            note = "ours failed: " + e;
+        }
+        if (repeat > 1 && !runs.micros.isEmpty()) {
+            note += "; median of " + repeat + ": " + range(runs.micros);
+        }
+        Row row = new Row("reactive send/recv latency p50", 2, "us", median(runs.micros), cSendLat, "ib_send_lat",
+                Row.Target.NONE, runs.alloc, note).withCpu(median(runs.cpu), Double.NaN);
+        progress(row);
+        return row;
+    }
+
+    /** Timed ping-pong runs: each one's typical latency and CPU per message, the largest heap per message. */
+    private static final class PingPongRuns {
+        final List<Double> micros = new ArrayList<>();
+        final List<Double> cpu = new ArrayList<>();
+        double alloc = Double.NaN;
+
+        /** Runs {@code pingPong} {@code times} times; the CPU column is taken around each. */
+        void run(int times, Supplier<VerbsTests.Latency> pingPong) {
+            for (int r = 0; r < times; r++) {
+                VerbsTests.Latency l = pingPong.get();
                 double perMessage = CpuTime.take(l.messages());
                 if (!Double.isNaN(perMessage)) {
                     cpu.add(perMessage);
                 }
-                mine.add(Stats.typicalMicros(l.stamps(), 2));
+                micros.add(Stats.typicalMicros(l.stamps(), 2));
                 alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                note = "ours failed: " + e;
             }
         }
-        if (repeat > 1 && !mine.isEmpty()) {
-            note += "; median of " + repeat + ": " + range(mine);
-        }
-        Row row = new Row("reactive send/recv latency p50", 2, "us", median(mine), cSendLat, "ib_send_lat",
-                Row.Target.NONE, alloc, note).withCpu(median(cpu), Double.NaN);
-        progress(row);
-        return row;
     }
 
     /** {@return the row of {@code metric} at {@code size}, or an empty one when that row did not run} */
@@ -668,9 +678,7 @@ public final class Bench implements Callable<Integer> {
      */
     private Row busyPollRow(InetAddress ip, int iters, int warm, List<Row> rows, Duration timeout) {
         Row spin = findRow(rows, "send/recv latency p50, spin hint", 2);
-        List<Double> mine = new ArrayList<>();
-        List<Double> cpu = new ArrayList<>();
-        double alloc = Double.NaN;
+        PingPongRuns runs = new PingPongRuns();
         String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
                 + ") on both, calling thread spinning with Thread.onSpinWait(); C = the verbs spin ping-pong (spin "
                 + "hint row) of this run; alloc = all threads";
@@ -680,27 +688,20 @@ public final class Bench implements Callable<Integer> {
                 CpuTime.take(1);
             }
             awaitJitQuiet();
-            for (int r = 0; r < repeat; r++) {
-                VerbsTests.Latency l = ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout);
-                double perMessage = CpuTime.take(l.messages());
-                if (!Double.isNaN(perMessage)) {
-                    cpu.add(perMessage);
-                }
-                mine.add(Stats.typicalMicros(l.stamps(), 2));
-                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
-            }
+            runs.run(repeat, () -> ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout));
         } catch (RuntimeException e) {
             ourFailure = true;
             note += "; ours failed: " + e;
         }
-        if (repeat > 1 && !mine.isEmpty()) {
-            note += "; median of " + repeat + ": " + range(mine) + (cpu.isEmpty() ? "" : "; CPU us/msg " + range(cpu));
+        if (repeat > 1 && !runs.micros.isEmpty()) {
+            note += "; median of " + repeat + ": " + range(runs.micros)
+                    + (runs.cpu.isEmpty() ? "" : "; CPU us/msg " + range(runs.cpu));
         }
         if (Double.isNaN(spin.ours())) {
             note += "; the spin-hint row did not run";
         }
-        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", median(mine), spin.ours(), "verbs spin ping-pong",
-                Row.Target.RATIO_AT_MOST, alloc, note).withCpu(median(cpu), spin.cpuOurs());
+        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", median(runs.micros), spin.ours(), "verbs spin ping-pong",
+                Row.Target.RATIO_AT_MOST, runs.alloc, note).withCpu(median(runs.cpu), spin.cpuOurs());
         progress(row);
         return row;
     }
@@ -1056,7 +1057,7 @@ public final class Bench implements Callable<Integer> {
     }
 
     /** Runs {@code work} with the calling thread on CPU 0 (the C sender's CPU) when pinning. */
-    private static <T> T pinned(boolean pin, Supplier<T> work) {
+    static <T> T pinned(boolean pin, Supplier<T> work) {
         if (pin) {
             Affinity.pin(0);
         }

@@ -393,15 +393,6 @@ final class StreamRows {
 
     /** Runs {@code work} with the calling thread on CPU 0, as the bandwidth rows' client side, when pinning. */
     private <T> T pinned(Supplier<T> work) {
-        if (pin) {
-            Affinity.pin(0);
-        }
-        try {
-            return work.get();
-        } finally {
-            if (pin) {
-                Affinity.unpin();
-            }
-        }
+        return Bench.pinned(pin, work);
     }
 }
