@@ -3,6 +3,7 @@ package rdmaflux.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.time.Duration;
 
 import rdmaflux.verbs.ffi.RdmaH;
@@ -13,9 +14,19 @@ import rdmaflux.verbs.ffi.ibv_comp_channel;
  * armed with {@link CompletionQueue#requestNotification(boolean)} receives a completion.
  *
  * <p>The descriptor is switched to non-blocking mode at creation, so event loops can poll it together
- * with other descriptors and a close never leaves a thread stuck in {@code read}.
+ * with other descriptors and a close never leaves a thread stuck in {@code read}. {@link #tryGetEvent()}
+ * allocates nothing: the out parameters are the channel's, the call is an exact downcall.
  */
 public final class CompletionChannel extends NativeResource {
+    /**
+     * {@code ibv_get_cq_event} with errno capture, called exactly: a completion loop calls it at least once
+     * per wake-up (the last call finds nothing, EAGAIN), where {@link Native.Fn#invoke}'s argument array
+     * would be garbage. A holder, so that loading this class links nothing.
+     */
+    private static final class GetEvent {
+        static final MethodHandle HANDLE = Calls.IBV_GET_CQ_EVENT.handle();
+    }
+
     private final RdmaContext context;
     private final int fd;
     /** The CQs notifying through this channel, by the slot their native context carries; guarded by this. */
@@ -80,22 +91,33 @@ public final class CompletionChannel extends NativeResource {
         MemorySegment ch = acquire();
         try {
             synchronized (this) {
-                int rc = (int) Calls.IBV_GET_CQ_EVENT.invoke(ch, eventOut, contextOut);
+                MemorySegment capture = Native.capture();
+                int rc;
+                try {
+                    rc = (int) GetEvent.HANDLE.invokeExact(capture, ch, eventOut, contextOut);
+                } catch (RuntimeException | Error e) {
+                    throw e;
+                } catch (Throwable t) {
+                    throw new IllegalStateException("ibv_get_cq_event threw " + t, t);
+                }
                 if (rc != 0) {
-                    int errno = Native.lastErrno();
+                    int errno = Native.errno(capture);
                     if (errno == Errno.EAGAIN) {
                         return null;
                     }
                     throw RdmaException.of("ibv_get_cq_event", errno, null);
                 }
-                MemorySegment cq = eventOut.getAtIndex(ValueLayout.ADDRESS, 0);
-                // Acked at once: an unacknowledged event makes ibv_destroy_cq wait forever.
-                RdmaH.ibv_ack_cq_events(cq, 1);
-                long slot = contextOut.get(ValueLayout.ADDRESS, 0).address() - 1;
+                // Read as plain addresses: a pointer read as a segment would be a new object per event.
+                long cq = eventOut.get(ValueLayout.JAVA_LONG, 0);
+                long slot = contextOut.get(ValueLayout.JAVA_LONG, 0) - 1;
                 CompletionQueue q = slot >= 0 && slot < cqs.length ? cqs[(int) slot] : null;
-                if (q == null || q.handle.address() != cq.address()) {
+                if (q == null || q.handle.address() != cq) {
+                    // Acked all the same: an unacknowledged event makes ibv_destroy_cq wait forever.
+                    RdmaH.ibv_ack_cq_events(MemorySegment.ofAddress(cq), 1);
                     throw new IllegalStateException("event for a CQ unknown to " + this);
                 }
+                // Acked at once, for the same reason.
+                RdmaH.ibv_ack_cq_events(q.handle, 1);
                 return q;
             }
         } finally {
@@ -111,8 +133,6 @@ public final class CompletionChannel extends NativeResource {
      */
     public CompletionQueue awaitEvent(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        boolean[] ready = new boolean[1];
-        int[] fds = {fd};
         for (;;) {
             CompletionQueue q = tryGetEvent();
             if (q != null) {
@@ -122,7 +142,7 @@ public final class CompletionChannel extends NativeResource {
             if (left <= 0) {
                 return null;
             }
-            Posix.pollIn(fds, ready, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+            Posix.pollIn(fd, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
         }
     }
 
