@@ -19,12 +19,15 @@ import rdmaflux.verbs.ffi.ibv_comp_channel;
  */
 public final class CompletionChannel extends NativeResource {
     /**
-     * {@code ibv_get_cq_event} with errno capture, called exactly: a completion loop calls it at least once
-     * per wake-up (the last call finds nothing, EAGAIN), where {@link Native.Fn#invoke}'s argument array
-     * would be garbage. A holder, so that loading this class links nothing.
+     * {@code ibv_get_cq_event}, called exactly: a completion loop calls it at least once per wake-up (the
+     * last call finds nothing), where {@link Native.Fn#invoke}'s argument array would be garbage. A holder,
+     * so that loading this class links nothing.
      */
     private static final class GetEvent {
-        static final MethodHandle HANDLE = Calls.IBV_GET_CQ_EVENT.handle();
+        /** Without errno capture, whose per-call slice of the capture segment is garbage unless C2 removes it. */
+        static final MethodHandle PLAIN = RdmaH.ibv_get_cq_event$handle();
+        /** With errno capture, to learn why a call failed. */
+        static final MethodHandle CAPTURED = Calls.IBV_GET_CQ_EVENT.handle();
     }
 
     private final RdmaContext context;
@@ -91,21 +94,29 @@ public final class CompletionChannel extends NativeResource {
         MemorySegment ch = acquire();
         try {
             synchronized (this) {
-                MemorySegment capture = Native.capture();
                 int rc;
                 try {
-                    rc = (int) GetEvent.HANDLE.invokeExact(capture, ch, eventOut, contextOut);
+                    rc = (int) GetEvent.PLAIN.invokeExact(ch, eventOut, contextOut);
+                    if (rc != 0) {
+                        // Nothing pending (EAGAIN, the usual end of a wake-up) or an error. The descriptor
+                        // tells which without errno: it reports neither input nor an error when empty.
+                        if (!Posix.pollIn(fd, 0)) {
+                            return null;
+                        }
+                        MemorySegment capture = Native.capture();
+                        rc = (int) GetEvent.CAPTURED.invokeExact(capture, ch, eventOut, contextOut);
+                        if (rc != 0) {
+                            int errno = Native.errno(capture);
+                            if (errno == Errno.EAGAIN) {
+                                return null;
+                            }
+                            throw RdmaException.of("ibv_get_cq_event", errno, null);
+                        }
+                    }
                 } catch (RuntimeException | Error e) {
                     throw e;
                 } catch (Throwable t) {
                     throw new IllegalStateException("ibv_get_cq_event threw " + t, t);
-                }
-                if (rc != 0) {
-                    int errno = Native.errno(capture);
-                    if (errno == Errno.EAGAIN) {
-                        return null;
-                    }
-                    throw RdmaException.of("ibv_get_cq_event", errno, null);
                 }
                 // Read as plain addresses: a pointer read as a segment would be a new object per event.
                 long cq = eventOut.get(ValueLayout.JAVA_LONG, 0);
