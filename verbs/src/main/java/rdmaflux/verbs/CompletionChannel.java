@@ -15,7 +15,9 @@ import rdmaflux.verbs.ffi.ibv_comp_channel;
  *
  * <p>The descriptor is switched to non-blocking mode at creation, so event loops can poll it together
  * with other descriptors and a close never leaves a thread stuck in {@code read}. {@link #tryGetEvent()}
- * allocates nothing: the out parameters are the channel's, the call is an exact downcall.
+ * allocates nothing: the out parameters are the channel's, the call is an exact downcall, and errno is
+ * captured only when a call failed while the descriptor reports input or an error (a call that finds
+ * nothing pending costs one {@code poll(2)} of the descriptor instead).
  */
 public final class CompletionChannel extends NativeResource {
     /**
