@@ -25,6 +25,7 @@ import rdmaflux.verbs.RdmaContext;
 public final class RdmaDeviceEvents {
     /** How often the polling thread checks for cancellation. */
     static final long POLL_MILLIS = 200;
+    private static final Duration POLL = Duration.ofMillis(POLL_MILLIS);
 
     private RdmaDeviceEvents() {
     }
@@ -53,7 +54,7 @@ public final class RdmaDeviceEvents {
             // The context belongs to this thread: it is closed here, never while a poll uses it.
             try (ctx) {
                 while (!sink.isCancelled()) {
-                    AsyncEvent e = ctx.awaitAsyncEvent(Duration.ofMillis(POLL_MILLIS));
+                    AsyncEvent e = ctx.awaitAsyncEvent(POLL);
                     if (e != null) {
                         sink.next(e);
                     }

@@ -54,6 +54,7 @@ public final class JmhMain {
             include.add(SendRequestsBenchmark.class.getName());
             include.add(PostBenchmark.class.getName());
             include.add(WorkCompletionsBenchmark.class.getName());
+            include.add(PollerBenchmark.class.getName());
         }
         if (device) {
             if (Rdma.isAvailable()) {

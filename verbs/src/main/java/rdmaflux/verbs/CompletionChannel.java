@@ -3,6 +3,7 @@ package rdmaflux.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.time.Duration;
 
 import rdmaflux.verbs.ffi.RdmaH;
@@ -13,9 +14,24 @@ import rdmaflux.verbs.ffi.ibv_comp_channel;
  * armed with {@link CompletionQueue#requestNotification(boolean)} receives a completion.
  *
  * <p>The descriptor is switched to non-blocking mode at creation, so event loops can poll it together
- * with other descriptors and a close never leaves a thread stuck in {@code read}.
+ * with other descriptors and a close never leaves a thread stuck in {@code read}. {@link #tryGetEvent()}
+ * allocates nothing: the out parameters are the channel's, the call is an exact downcall, and errno is
+ * captured only when a call failed while the descriptor reports input or an error (a call that finds
+ * nothing pending costs one {@code poll(2)} of the descriptor instead).
  */
 public final class CompletionChannel extends NativeResource {
+    /**
+     * {@code ibv_get_cq_event}, called exactly: a completion loop calls it at least once per wake-up (the
+     * last call finds nothing), where {@link Native.Fn#invoke}'s argument array would be garbage. A holder,
+     * so that loading this class links nothing.
+     */
+    private static final class GetEvent {
+        /** Without errno capture, whose per-call slice of the capture segment is garbage unless C2 removes it. */
+        static final MethodHandle PLAIN = RdmaH.ibv_get_cq_event$handle();
+        /** With errno capture, to learn why a call failed. */
+        static final MethodHandle CAPTURED = Calls.IBV_GET_CQ_EVENT.handle();
+    }
+
     private final RdmaContext context;
     private final int fd;
     /** The CQs notifying through this channel, by the slot their native context carries; guarded by this. */
@@ -80,22 +96,41 @@ public final class CompletionChannel extends NativeResource {
         MemorySegment ch = acquire();
         try {
             synchronized (this) {
-                int rc = (int) Calls.IBV_GET_CQ_EVENT.invoke(ch, eventOut, contextOut);
-                if (rc != 0) {
-                    int errno = Native.lastErrno();
-                    if (errno == Errno.EAGAIN) {
-                        return null;
+                int rc;
+                try {
+                    rc = (int) GetEvent.PLAIN.invokeExact(ch, eventOut, contextOut);
+                    if (rc != 0) {
+                        // Nothing pending (EAGAIN, the usual end of a wake-up) or an error. The descriptor
+                        // tells which without errno: it reports neither input nor an error when empty.
+                        if (!Posix.pollIn(fd, 0)) {
+                            return null;
+                        }
+                        MemorySegment capture = Native.capture();
+                        rc = (int) GetEvent.CAPTURED.invokeExact(capture, ch, eventOut, contextOut);
+                        if (rc != 0) {
+                            int errno = Native.errno(capture);
+                            if (errno == Errno.EAGAIN) {
+                                return null;
+                            }
+                            throw RdmaException.of("ibv_get_cq_event", errno, null);
+                        }
                     }
-                    throw RdmaException.of("ibv_get_cq_event", errno, null);
+                } catch (RuntimeException | Error e) {
+                    throw e;
+                } catch (Throwable t) {
+                    throw new IllegalStateException("ibv_get_cq_event threw " + t, t);
                 }
-                MemorySegment cq = eventOut.getAtIndex(ValueLayout.ADDRESS, 0);
-                // Acked at once: an unacknowledged event makes ibv_destroy_cq wait forever.
-                RdmaH.ibv_ack_cq_events(cq, 1);
-                long slot = contextOut.get(ValueLayout.ADDRESS, 0).address() - 1;
+                // Read as plain addresses: a pointer read as a segment would be a new object per event.
+                long cq = eventOut.get(ValueLayout.JAVA_LONG, 0);
+                long slot = contextOut.get(ValueLayout.JAVA_LONG, 0) - 1;
                 CompletionQueue q = slot >= 0 && slot < cqs.length ? cqs[(int) slot] : null;
-                if (q == null || q.handle.address() != cq.address()) {
+                if (q == null || q.handle.address() != cq) {
+                    // Acked all the same: an unacknowledged event makes ibv_destroy_cq wait forever.
+                    RdmaH.ibv_ack_cq_events(MemorySegment.ofAddress(cq), 1);
                     throw new IllegalStateException("event for a CQ unknown to " + this);
                 }
+                // Acked at once, for the same reason.
+                RdmaH.ibv_ack_cq_events(q.handle, 1);
                 return q;
             }
         } finally {
@@ -111,8 +146,6 @@ public final class CompletionChannel extends NativeResource {
      */
     public CompletionQueue awaitEvent(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        boolean[] ready = new boolean[1];
-        int[] fds = {fd};
         for (;;) {
             CompletionQueue q = tryGetEvent();
             if (q != null) {
@@ -122,7 +155,7 @@ public final class CompletionChannel extends NativeResource {
             if (left <= 0) {
                 return null;
             }
-            Posix.pollIn(fds, ready, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+            Posix.pollIn(fd, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
         }
     }
 

@@ -5,6 +5,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 
 /** The few libc calls the layer needs around rdma-core's file descriptors. */
 final class Posix {
@@ -15,22 +16,28 @@ final class Posix {
     private static final int EFD_NONBLOCK = 0x800;
     private static final int EFD_CLOEXEC = 0x80000;
 
-    private static final Native.Fn POLL = Native.libc("poll",
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    private static final FunctionDescriptor POLL_TYPE =
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT);
+    private static final FunctionDescriptor READ_WRITE_TYPE =
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG);
+    private static final Native.Fn POLL = Native.libc("poll", POLL_TYPE);
     // fcntl is variadic; the third argument must be passed as a variadic int.
     private static final Native.Fn FCNTL = Native.fn("fcntl", Native.LIBC.find("fcntl").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
             Linker.Option.firstVariadicArg(2));
     private static final Native.Fn EVENTFD = Native.libc("eventfd",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-    private static final Native.Fn READ = Native.libc("read",
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-    private static final Native.Fn WRITE = Native.libc("write",
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final Native.Fn WRITE = Native.libc("write", READ_WRITE_TYPE);
     private static final Native.Fn CLOSE = Native.libc("close",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
 
     private Posix() {
+    }
+
+    /** libc's {@code name} linked without errno capture. */
+    private static MethodHandle plain(String name, FunctionDescriptor type) {
+        return Native.LINKER.downcallHandle(
+                Native.LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name)), type);
     }
 
     static void setNonBlocking(int fd, boolean nonBlocking) {
@@ -41,45 +48,111 @@ final class Posix {
         }
     }
 
-    /**
-     * Waits until one of {@code fds} is readable.
-     *
-     * @param fds descriptors to watch
-     * @param ready filled with whether each became readable (same length as fds)
-     * @param timeoutMillis -1 to wait forever
-     * @return how many are readable; 0 on timeout
+    /** Bytes per {@code struct pollfd}: int fd, short events, short revents. */
+    static final long POLLFD_SIZE = 8;
+    private static final long REVENTS = 6;
+
+    private static final MethodHandle POLL_EXACT = POLL.handle();
+    private static final MethodHandle WRITE_EXACT = WRITE.handle();
+    /*
+     * The same functions without errno capture, for the calls of every loop turn. A capturing downcall
+     * makes a slice of the capture segment per call, which only C2's escape analysis removes: 40 heap
+     * bytes per call with C1 (the sandbox's integration tests). These fail rarely and harmlessly to
+     * repeat, so they run uncaptured and a failure is repeated with capture to learn its errno.
      */
-    static int pollIn(int[] fds, boolean[] ready, int timeoutMillis) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment pfds = arena.allocate(8L * fds.length, 4);
-            for (int i = 0; i < fds.length; i++) {
-                pfds.set(ValueLayout.JAVA_INT, 8L * i, fds[i]);
-                pfds.set(ValueLayout.JAVA_SHORT, 8L * i + 4, POLLIN);
-                pfds.set(ValueLayout.JAVA_SHORT, 8L * i + 6, (short) 0);
-            }
-            int n;
-            for (;;) {
-                n = (int) POLL.invoke(pfds, (long) fds.length, timeoutMillis);
-                if (n >= 0) {
-                    break;
-                }
-                int errno = Native.lastErrno();
-                if (errno != Errno.EINTR) {
-                    throw RdmaException.of("poll", errno, null);
-                }
-            }
-            for (int i = 0; i < fds.length; i++) {
-                // Any revents (POLLIN, POLLERR, POLLHUP) means the next read will not block.
-                ready[i] = pfds.get(ValueLayout.JAVA_SHORT, 8L * i + 6) != 0;
-            }
-            return n;
+    private static final MethodHandle POLL_PLAIN = plain("poll", POLL_TYPE);
+    private static final MethodHandle READ_PLAIN = plain("read", READ_WRITE_TYPE);
+    private static final MethodHandle WRITE_PLAIN = plain("write", READ_WRITE_TYPE);
+    /**
+     * One pollfd and one 8-byte read buffer per thread, for the single-descriptor wait and the eventfd
+     * drain, so they allocate nothing; the auto arena frees them with the thread's last reference.
+     */
+    private record Scratch(MemorySegment pollFd, MemorySegment counter) {
+        Scratch(MemorySegment all) {
+            this(all.asSlice(0, POLLFD_SIZE), all.asSlice(POLLFD_SIZE, 8));
         }
     }
 
-    // One pollfd per thread for the single-descriptor wait, so a wait allocates nothing.
-    private static final ThreadLocal<MemorySegment> POLLFD =
-            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(8, 8));
-    private static final java.lang.invoke.MethodHandle POLL_EXACT = POLL.handle();
+    private static final ThreadLocal<Scratch> SCRATCH =
+            ThreadLocal.withInitial(() -> new Scratch(Arena.ofAuto().allocate(POLLFD_SIZE + 8, 8)));
+    // What an eventfd signal writes. Only ever read after this initialisation, so all threads share it.
+    private static final MemorySegment ONE = Arena.global().allocate(ValueLayout.JAVA_LONG);
+
+    static {
+        ONE.set(ValueLayout.JAVA_LONG, 0, 1L);
+    }
+
+    /**
+     * Allocates a {@code struct pollfd} array watching {@code fds} for input.
+     *
+     * @param arena where the array lives
+     * @param fds the descriptors, in order
+     * @return the array
+     */
+    static MemorySegment pollFds(Arena arena, int[] fds) {
+        MemorySegment pfds = arena.allocate(POLLFD_SIZE * Math.max(1, fds.length), 4);
+        for (int i = 0; i < fds.length; i++) {
+            setPollFd(pfds, i, fds[i]);
+        }
+        return pfds;
+    }
+
+    /** Makes entry {@code i} of a pollfd array watch {@code fd} for input. */
+    static void setPollFd(MemorySegment pfds, int i, int fd) {
+        pfds.set(ValueLayout.JAVA_INT, POLLFD_SIZE * i, fd);
+        pfds.set(ValueLayout.JAVA_SHORT, POLLFD_SIZE * i + 4, POLLIN);
+        pfds.set(ValueLayout.JAVA_SHORT, POLLFD_SIZE * i + REVENTS, (short) 0);
+    }
+
+    /**
+     * Whether entry {@code i} of a polled array is ready: any revents (POLLIN, POLLERR, POLLHUP, POLLNVAL)
+     * means the next read will not block.
+     */
+    static boolean ready(MemorySegment pfds, int i) {
+        return pfds.get(ValueLayout.JAVA_SHORT, POLLFD_SIZE * i + REVENTS) != 0;
+    }
+
+    /**
+     * {@code poll(2)} on the first {@code count} entries of a pollfd array, retried on EINTR; allocates
+     * nothing. The kernel writes every entry's revents, so the array needs no reset between calls.
+     *
+     * @param pfds the array (see {@link #pollFds})
+     * @param count how many entries to watch
+     * @param timeoutMillis -1 to wait forever
+     * @return how many are ready; 0 on timeout
+     */
+    static int poll(MemorySegment pfds, int count, int timeoutMillis) {
+        int n;
+        try {
+            n = (int) POLL_PLAIN.invokeExact(pfds, (long) count, timeoutMillis);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("poll threw " + t, t);
+        }
+        if (n >= 0) {
+            return n;
+        }
+        // Failed (EINTR, or an error that persists): poll again, now capturing errno. A wait repeated
+        // is still the same wait; with a timeout it may last up to twice as long, once, after a signal.
+        MemorySegment capture = Native.capture();
+        for (;;) {
+            try {
+                n = (int) POLL_EXACT.invokeExact(capture, pfds, (long) count, timeoutMillis);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("poll threw " + t, t);
+            }
+            if (n >= 0) {
+                return n;
+            }
+            int errno = Native.errno(capture);
+            if (errno != Errno.EINTR) {
+                throw RdmaException.of("poll", errno, null);
+            }
+        }
+    }
 
     /**
      * Waits until {@code fd} is readable (or has an error or hang-up, after which a read won't block).
@@ -89,49 +162,60 @@ final class Posix {
      * @return whether it is readable; {@code false} on timeout
      */
     static boolean pollIn(int fd, int timeoutMillis) {
-        MemorySegment pfd = POLLFD.get();
-        pfd.set(ValueLayout.JAVA_INT, 0, fd);
-        pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
-        pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        MemorySegment capture = Native.capture();
-        for (;;) {
-            int n;
-            try {
-                n = (int) POLL_EXACT.invokeExact(capture, pfd, 1L, timeoutMillis);
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException("poll threw " + t, t);
-            }
-            if (n >= 0) {
-                return n > 0;
-            }
-            int errno = Native.errno(capture);
-            if (errno != Errno.EINTR) {
-                throw RdmaException.of("poll", errno, null);
-            }
-        }
+        MemorySegment pfd = SCRATCH.get().pollFd();
+        setPollFd(pfd, 0, fd);
+        return poll(pfd, 1, timeoutMillis) > 0;
     }
 
     static int eventFd() {
         return EVENTFD.callInt(0, EFD_NONBLOCK | EFD_CLOEXEC);
     }
 
+    /**
+     * Adds one to an eventfd's counter, making it readable; allocates nothing, any thread. A full counter
+     * (EAGAIN) is readable already.
+     */
     static void eventFdSignal(int fd) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment one = arena.allocate(ValueLayout.JAVA_LONG);
-            one.set(ValueLayout.JAVA_LONG, 0, 1L);
-            long n = (long) WRITE.invoke(fd, one, 8L);
-            if (n < 0 && Native.lastErrno() != Errno.EAGAIN) {
-                throw RdmaException.of("write(eventfd)", Native.lastErrno(), null);
+        long n;
+        try {
+            n = (long) WRITE_PLAIN.invokeExact(fd, ONE, 8L);
+            if (n >= 0) {
+                return;
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("write threw " + t, t);
+        }
+        // Failed: again with errno captured. A full counter stays full (EAGAIN), a bad descriptor stays
+        // bad; and if the counter was read meanwhile, adding one is what the caller wanted anyway.
+        MemorySegment capture = Native.capture();
+        try {
+            n = (long) WRITE_EXACT.invokeExact(capture, fd, ONE, 8L);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("write threw " + t, t);
+        }
+        if (n < 0) {
+            int errno = Native.errno(capture);
+            if (errno != Errno.EAGAIN) {
+                throw RdmaException.of("write(eventfd)", errno, null);
             }
         }
     }
 
+    /** Resets a non-blocking eventfd's counter to zero; a read of an empty one fails with EAGAIN, ignored. */
     static void eventFdDrain(int fd) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buf = arena.allocate(ValueLayout.JAVA_LONG);
-            READ.invoke(fd, buf, 8L);
+        MemorySegment counter = SCRATCH.get().counter();
+        try {
+            // The result does not matter: EAGAIN means empty already; a failed read leaves it readable,
+            // which costs one more turn of the loop, no more.
+            long n = (long) READ_PLAIN.invokeExact(fd, counter, 8L);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("read threw " + t, t);
         }
     }
 

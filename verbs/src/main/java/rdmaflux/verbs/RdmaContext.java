@@ -36,6 +36,18 @@ public final class RdmaContext extends NativeResource {
     /** One context per native device context that librdmacm opened: see {@link CmId#sharedContext()}. */
     private static final Map<Long, RdmaContext> SHARED = new ConcurrentHashMap<>();
     private volatile boolean asyncNonBlocking;
+    /**
+     * Where {@code ibv_get_async_event} writes, made on the first read; guarded by
+     * {@link #asyncLock}. Reused, so a watcher that checks for events on a timer allocates nothing while
+     * none arrive.
+     */
+    private MemorySegment asyncEvent;
+    private final Object asyncLock = new Object();
+
+    /** {@code ibv_get_async_event} with errno capture, exact; a holder so that loading this class links nothing. */
+    private static final class GetAsyncEvent {
+        static final java.lang.invoke.MethodHandle HANDLE = Calls.IBV_GET_ASYNC_EVENT.handle();
+    }
 
     RdmaContext(MemorySegment context, boolean owned, NativeResource... owners) {
         super(Rank.CONTEXT, context.reinterpret(ibv_context.sizeof()), owners);
@@ -533,7 +545,6 @@ public final class RdmaContext extends NativeResource {
             asyncNonBlocking = true;
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        boolean[] ready = new boolean[1];
         for (;;) {
             AsyncEvent e = tryGetAsyncEvent();
             if (e != null) {
@@ -544,35 +555,52 @@ public final class RdmaContext extends NativeResource {
                 return null;
             }
             // The lease is not held while blocked, so close() on another thread never waits on us.
-            Posix.pollIn(new int[] {fd}, ready, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+            Posix.pollIn(fd, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
         }
     }
 
     private AsyncEvent tryGetAsyncEvent() {
         MemorySegment ctx = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment ev = ibv_async_event.allocate(arena);
-            int rc = (int) Calls.IBV_GET_ASYNC_EVENT.invoke(ctx, ev);
-            if (rc != 0) {
-                int errno = Native.lastErrno();
-                if (errno == Errno.EAGAIN) {
-                    return null;
-                }
-                throw RdmaException.of("ibv_get_async_event", errno, null);
-            }
-            try {
-                AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(ev));
-                MemorySegment element = ibv_async_event.element(ev);
-                int port = isPortEvent(type) ? ibv_async_event.element.port_num(element) : 0;
-                int qpn = isQpEvent(type)
-                        ? ibv_qp.qp_num(ibv_async_event.element.qp(element).reinterpret(ibv_qp.sizeof())) : -1;
-                return new AsyncEvent(type, port, qpn);
-            } finally {
-                // Unacked QP/CQ events make ibv_destroy_qp/cq block forever.
-                RdmaH.ibv_ack_async_event(ev);
+        try {
+            synchronized (asyncLock) {
+                return tryGetAsyncEvent(ctx);
             }
         } finally {
             release();
+        }
+    }
+
+    private AsyncEvent tryGetAsyncEvent(MemorySegment ctx) {
+        MemorySegment ev = asyncEvent;
+        if (ev == null) {
+            ev = asyncEvent = ibv_async_event.allocate(Arena.ofAuto());
+        }
+        MemorySegment capture = Native.capture();
+        int rc;
+        try {
+            rc = (int) GetAsyncEvent.HANDLE.invokeExact(capture, ctx, ev);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("ibv_get_async_event threw " + t, t);
+        }
+        if (rc != 0) {
+            int errno = Native.errno(capture);
+            if (errno == Errno.EAGAIN) {
+                return null;
+            }
+            throw RdmaException.of("ibv_get_async_event", errno, null);
+        }
+        try {
+            AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(ev));
+            MemorySegment element = ibv_async_event.element(ev);
+            int port = isPortEvent(type) ? ibv_async_event.element.port_num(element) : 0;
+            int qpn = isQpEvent(type)
+                    ? ibv_qp.qp_num(ibv_async_event.element.qp(element).reinterpret(ibv_qp.sizeof())) : -1;
+            return new AsyncEvent(type, port, qpn);
+        } finally {
+            // Unacked QP/CQ events make ibv_destroy_qp/cq block forever.
+            RdmaH.ibv_ack_async_event(ev);
         }
     }
 

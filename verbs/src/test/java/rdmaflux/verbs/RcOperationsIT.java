@@ -214,4 +214,47 @@ class RcOperationsIT {
         // No re-arm, no event: the channel stays quiet.
         assertEquals(null, p.b.channel.awaitEvent(Duration.ofMillis(200)));
     }
+
+    @Test
+    void aCompletionLoopTurnAllocatesNothing() {
+        // What a completion loop does per message when event-driven: wait on the channel, take the event
+        // (and find no second one: the EAGAIN path), poll, re-arm; the sender polls its completion too.
+        WorkCompletions wc = new WorkCompletions(4);
+        int fd = p.b.channel.fd();
+        recv.set(0, 1).sge(0, 0, p.b.mr, 0, 64);
+        send.set(0, 2, SendOpcode.SEND, SendFlag.mask(SendFlag.SIGNALED)).sge(0, 0, p.a.mr, 0, 8);
+        int[] events = new int[1];
+        AllocationProbe.assertNoSteadyAllocation("200 messages taken through completion events", () -> {
+            for (int i = 0; i < 200; i++) {
+                p.b.qp.postReceive(recv, 1);
+                p.b.cq.requestNotification(false);
+                p.a.qp.postSend(send, 1);
+                CompletionQueue q;
+                while ((q = p.b.channel.tryGetEvent()) == null) {
+                    if (!Posix.pollIn(fd, (int) T.toMillis())) {
+                        throw new AssertionError("no completion event within " + T);
+                    }
+                }
+                if (q != p.b.cq || p.b.channel.tryGetEvent() != null) {
+                    throw new AssertionError("one event, for the receiving CQ, expected");
+                }
+                events[0]++;
+                awaitOne(p.b.cq, wc);
+                awaitOne(p.a.cq, wc);
+            }
+        });
+        assertTrue(events[0] >= 200);
+    }
+
+    private static void awaitOne(CompletionQueue cq, WorkCompletions wc) {
+        long deadline = System.nanoTime() + T.toNanos();
+        while (cq.poll(wc) == 0) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("no completion within " + T);
+            }
+        }
+        if (!wc.isSuccess(0)) {
+            throw new AssertionError(wc.describe(0));
+        }
+    }
 }
