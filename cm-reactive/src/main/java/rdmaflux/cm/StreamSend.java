@@ -60,7 +60,11 @@ final class StreamSend<T> extends Mono<Void> {
         source.subscribe(new Sender<>(actual, this));
     }
 
-    /** One subscription: the source's subscriber and the caller's subscription. */
+    /**
+     * One subscription: the source's subscriber and the caller's subscription.
+     *
+     * @param <T> the source's message type
+     */
     private static final class Sender<T> implements CoreSubscriber<T>, Subscription, Runnable {
         private final CoreSubscriber<? super Void> actual;
         private final Connection connection;
@@ -265,6 +269,8 @@ final class StreamSend<T> extends Mono<Void> {
     /**
      * One message's sink: counts its end; withdraws it while it is still queued. It is its own "ended" flag
      * (one object per message, not two).
+     *
+     * @param <T> the source's message type
      */
     @SuppressWarnings("serial") // never serialized
     private static final class Element<T> extends AtomicBoolean implements SendQueue.QueueSink, SendQueue.Withdrawable {
