@@ -63,8 +63,13 @@ final class SendQueue {
      * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
      * posted at once are queued, so the common case allocates none.
      */
-    private record Pending(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                           MonoSink<Object> sink, Object large) {
+    private record Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
+                           long a, long b, MonoSink<Object> sink, Object large) implements reactor.core.Disposable {
+        /** Withdraws this request if it is still queued: its own {@code Disposable}, not one more object. */
+        @Override
+        public void dispose() {
+            queue.withdraw(this);
+        }
     }
 
     private final Object lock;
@@ -278,10 +283,10 @@ final class SendQueue {
             if (needsCredit(kind) && !window.canSpend()) {
                 recorder.creditWait();
             }
-            Pending p = new Pending(kind, data, local, remote, a, b, sink, large);
+            Pending p = new Pending(this, kind, data, local, remote, a, b, sink, large);
             pending.add(p);
             // Withdrawn if it is still queued: its buffer is never read after the cancel.
-            sink.onCancel(() -> withdraw(p));
+            sink.onCancel(p);
         }
     }
 
