@@ -231,11 +231,12 @@ public final class Bench implements Callable<Integer> {
             sendLat2 = verbsRows(rows, ip, maxSize, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, timeout,
                     pin, c);
         }
+        ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet);
         if (only.contains("latency")) {
-            rows.add(busyPollRow(ip, lat, latWarm, rows, timeout));
+            rows.add(reactive.busyPollRow(lat, latWarm, rows));
         }
         if (only.contains("reactive")) {
-            Row r = reactiveRow(ip, lat, latWarm, sendLat2, timeout);
+            Row r = reactive.pingPongRow(lat, latWarm, sendLat2);
             rows.add(r.withCpu(r.cpuOurs(), findRow(rows, "send/recv latency p50", 2).cpuC()));
         }
         if (only.contains("stream") || only.contains("rsocket")) {
@@ -257,12 +258,12 @@ public final class Bench implements Callable<Integer> {
         }
         if (only.contains("setup")) {
             rows.addAll(setupRows(ip, conns, timeout, c));
-            rows.add(reactiveSetupRow(ip, reactiveConnections != null ? reactiveConnections : quick ? 20 : 1000,
-                    timeout, c));
+            rows.add(reactive.setupRow(reactiveConnections != null ? reactiveConnections : quick ? 20 : 1000, c));
         }
         if (only.contains("multicast")) {
             rows.addAll(multicastRows(ip, mcN, mcSizes, timeout, pin, c));
         }
+        ourFailure |= reactive.failed();
 
         String table = Table.text(rows);
         pw.println();
@@ -626,136 +627,10 @@ public final class Bench implements Callable<Integer> {
         return row.withNote(note);
     }
 
-    private Row reactiveRow(InetAddress ip, int iters, int warm, double cSendLat, Duration timeout) {
-        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, default options; alloc = all threads";
-        PingPongRuns runs = new PingPongRuns();
-        try {
-            runs.run(repeat, () -> ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout));
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            note = "ours failed: " + e;
-        }
-        if (repeat > 1 && !runs.micros.isEmpty()) {
-            note += "; median of " + repeat + ": " + range(runs.micros);
-        }
-        Row row = new Row("reactive send/recv latency p50", 2, "us", median(runs.micros), cSendLat, "ib_send_lat",
-                Row.Target.NONE, runs.alloc, note).withCpu(median(runs.cpu), Double.NaN);
-        progress(row);
-        return row;
-    }
-
-    /** Timed ping-pong runs: each one's typical latency and CPU per message, the largest heap per message. */
-    private static final class PingPongRuns {
-        final List<Double> micros = new ArrayList<>();
-        final List<Double> cpu = new ArrayList<>();
-        double alloc = Double.NaN;
-
-        /** Runs {@code pingPong} {@code times} times; the CPU column is taken around each. */
-        void run(int times, Supplier<VerbsTests.Latency> pingPong) {
-            for (int r = 0; r < times; r++) {
-                VerbsTests.Latency l = pingPong.get();
-                double perMessage = CpuTime.take(l.messages());
-                if (!Double.isNaN(perMessage)) {
-                    cpu.add(perMessage);
-                }
-                micros.add(Stats.typicalMicros(l.stamps(), 2));
-                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
-            }
-        }
-    }
-
     /** {@return the row of {@code metric} at {@code size}, or an empty one when that row did not run} */
-    private static Row findRow(List<Row> rows, String metric, long size) {
+    static Row findRow(List<Row> rows, String metric, long size) {
         return rows.stream().filter(r -> r.metric().equals(metric) && r.size() == size).findFirst()
                 .orElse(new Row(metric, size, "", Double.NaN, Double.NaN, "", Row.Target.NONE, Double.NaN, ""));
-    }
-
-    /**
-     * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
-     * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; after one
-     * untimed run (not in a quick run), then {@link #repeat} timed ones, median. The CPU column's second
-     * value is the verbs spin ping-pong's.
-     */
-    private Row busyPollRow(InetAddress ip, int iters, int warm, List<Row> rows, Duration timeout) {
-        Row spin = findRow(rows, "send/recv latency p50, spin hint", 2);
-        PingPongRuns runs = new PingPongRuns();
-        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
-                + ") on both, calling thread spinning with Thread.onSpinWait(); C = the verbs spin ping-pong (spin "
-                + "hint row) of this run; alloc = all threads";
-        try {
-            if (!quick) { // the quick run stays short: the timed run's own warm-up round trips suffice there
-                ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, warm * 2, timeout);
-                CpuTime.take(1);
-            }
-            awaitJitQuiet();
-            runs.run(repeat, () -> ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout));
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            note += "; ours failed: " + e;
-        }
-        if (repeat > 1 && !runs.micros.isEmpty()) {
-            note += "; median of " + repeat + ": " + range(runs.micros)
-                    + (runs.cpu.isEmpty() ? "" : "; CPU us/msg " + range(runs.cpu));
-        }
-        if (Double.isNaN(spin.ours())) {
-            note += "; the spin-hint row did not run";
-        }
-        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", median(runs.micros), spin.ours(), "verbs spin ping-pong",
-                Row.Target.RATIO_AT_MOST, runs.alloc, note).withCpu(median(runs.cpu), spin.cpuOurs());
-        progress(row);
-        return row;
-    }
-
-    /**
-     * Connection setup through the reactive API ({@link ReactiveSetup}: N {@code RdmaConnection.connect}
-     * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
-     * row. One untimed round of at most 100 connections warms the JIT first (not in a quick run).
-     */
-    private Row reactiveSetupRow(InetAddress ip, int conns, Duration timeout, CTools c) {
-        List<Double> mine = new ArrayList<>();
-        List<Double> theirs = new ArrayList<>();
-        List<String> errors = new ArrayList<>();
-        int retries = 0;
-        Duration longer = timeout.multipliedBy(5);
-        try {
-            if (!quick) { // the quick run stays short and checks that the row works
-                ReactiveSetup.run(new InetSocketAddress(ip, 0), Math.min(conns, 100), longer);
-                awaitJitQuiet();
-            }
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            errors.add("ours failed: " + e.getMessage());
-        }
-        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
-            try {
-                ReactiveSetup.Result o = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
-                mine.add(o.rate());
-                retries += o.retries();
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                errors.add("ours failed: " + e.getMessage());
-            }
-            StringBuilder error = new StringBuilder();
-            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-            if (error.isEmpty()) {
-                theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
-            } else {
-                errors.add(error.toString());
-            }
-        }
-        String note = conns + " connections at once; RdmaConnection.connect to an in-process RdmaServer (accept "
-                + "queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
-                + "cmtime create id..connect; " + retries + " retried connects";
-        if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + repeat + ": ours " + range(mine) + ", C " + range(theirs);
-        }
-        if (!errors.isEmpty()) {
-            note += "; " + String.join("; ", errors.stream().distinct().toList());
-        }
-        Row row = new Row("connection setup rate, reactive API", 0, "conn/s", median(mine), median(theirs), "cmtime",
-                Row.Target.RATIO_AT_LEAST, Double.NaN, note);
-        progress(row);
-        return row;
     }
 
     /**

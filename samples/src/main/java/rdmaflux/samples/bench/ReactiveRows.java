@@ -1,0 +1,177 @@
+package rdmaflux.samples.bench;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * The reactive API's latency and setup rows: its ping-pong with the default options (for the record), its
+ * ping-pong with busy polling against the verbs spin ping-pong, and its connection setup against
+ * {@code cmtime}. Each row is the median of {@code repeat} runs, with the CPU column where it applies.
+ *
+ * <p>Threads: the benchmark's thread only.
+ */
+final class ReactiveRows {
+    private final InetAddress ip;
+    private final boolean quick;
+    private final int repeat;
+    private final Duration timeout;
+    private final Consumer<Row> progress;
+    private final Runnable awaitJitQuiet;
+    private boolean ourFailure;
+
+    /**
+     * @param ip the RDMA interface's address
+     * @param quick the short run: no untimed warm-up rounds
+     * @param repeat timed runs per row
+     * @param timeout the longest wait for any step
+     * @param progress told each finished row
+     * @param awaitJitQuiet waits until the JIT is idle
+     */
+    ReactiveRows(InetAddress ip, boolean quick, int repeat, Duration timeout, Consumer<Row> progress,
+                 Runnable awaitJitQuiet) {
+        this.ip = ip;
+        this.quick = quick;
+        this.repeat = repeat;
+        this.timeout = timeout;
+        this.progress = progress;
+        this.awaitJitQuiet = awaitJitQuiet;
+    }
+
+    /** {@return whether one of our runs failed} */
+    boolean failed() {
+        return ourFailure;
+    }
+
+    /** The reactive API's ping-pong (default options) against ib_send_lat's p50 of this run, for the record. */
+    Row pingPongRow(int iters, int warm, double cSendLat) {
+        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, default options; alloc = all threads";
+        PingPongRuns runs = new PingPongRuns();
+        try {
+            runs.run(repeat, () -> ReactiveLatency.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout));
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            note = "ours failed: " + e;
+        }
+        if (repeat > 1 && !runs.micros.isEmpty()) {
+            note += "; median of " + repeat + ": " + Bench.range(runs.micros);
+        }
+        Row row = new Row("reactive send/recv latency p50", 2, "us", Bench.median(runs.micros), cSendLat, "ib_send_lat",
+                Row.Target.NONE, runs.alloc, note).withCpu(Bench.median(runs.cpu), Double.NaN);
+        progress.accept(row);
+        return row;
+    }
+
+    /** Timed ping-pong runs: each one's typical latency and CPU per message, the largest heap per message. */
+    private static final class PingPongRuns {
+        final List<Double> micros = new ArrayList<>();
+        final List<Double> cpu = new ArrayList<>();
+        double alloc = Double.NaN;
+
+        /** Runs {@code pingPong} {@code times} times; the CPU column is taken around each. */
+        void run(int times, Supplier<VerbsTests.Latency> pingPong) {
+            for (int r = 0; r < times; r++) {
+                VerbsTests.Latency l = pingPong.get();
+                double perMessage = CpuTime.take(l.messages());
+                if (!Double.isNaN(perMessage)) {
+                    cpu.add(perMessage);
+                }
+                micros.add(Stats.typicalMicros(l.stamps(), 2));
+                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
+            }
+        }
+    }
+
+    /**
+     * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
+     * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; after one
+     * untimed run (not in a quick run), then {@code repeat} timed ones, median. The CPU column's second
+     * value is the verbs spin ping-pong's.
+     */
+    Row busyPollRow(int iters, int warm, List<Row> rows) {
+        Row spin = Bench.findRow(rows, "send/recv latency p50, spin hint", 2);
+        PingPongRuns runs = new PingPongRuns();
+        String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
+                + ") on both, calling thread spinning with Thread.onSpinWait(); C = the verbs spin ping-pong (spin "
+                + "hint row) of this run; alloc = all threads";
+        try {
+            if (!quick) { // the quick run stays short: the timed run's own warm-up round trips suffice there
+                ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, warm * 2, timeout);
+                CpuTime.take(1);
+            }
+            awaitJitQuiet.run();
+            runs.run(repeat, () -> ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout));
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            note += "; ours failed: " + e;
+        }
+        if (repeat > 1 && !runs.micros.isEmpty()) {
+            note += "; median of " + repeat + ": " + Bench.range(runs.micros)
+                    + (runs.cpu.isEmpty() ? "" : "; CPU us/msg " + Bench.range(runs.cpu));
+        }
+        if (Double.isNaN(spin.ours())) {
+            note += "; the spin-hint row did not run";
+        }
+        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", Bench.median(runs.micros), spin.ours(), "verbs spin ping-pong",
+                Row.Target.RATIO_AT_MOST, runs.alloc, note).withCpu(Bench.median(runs.cpu), spin.cpuOurs());
+        progress.accept(row);
+        return row;
+    }
+
+    /**
+     * Connection setup through the reactive API ({@link ReactiveSetup}: N {@code RdmaConnection.connect}
+     * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
+     * row. One untimed round of at most 100 connections warms the JIT first (not in a quick run).
+     */
+    Row setupRow(int conns, CTools c) {
+        List<Double> mine = new ArrayList<>();
+        List<Double> theirs = new ArrayList<>();
+        List<String> errors = new ArrayList<>();
+        int retries = 0;
+        Duration longer = timeout.multipliedBy(5);
+        try {
+            if (!quick) { // the quick run stays short and checks that the row works
+                ReactiveSetup.run(new InetSocketAddress(ip, 0), Math.min(conns, 100), longer);
+                awaitJitQuiet.run();
+            }
+        } catch (RuntimeException e) {
+            ourFailure = true;
+            errors.add("ours failed: " + e.getMessage());
+        }
+        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
+            try {
+                ReactiveSetup.Result o = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
+                mine.add(o.rate());
+                retries += o.retries();
+            } catch (RuntimeException e) {
+                ourFailure = true;
+                errors.add("ours failed: " + e.getMessage());
+            }
+            StringBuilder error = new StringBuilder();
+            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+            if (error.isEmpty()) {
+                theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
+            } else {
+                errors.add(error.toString());
+            }
+        }
+        String note = conns + " connections at once; RdmaConnection.connect to an in-process RdmaServer (accept "
+                + "queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
+                + "cmtime create id..connect; " + retries + " retried connects";
+        if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
+            note += "; median of " + repeat + ": ours " + Bench.range(mine) + ", C " + Bench.range(theirs);
+        }
+        if (!errors.isEmpty()) {
+            note += "; " + String.join("; ", errors.stream().distinct().toList());
+        }
+        Row row = new Row("connection setup rate, reactive API", 0, "conn/s", Bench.median(mine), Bench.median(theirs), "cmtime",
+                Row.Target.RATIO_AT_LEAST, Double.NaN, note);
+        progress.accept(row);
+        return row;
+    }
+}
