@@ -24,7 +24,7 @@ package rdmaflux.cm;
  * the moment this side can tell (a message sent early on a credit already on its way back is
  * indistinguishable from one sent after it arrived).
  *
- * <p>Not thread-safe: the owner ({@link RcQueue}) guards it with its monitor.
+ * <p>Not thread-safe: the owner ({@link RcQueue}) guards it with its lock ({@link ConnectionLock}).
  */
 final class CreditWindow {
     private final int granted;

@@ -27,9 +27,9 @@ final class LargeReceive implements RdmaMessage {
     final int rkey;
     final int length;
     volatile int state = WAITING;
-    /** Set under the queue's monitor when its READ was posted: from then on the device writes the region. */
+    /** Set under the queue's lock when its READ was posted: from then on the device writes the region. */
     boolean readPosted;
-    /** Guarded by the queue's monitor: the offset of the next piece to read, and the bytes read so far. */
+    /** Guarded by the queue's lock: the offset of the next piece to read, and the bytes read so far. */
     int nextRead;
     int bytesRead;
     Arena arena;

@@ -11,8 +11,8 @@ import rdmaflux.verbs.MemoryRegion;
  * One large message on its way out ({@link Rendezvous}): the registered copy the peer reads, and the
  * send's sink, which completes when the peer says it finished reading.
  *
- * <p>Threads: guarded by the owning {@link RcQueue}'s monitor, except that a worker fills in
- * {@link #arena} and {@link #region} before it hands the message back under that monitor.
+ * <p>Threads: guarded by the owning {@link RcQueue}'s lock, except that a worker fills in
+ * {@link #arena} and {@link #region} before it hands the message back under that lock.
  */
 final class LargeSend {
     static final int NEW = 0;

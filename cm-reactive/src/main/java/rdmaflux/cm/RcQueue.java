@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -93,6 +94,16 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private final MemoryRegion recvMr;
     private final ReceiveSlot[] slots;
     private final ReceiveRequests recvBatch;
+    /** The slot of each request written to {@link #recvBatch} and not posted yet; guarded by the lock. */
+    private final ReceiveSlot[] reposting;
+    private int reposts;
+    /**
+     * Guards the data path (this, the {@link SendQueue}, the {@link CreditWindow}, the {@link Rendezvous});
+     * its holder reposts released buffers and posts the written sends before letting go.
+     */
+    final ConnectionLock lock = new ConnectionLock();
+    /** Slots the application released, for the lock's holder, linked through {@link ReceiveSlot#nextReleased}. */
+    private final AtomicReference<ReceiveSlot> releasedSlots = new AtomicReference<>();
     /** The send side: operations, send buffers, posting. */
     private final SendQueue sends;
 
@@ -109,7 +120,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     /** Whether the peer speaks large messages; set before the queue is started. */
     private volatile boolean largeMessages;
 
-    /** Guarded by this; shared with the send side. */
+    /** Guarded by the lock; shared with the send side. */
     private final CreditWindow window;
     /** The connection's grants not ended yet: their leases are returned in {@link #afterDestroy()}. */
     final WindowGrant.Live grants = new WindowGrant.Live();
@@ -144,7 +155,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         int size = options.bufferSize();
         MemorySegment recvMemory = allocate(arena, (long) size * recvCount, 64);
         recvMr = pd.register(recvMemory);
-        sends = new SendQueue(this, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
+        sends = new SendQueue(lock, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
                 this::outstanding);
         this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
         recvBatch = new ReceiveRequests(recvCount, 1);
@@ -155,6 +166,18 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         }
         qp.postReceive(recvBatch, recvCount);
         outstanding(recvCount);
+        reposting = new ReceiveSlot[recvCount];
+        lock.deferred(new ConnectionLock.Deferred() {
+            @Override
+            public boolean pending() {
+                return releasedSlots.get() != null;
+            }
+
+            @Override
+            public void run() {
+                beforeUnlock();
+            }
+        });
     }
 
     /**
@@ -205,8 +228,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     void start(int peerCredits, boolean peerLargeMessages) {
         largeMessages = credits && peerLargeMessages;
         if (credits) {
-            synchronized (this) {
+            lock.lock();
+            try {
                 window.start(peerCredits);
+            } finally {
+                lock.unlock();
             }
         }
         loop.execute(() -> {
@@ -294,12 +320,12 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         if ((wrId & RECV_TAG) != 0) {
             ReceiveSlot slot = slots[(int) (wrId & ~RECV_TAG)];
             if (!ok) {
-                slot.state = ReceiveSlot.DEAD;
+                slot.state(ReceiveSlot.DEAD);
                 completionError(wc, i);
                 return;
             }
             if (violation != null) {
-                slot.state = ReceiveSlot.DEAD; // nothing more the peer sends is believed
+                slot.state(ReceiveSlot.DEAD); // nothing more the peer sends is believed
                 return;
             }
             try {
@@ -307,7 +333,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             } catch (RuntimeException e) {
                 // What the peer's bytes make of this connection fails it alone: never the completion
                 // loop, nor the completions polled with this one (other connections' included).
-                slot.state = ReceiveSlot.DEAD;
+                slot.state(ReceiveSlot.DEAD);
                 violation = e instanceof RdmaCmException.ProtocolViolation v ? v
                         : violation("its message broke the receiver (" + e + ")", e);
                 localFailure = violation;
@@ -366,8 +392,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         int len = wc.byteLength(i);
         if (wc.opcode(i) == WcOpcode.RECV_RDMA_WITH_IMM) {
             if (credits) {
-                synchronized (this) {
+                lock.lock();
+                try {
                     window.delivered();
+                } finally {
+                    lock.unlock();
                 }
             }
             slot.deliver(0, true, wc.immediateData(i), credits);
@@ -387,7 +416,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             if (large) {
                 checkDescriptor(slot, len);
             }
-            synchronized (this) {
+            lock.lock();
+            try {
                 int finished = (imm >>> Wire.FINISHED_SHIFT) & Wire.FINISHED;
                 if (finished > 0) {
                     rendezvous.finished(finished);
@@ -410,6 +440,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                     return;
                 }
                 sends.drainPending();
+            } finally {
+                lock.unlock();
             }
         }
         slot.deliver(len, false, 0, credits);
@@ -448,45 +480,81 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     /**
-     * Called by {@link ReceiveSlot#release()} and its application views from any thread.
+     * Any thread, after {@link ReceiveSlot#take}: the slot waits on the release stack for the lock's holder
+     * (this thread, if the lock is free), who reposts it and counts its credit. Never waits for the lock.
      *
-     * @param slot the slot
-     * @param generation the delivery released: a stale one (the slot was reposted since) is ignored
+     * @param slot the slot, taken from the application
      */
-    void released(ReceiveSlot slot, int generation) {
-        synchronized (this) {
-            if (slot.state != ReceiveSlot.DELIVERED || slot.generation() != generation) {
-                return; // released twice, or a stale view: posting the buffer twice would corrupt it
-            }
-            boolean counted = slot.counted;
+    void released(ReceiveSlot slot) {
+        ReceiveSlot head;
+        do {
+            head = releasedSlots.get();
+            slot.nextReleased = head;
+        } while (!releasedSlots.compareAndSet(head, slot));
+        lock.offer();
+    }
+
+    /**
+     * The lock's holder, before it lets go: reposts the released buffers (one {@code ibv_post_recv}), then
+     * returns their credits, which must never reach the peer before the buffers are posted, and posts the
+     * sends written meanwhile (one {@code ibv_post_send}).
+     */
+    private void beforeUnlock() {
+        boolean credited = false;
+        for (ReceiveSlot s = releasedSlots.get() == null ? null : releasedSlots.getAndSet(null); s != null; ) {
+            ReceiveSlot next = s.nextReleased;
+            s.nextReleased = null;
             if (tornDown || qp.isClosed()) {
-                slot.state = ReceiveSlot.DEAD;
-                if (counted) {
+                s.state(ReceiveSlot.DEAD);
+                if (s.counted) {
                     window.dropped();
                 }
-                return;
+            } else {
+                repost(s);
+                if (s.counted) {
+                    window.released();
+                    credited = true;
+                }
             }
-            repost(slot);
-            if (counted) {
-                window.released();
-                sends.maybeReturnCredits();
-            }
+            s = next;
         }
+        postReposts();
+        if (credited) {
+            sends.maybeReturnCredits();
+        }
+        sends.flush();
     }
 
-    /** Guarded by this. */
+    /** Guarded by the lock: the buffer is posted again before the lock is let go. */
     private void repost(ReceiveSlot slot) {
-        slot.state = ReceiveSlot.POSTED;
-        recvBatch.set(0, RECV_TAG | slot.index).sge(0, 0, recvMr, (long) options.bufferSize() * slot.index,
+        slot.state(ReceiveSlot.POSTED);
+        int i = reposts++;
+        reposting[i] = slot;
+        recvBatch.set(i, RECV_TAG | slot.index).sge(i, 0, recvMr, (long) options.bufferSize() * slot.index,
                 options.bufferSize());
-        try {
-            qp.postReceive(recvBatch, 1);
-            outstanding(1);
-        } catch (RuntimeException e) {
-            slot.state = ReceiveSlot.DEAD;
-        }
     }
 
+    /** Guarded by the lock: posts the buffers {@link #repost} wrote, as one chain. */
+    private void postReposts() {
+        int n = reposts;
+        if (n == 0) {
+            return;
+        }
+        reposts = 0;
+        int posted = n;
+        try {
+            qp.postReceive(recvBatch, n);
+        } catch (RuntimeException e) {
+            posted = recvBatch.lastPosted(); // the QP is closed or broken: the rest is never filled again
+        }
+        outstanding(posted);
+        for (int i = 0; i < n; i++) {
+            if (i >= posted) {
+                reposting[i].state(ReceiveSlot.DEAD);
+            }
+            reposting[i] = null;
+        }
+    }
 
     // ---------------------------------------------------------------- teardown
 
@@ -515,8 +583,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                         "the peer disconnected without an orderly close (did its process die?)");
             }
             Throwable opFailure = end != null ? end : new IllegalStateException("connection closed");
-            synchronized (this) {
+            lock.lock();
+            try {
                 failAllOps(opFailure);
+            } finally {
+                lock.unlock();
             }
             if (end != null) {
                 inbound.tryEmitError(end);
@@ -527,7 +598,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         });
     }
 
-    /** Guarded by this. */
+    /** Guarded by the lock. */
     private void failAllOps(Throwable cause) {
         rendezvous.close(cause);
         sends.failAll(cause);
@@ -567,8 +638,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     @Override
-    public Object monitor() {
-        return this;
+    public ConnectionLock lock() {
+        return lock;
     }
 
     @Override
@@ -578,8 +649,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     @Override
     public void resume() {
-        synchronized (this) {
+        lock.lock();
+        try {
             sends.drainPending();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -590,6 +664,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     @Override
     public void releaseSlot(ReceiveSlot slot) {
-        released(slot, slot.generation());
+        if (slot.take(slot.generation())) {
+            released(slot);
+        }
     }
 }

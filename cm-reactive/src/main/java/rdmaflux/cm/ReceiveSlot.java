@@ -1,6 +1,8 @@
 package rdmaflux.cm;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * One receive buffer of an {@link RcQueue}: posted, or lent to the application as a message until
@@ -12,25 +14,39 @@ import java.lang.foreign.MemorySegment;
  * only while the slot is delivered in its generation.
  *
  * <p>Threads: the completion loop delivers it; the application reads and releases it on any thread.
- * {@link #state} is the hand-over point (the generation is written before it); the queue's monitor
- * orders a release against teardown and against a newer delivery.
+ * {@link #stamp} (generation and state in one word) is the hand-over point: a release takes the delivery
+ * with one compare-and-set, so exactly one release of a delivery counts and a stale view can never take a
+ * newer one, and the taken slot waits on the queue's release stack (linked through {@link #nextReleased})
+ * until the holder of the queue's lock reposts it.
  */
 final class ReceiveSlot implements RdmaMessage {
     static final int POSTED = 0;
     static final int DELIVERED = 1;
     static final int DEAD = 2;
+    /** Released by the application, waiting on the queue's release stack to be reposted. */
+    static final int RELEASING = 3;
+    private static final VarHandle STAMP;
+
+    static {
+        try {
+            STAMP = MethodHandles.lookup().findVarHandle(ReceiveSlot.class, "stamp", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final RcQueue owner;
     final int index;
     private final MemorySegment buffer;
-    volatile int state = POSTED;
+    /** The delivery's generation (high bits) and the state (low two bits). */
+    private volatile long stamp = POSTED;
+    /** The next slot on the queue's release stack; written by the releasing thread before it pushes. */
+    ReceiveSlot nextReleased;
     /** Whether the message took a credit (credits protocol: data and write notifications). */
     boolean counted;
     private int length;
     private boolean write;
     private int imm;
-    /** Deliveries so far; written on the completion loop before {@link #state}. */
-    private int generation;
 
     ReceiveSlot(RcQueue owner, int index, MemorySegment buffer) {
         this.owner = owner;
@@ -44,23 +60,48 @@ final class ReceiveSlot implements RdmaMessage {
         write = writeNotification;
         imm = immediate;
         counted = tookCredit;
-        generation++;
-        state = DELIVERED;
+        stamp = ((long) (generation() + 1) << 2) | DELIVERED;
+    }
+
+    /** {@return the state: {@link #POSTED}, {@link #DELIVERED}, {@link #DEAD} or {@link #RELEASING}} */
+    int state() {
+        return (int) (stamp & 3);
+    }
+
+    /**
+     * Sets the state, keeping the generation; by the queue (completion loop, or the holder of its lock for a
+     * slot it took off the release stack), never racing a release: the slot is not delivered then.
+     *
+     * @param state the new state
+     */
+    void state(int state) {
+        stamp = (stamp & ~3L) | state;
     }
 
     /** {@return what the application holds of this delivery: fails once it is released} */
     RdmaMessage lend() {
-        return new Lent(this, generation);
+        return new Lent(this, generation());
     }
 
     /** {@return whether delivery {@code gen} is still the application's} */
     boolean isLent(int gen) {
-        return state == DELIVERED && generation == gen;
+        return stamp == (((long) gen << 2) | DELIVERED);
     }
 
     /** {@return the current delivery's generation} */
     int generation() {
-        return generation;
+        return (int) (stamp >>> 2);
+    }
+
+    /**
+     * Any thread: takes delivery {@code gen} back from the application, once.
+     *
+     * @param gen the delivery released
+     * @return whether this call took it (false: released before, or a stale view of an older delivery)
+     */
+    boolean take(int gen) {
+        long lent = ((long) gen << 2) | DELIVERED;
+        return STAMP.compareAndSet(this, lent, ((long) gen << 2) | RELEASING);
     }
 
     /** {@return the whole buffer, whatever the state (for the queue's checks before delivering)} */
@@ -74,7 +115,7 @@ final class ReceiveSlot implements RdmaMessage {
     }
 
     private void check() {
-        if (state != DELIVERED) {
+        if (state() != DELIVERED) {
             throw new IllegalStateException("message used after release()");
         }
     }
@@ -105,8 +146,8 @@ final class ReceiveSlot implements RdmaMessage {
 
     @Override
     public void release() {
-        if (state == DELIVERED) {
-            owner.released(this, generation);
+        if (take(generation())) {
+            owner.released(this);
         }
     }
 
@@ -146,8 +187,8 @@ final class ReceiveSlot implements RdmaMessage {
 
         @Override
         public void release() {
-            if (slot.isLent(generation)) {
-                slot.owner.released(slot, generation);
+            if (slot.take(generation)) {
+                slot.owner.released(slot);
             }
         }
 

@@ -28,7 +28,7 @@ import rdmaflux.verbs.ProtectionDomain;
  * the sender twice over: its descriptor slots hold credits, and its full budget stops reads, so the
  * sender's copies stay unread and its budget full.
  *
- * <p>Threads: the owning {@link RcQueue}'s monitor guards the fields marked so; {@link #ordered} belongs
+ * <p>Threads: the owning {@link RcQueue}'s lock ({@link ConnectionLock}) guards the fields marked so; {@link #ordered} belongs
  * to the completion loop; a worker ({@link Port#worker()}) copies, allocates and registers, which can
  * take milliseconds for large messages and so never runs on a loop.
  */
@@ -41,17 +41,17 @@ final class Rendezvous {
         /** {@return the protection domain the regions are registered in} */
         ProtectionDomain pd();
 
-        /** {@return the monitor that guards the queue and this} */
-        Object monitor();
+        /** {@return the lock that guards the queue and this} */
+        ConnectionLock lock();
 
         /**
-         * Under the monitor: posts the RDMA READ of a large message, now or as soon as an operation is free.
+         * Under the lock: posts the RDMA READ of a large message, now or as soon as an operation is free.
          *
          * @param message the message to read
          */
         void postRead(LargeReceive message);
 
-        /** Any thread, not holding the monitor: a queued large send may be postable now. */
+        /** Any thread, not holding the lock: a queued large send may be postable now. */
         void resume();
 
         /**
@@ -82,12 +82,12 @@ final class Rendezvous {
     /** The application's memory for large messages, or {@code null}: see {@link ConnectionOptions#largeMessageMemory()}. */
     private final java.util.function.IntFunction<MemorySegment> memory;
 
-    // Send side, guarded by the monitor.
+    // Send side, guarded by the lock.
     private long sendBytes;
     private final ArrayDeque<LargeSend> posted = new ArrayDeque<>();
     private final List<LargeSend> preparing = new ArrayList<>();
 
-    // Receive side, guarded by the monitor.
+    // Receive side, guarded by the lock.
     private long receiveBytes;
     private final ArrayDeque<LargeReceive> waiting = new ArrayDeque<>();
     /** Large messages not yet handed to the application: freed here if the connection ends first. */
@@ -156,7 +156,8 @@ final class Rendezvous {
             failed = e;
         }
         boolean free;
-        synchronized (port.monitor()) {
+        port.lock().lock();
+        try {
             preparing.remove(s);
             free = failed != null || s.abandoned || closed;
             if (free) {
@@ -164,6 +165,8 @@ final class Rendezvous {
             } else {
                 s.state = LargeSend.READY;
             }
+        } finally {
+            port.lock().unlock();
         }
         if (free) {
             s.free();
@@ -222,7 +225,7 @@ final class Rendezvous {
 
     // ---------------------------------------------------------------- receiving
 
-    /** Completion loop, monitor: a descriptor arrived in {@code slot}. */
+    /** Completion loop, lock held: a descriptor arrived in {@code slot}. */
     void arrived(ReceiveSlot slot, long address, int rkey, int length) {
         LargeReceive r = new LargeReceive(this, slot, address, rkey, length);
         undelivered.add(r);
@@ -263,12 +266,15 @@ final class Rendezvous {
             port.fail(e);
             return;
         }
-        synchronized (port.monitor()) {
+        port.lock().lock();
+        try {
             if (!closed) {
                 r.readPosted = true;
                 port.postRead(r);
                 return;
             }
+        } finally {
+            port.lock().unlock();
         }
         r.free(); // nothing was posted into it, and freeAll() leaves it to this worker
     }
@@ -300,11 +306,14 @@ final class Rendezvous {
                 if (r.state != LargeReceive.READ) {
                     return;
                 }
-                synchronized (port.monitor()) {
+                port.lock().lock();
+                try {
                     undelivered.remove(r);
                     // Counted here, in arrival order: regions are allocated in parallel, so reads may be
                     // posted and complete out of order, and the sender frees its oldest one per count.
                     finishedOwed++;
+                } finally {
+                    port.lock().unlock();
                 }
                 r.state = LargeReceive.DELIVERED;
                 ordered.poll();
@@ -318,17 +327,23 @@ final class Rendezvous {
 
     /** Any thread: the application released a large message. */
     void released(LargeReceive r) {
-        synchronized (port.monitor()) {
+        port.lock().lock();
+        try {
             if (r.state != LargeReceive.DELIVERED) {
                 return;
             }
             r.state = LargeReceive.RELEASED;
             receiveBytes -= r.length;
+        } finally {
+            port.lock().unlock();
         }
         r.free();
         port.releaseSlot(r.descriptor);
-        synchronized (port.monitor()) {
+        port.lock().lock();
+        try {
             admit();
+        } finally {
+            port.lock().unlock();
         }
     }
 
@@ -379,11 +394,14 @@ final class Rendezvous {
     void freeAll() {
         List<LargeSend> sends;
         List<LargeReceive> receives;
-        synchronized (port.monitor()) {
+        port.lock().lock();
+        try {
             sends = new ArrayList<>(posted);
             posted.clear();
             receives = new ArrayList<>(undelivered);
             undelivered.clear();
+        } finally {
+            port.lock().unlock();
         }
         sends.forEach(LargeSend::free);
         for (LargeReceive r : receives) {

@@ -25,7 +25,7 @@ import rdmaflux.verbs.SendRequests;
  * Each operation's {@link MonoSink} is told when its work completes.
  *
  * <p>Threads: application threads submit, the completion loop completes, the CM loop closes; all state
- * is guarded by the connection's monitor ({@link RcQueue}'s, shared with its receive side because the
+ * is guarded by the connection's lock ({@link ConnectionLock}, {@link RcQueue}'s, shared with its receive side because the
  * {@link CreditWindow} and the {@link Rendezvous} belong to both).
  */
 final class SendQueue {
@@ -37,6 +37,8 @@ final class SendQueue {
      * on some NICs), so any message size works on any device.
      */
     static final int READ_PIECE = 64 << 20;
+    /** The most requests posted with one doorbell. */
+    private static final int MAX_BATCH = 32;
 
     /** A posted send-queue work request and whom to tell when it completes. */
     private static final class Op {
@@ -72,7 +74,7 @@ final class SendQueue {
         }
     }
 
-    private final Object lock;
+    private final ConnectionLock lock;
     private final QueuePair qp;
     private final ConnectionOptions options;
     private final RdmaRecorder recorder;
@@ -99,17 +101,26 @@ final class SendQueue {
      * message in through it allocates nothing (MemorySegment.ofBuffer would wrap each message).
      */
     private final ByteBuffer[] sendViews;
-    private final SendRequests sendBatch = new SendRequests(1, 1);
+    /**
+     * The requests written under the lock and not posted yet: the holder posts them with one
+     * {@code ibv_post_send} (one doorbell, on Soft-RoCE one system call) before it lets go of the lock
+     * ({@link #flush()}), or when the batch is full.
+     */
+    private final SendRequests sendBatch;
+    /** The operation of each request in {@link #sendBatch}. */
+    private final Op[] batchOps;
+    /** How many requests {@link #sendBatch} holds; guarded by the lock. */
+    private int batched;
     private volatile boolean closed;
 
     /**
      * CM loop: registers the send buffers and atomic result words in {@code pd} (freed with the CM id).
      *
-     * @param lock the connection's monitor, which guards this
+     * @param lock the connection's lock, which guards this
      * @param maxRead the largest piece of a large message read at once
      * @param outstanding told of each posted (+1) and completed (-1) work request
      */
-    SendQueue(Object lock, ProtectionDomain pd, QueuePair qp, Arena arena, ConnectionOptions options,
+    SendQueue(ConnectionLock lock, ProtectionDomain pd, QueuePair qp, Arena arena, ConnectionOptions options,
               RdmaRecorder recorder, RcQueue.Owner owner, CreditWindow window, Rendezvous rendezvous,
               boolean credits, int maxRead, IntConsumer outstanding) {
         this.lock = lock;
@@ -137,6 +148,9 @@ final class SendQueue {
         }
         freeSendTop = freeSendSlots.length;
         sendViews = new ByteBuffer[freeSendSlots.length];
+        int batch = Math.min(ops.length, MAX_BATCH);
+        sendBatch = new SendRequests(batch, 1);
+        batchOps = new Op[batch];
     }
 
     /** Refuses new operations from now on; any thread. */
@@ -151,10 +165,13 @@ final class SendQueue {
 
     /** Completion loop: the keepalive probe, a control message (no credit needed) unless one is on its way. */
     void probe() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (!closed && !window.controlInFlight()) {
                 postControl(Kind.CONTROL);
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -167,8 +184,11 @@ final class SendQueue {
      * @param error what its sink is told
      */
     void failed(int index, Throwable error) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             finishOp(ops[index], null, error);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -180,7 +200,8 @@ final class SendQueue {
      */
     void completed(int index) {
         LargeReceive read = null;
-        synchronized (lock) {
+        lock.lock();
+        try {
             Op op = ops[index];
             Kind kind = op.kind;
             if (kind == Kind.LARGE_READ) {
@@ -219,12 +240,17 @@ final class SendQueue {
                 drainPending();
                 maybeReturnCredits();
             }
+        } finally {
+            lock.unlock();
         }
         if (read != null) {
-            rendezvous.readDone(read); // delivers it and what waited behind it, off the monitor
-            synchronized (lock) {
+            rendezvous.readDone(read); // delivers it and what waited behind it, off the lock
+            lock.lock();
+            try {
                 drainPending();
                 maybeReturnCredits();
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -265,7 +291,8 @@ final class SendQueue {
                 return;
             }
         }
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (closed) {
                 if (local != null) {
                     Registration.of(local).release();
@@ -287,12 +314,15 @@ final class SendQueue {
             pending.add(p);
             // Withdrawn if it is still queued: its buffer is never read after the cancel.
             sink.onCancel(p);
+        } finally {
+            lock.unlock();
         }
     }
 
     /** Any thread: a queued request's subscriber cancelled. Posted ones complete or fail with the connection. */
     private void withdraw(Pending p) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (pending.removeIf(q -> q == p)) {
                 forget(p);
                 if (p.sink instanceof Withdrawable w) {
@@ -300,6 +330,8 @@ final class SendQueue {
                 }
                 drainPending();
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -361,8 +393,9 @@ final class SendQueue {
     }
 
     /**
-     * Guarded by the lock. Posts the request (the fields of a {@link Pending}) if a send-queue entry, buffer and
-     * credit are free; returns whether it was taken (posted, or failed to post and its sink told so).
+     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch {@link #flush()}
+     * posts if a send-queue entry, buffer and credit are free; returns whether it was taken (written, or
+     * refused and its sink told so).
      */
     private boolean tryPost(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                             MonoSink<Object> sink, Object large) {
@@ -387,6 +420,10 @@ final class SendQueue {
         op.sink = sink;
         op.lease = local != null && kind != Kind.LARGE ? Registration.of(local) : null;
         op.started = System.nanoTime();
+        if (kind == Kind.BIND) {
+            flush(); // a bind is posted alone: its window is checked and committed per post
+        }
+        int w = batched;
         int flags = SIGNALED;
         int finished = 0;
         switch (kind) {
@@ -396,11 +433,11 @@ final class SendQueue {
                 if (len <= qp.maxInlineData()) {
                     flags |= SendFlag.INLINE.value();
                 }
-                sendBatch.set(0, op.index, credits ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND, flags);
+                sendBatch.set(w, op.index, credits ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND, flags);
                 if (local != null) {
                     // Zero copy: the device reads the application's registered memory (leased).
                     if (len > 0) {
-                        sendBatch.sge(0, 0, local.segment().address(), len, Registration.lkeyOf(local));
+                        sendBatch.sge(w, 0, local.segment().address(), len, Registration.lkeyOf(local));
                     }
                 } else {
                     int slot = freeSendSlots[--freeSendTop];
@@ -408,12 +445,12 @@ final class SendQueue {
                     long off = (long) options.bufferSize() * slot;
                     sendView(slot, off).put(0, data, data.position(), len);
                     if (len > 0) {
-                        sendBatch.sge(0, 0, sendMr, off, len);
+                        sendBatch.sge(w, 0, sendMr, off, len);
                     }
                 }
                 if (credits) {
                     finished = rendezvous.finishedField();
-                    sendBatch.immediate(0, window.owed() | finished);
+                    sendBatch.immediate(w, window.owed() | finished);
                 }
             }
             case LARGE -> {
@@ -431,8 +468,8 @@ final class SendQueue {
                     flags |= SendFlag.INLINE.value();
                 }
                 finished = rendezvous.finishedField();
-                sendBatch.set(0, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(0, 0, sendMr, off, Wire.DESCRIPTOR)
-                        .immediate(0, Wire.LARGE | window.owed() | finished);
+                sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(w, 0, sendMr, off, Wire.DESCRIPTOR)
+                        .immediate(w, Wire.LARGE | window.owed() | finished);
             }
             case LARGE_READ -> {
                 LargeReceive r = (LargeReceive) large;
@@ -440,53 +477,41 @@ final class SendQueue {
                 int n = Math.min(maxRead, r.length - at);
                 op.large = r;
                 op.bytes = n;
-                sendBatch.set(0, op.index, SendOpcode.RDMA_READ, flags).sge(0, 0, r.region, at, n)
-                        .rdma(0, r.remoteAddress + at, r.rkey);
+                sendBatch.set(w, op.index, SendOpcode.RDMA_READ, flags).sge(w, 0, r.region, at, n)
+                        .rdma(w, r.remoteAddress + at, r.rkey);
             }
-            case READ -> sendBatch.set(0, op.index, SendOpcode.RDMA_READ, flags)
-                    .sge(0, 0, local.segment().address(), (int) remote.length(), Registration.lkeyOf(local))
-                    .rdma(0, remote.address(), remote.rkey());
+            case READ -> sendBatch.set(w, op.index, SendOpcode.RDMA_READ, flags)
+                    .sge(w, 0, local.segment().address(), (int) remote.length(), Registration.lkeyOf(local))
+                    .rdma(w, remote.address(), remote.rkey());
             case WRITE, WRITE_IMM -> {
-                sendBatch.set(0, op.index, kind == Kind.WRITE ? SendOpcode.RDMA_WRITE
+                sendBatch.set(w, op.index, kind == Kind.WRITE ? SendOpcode.RDMA_WRITE
                                 : SendOpcode.RDMA_WRITE_WITH_IMM, flags)
-                        .sge(0, 0, local.segment().address(), (int) local.length(), Registration.lkeyOf(local))
-                        .rdma(0, remote.address(), remote.rkey());
+                        .sge(w, 0, local.segment().address(), (int) local.length(), Registration.lkeyOf(local))
+                        .rdma(w, remote.address(), remote.rkey());
                 if (kind == Kind.WRITE_IMM) {
-                    sendBatch.immediate(0, (int) a);
+                    sendBatch.immediate(w, (int) a);
                 }
             }
-            case CAS, FAA -> sendBatch.set(0, op.index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
+            case CAS, FAA -> sendBatch.set(w, op.index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
                             : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
-                    .sge(0, 0, atomicMr, 8L * op.index, 8)
-                    .atomic(0, remote.address(), remote.rkey(), a, b);
+                    .sge(w, 0, atomicMr, 8L * op.index, 8)
+                    .atomic(w, remote.address(), remote.rkey(), a, b);
             case BIND -> {
                 WindowGrant g = (WindowGrant) large;
-                sendBatch.set(0, op.index, SendOpcode.BIND_MW, flags);
+                sendBatch.set(w, op.index, SendOpcode.BIND_MW, flags);
                 try {
-                    op.large = sendBatch.bindWindow(0, g.window, g.registration.region(), g.offset, g.length, g.access);
+                    op.large = sendBatch.bindWindow(w, g.window, g.registration.region(), g.offset, g.length, g.access);
                 } catch (RuntimeException e) {
                     finishOp(op, null, e); // checked before posting: nothing reached the QP
                     return true;
                 }
             }
-            case INVALIDATE -> sendBatch.set(0, op.index, SendOpcode.LOCAL_INV, flags)
-                    .invalidate(0, ((WindowGrant) large).rkey());
+            case INVALIDATE -> sendBatch.set(w, op.index, SendOpcode.LOCAL_INV, flags)
+                    .invalidate(w, ((WindowGrant) large).rkey());
             default -> throw new IllegalStateException(kind.toString());
         }
-        try {
-            qp.postSend(sendBatch, 1);
-        } catch (RuntimeException e) {
-            finishOp(op, null, e);
-            if (large instanceof LargeSend ls) {
-                rendezvous.cancelled(ls);
-                ls.sink.error(e);
-            } else if (large instanceof LargeReceive lr) {
-                lr.nextRead = lr.length; // nothing more of it is posted
-                owner.transferFailed(e); // a large message that cannot be read cannot be skipped either
-            }
-            return true;
-        }
-        outstanding(1);
+        batchOps[w] = op;
+        batched = w + 1;
         if (needsCredit(kind)) {
             window.spend();
         }
@@ -500,7 +525,45 @@ final class SendQueue {
             LargeReceive r = (LargeReceive) large;
             r.nextRead += op.bytes;
         }
+        if (batched == batchOps.length || kind == Kind.BIND) {
+            flush();
+        }
         return true;
+    }
+
+    /**
+     * Guarded by the lock: posts the requests written since the last post, as one chain. A post that fails
+     * (the QP is closed or in the error state: the queue never writes more than it has room for) fails the
+     * requests the device did not take, and the connection.
+     */
+    void flush() {
+        int n = batched;
+        if (n == 0) {
+            return;
+        }
+        batched = 0;
+        int posted = n;
+        RuntimeException failure = null;
+        try {
+            qp.postSend(sendBatch, n);
+        } catch (RuntimeException e) {
+            failure = e;
+            posted = sendBatch.lastPosted();
+        }
+        outstanding(posted);
+        for (int i = posted; i < n; i++) {
+            Op op = batchOps[i];
+            Object large = op.large;
+            finishOp(op, null, failure);
+            if (large instanceof LargeReceive lr) {
+                lr.nextRead = lr.length; // nothing more of it is posted
+            }
+        }
+        java.util.Arrays.fill(batchOps, 0, n, null);
+        if (failure != null && !closed) {
+            // Large sends already counted as posted fail with the connection (Rendezvous.close).
+            owner.transferFailed(failure);
+        }
     }
 
     /** Guarded by the lock. The view of send buffer {@code slot} (at {@code offset}); see {@link #sendViews}. */
@@ -532,12 +595,18 @@ final class SendQueue {
         if (!credits) {
             return false;
         }
-        synchronized (lock) {
+        lock.lock();
+        try {
             return postControl(Kind.CLOSE);
+        } finally {
+            lock.unlock();
         }
     }
 
-    /** Guarded by the lock. A zero-length SEND_WITH_IMM carrying credits (and the close flag). */
+    /**
+     * Guarded by the lock. A zero-length SEND_WITH_IMM carrying credits (and the close flag), posted with the
+     * batch; the close message at once, so the caller knows whether it left.
+     */
     private boolean postControl(Kind kind) {
         Op op = freeOps.poll();
         if (op == null) {
@@ -547,20 +616,19 @@ final class SendQueue {
         int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
         op.kind = kind;
         op.started = System.nanoTime();
-        sendBatch.set(0, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(0, imm);
-        try {
-            qp.postSend(sendBatch, 1);
-        } catch (RuntimeException e) {
-            op.kind = null;
-            freeOps.push(op);
-            return false;
-        }
-        outstanding(1);
+        int w = batched;
+        sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
+        batchOps[w] = op;
+        batched = w + 1;
         rendezvous.finishedSent(finished);
         if (kind == Kind.CONTROL) {
             window.controlSent();
         } else {
             window.takeOwed();
+        }
+        if (kind == Kind.CLOSE || batched == batchOps.length) {
+            flush();
+            return op.kind == kind; // a request the device refused was finished (and its kind cleared)
         }
         return true;
     }
@@ -609,13 +677,16 @@ final class SendQueue {
 
     /** After the QP is destroyed: the registrations operations never completed with are free again. */
     void releaseLeases() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             for (Op op : ops) {
                 if (op.lease != null) {
                     op.lease.release();
                     op.lease = null;
                 }
             }
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -407,6 +407,7 @@ public final class QueuePair extends NativeResource {
      *                       EINVAL for an inline payload beyond {@link #maxInlineData()})
      */
     public void postSend(SendRequests requests, int count) {
+        requests.unposted();
         requests.checkBinds(count, this);
         // The lock stands for a lease on the QP: close() waits for the lock before it destroys anything.
         sendLock.lock(this);

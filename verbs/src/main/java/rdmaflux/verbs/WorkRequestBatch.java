@@ -421,6 +421,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
      */
     final int postRecorded(NativeResource target, WorkRing ring, MemorySegment fn, MemorySegment handle, int count,
                            int queueMaxSge) {
+        lastPosted = 0; // a post refused before the call (a closed target) posted nothing
         link(count, queueMaxSge);
         if (target.isClosed()) {
             unlink();
@@ -440,8 +441,16 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         return rc;
     }
 
-    /** {@return how many requests the last {@link #postRecorded} posted} */
-    final int lastPosted() {
+    /** Before a post's checks: a post they refuse posted nothing. */
+    final void unposted() {
+        lastPosted = 0;
+    }
+
+    /**
+     * {@return how many requests the last post of this batch handed to the device: all of them when it
+     * succeeded, those before the rejected one when it failed}
+     */
+    public final int lastPosted() {
         return lastPosted;
     }
 
