@@ -29,6 +29,10 @@ final class CqDrain {
          */
         default void polled(int n) {
         }
+
+        /** The completions of the batch {@link #polled} announced were handed over (also when one threw). */
+        default void handled() {
+        }
     }
 
     private final CompletionQueue cq;
@@ -116,8 +120,12 @@ final class CqDrain {
         while ((n = cq.poll(wc)) > 0) {
             sink.polled(n);
             total += n;
-            for (int i = 0; i < n; i++) {
-                sink.complete(wc, i);
+            try {
+                for (int i = 0; i < n; i++) {
+                    sink.complete(wc, i);
+                }
+            } finally {
+                sink.handled();
             }
         }
         return total;

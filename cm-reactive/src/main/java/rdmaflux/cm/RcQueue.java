@@ -306,9 +306,19 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         }
     }
 
+    /**
+     * A batch of completions is handled under one hold of the lock, so the sends it lets go (credits
+     * granted, operations freed) and the buffers it reposts leave with one doorbell each.
+     */
     @Override
     public void polled(int n) {
         recorder.pollBatch(n);
+        lock.lock();
+    }
+
+    @Override
+    public void handled() {
+        lock.unlock();
     }
 
     @Override

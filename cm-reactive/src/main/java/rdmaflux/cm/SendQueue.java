@@ -244,7 +244,7 @@ final class SendQueue {
             lock.unlock();
         }
         if (read != null) {
-            rendezvous.readDone(read); // delivers it and what waited behind it, off the lock
+            rendezvous.readDone(read); // delivers it and what waited behind it, once the op is finished
             lock.lock();
             try {
                 drainPending();
