@@ -8,7 +8,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * waits for the lock. If nobody holds it, the offering thread does the work at once; if somebody does, the
  * holder does it before letting go. What is deferred this way: received messages the application released
  * (their buffers reposted and their credits counted), and the doorbell of the send requests written while
- * the lock was held (one {@code ibv_post_send} for all of them).
+ * the lock was held (one {@code ibv_post_send} for all of them, made just after the lock was let go, in
+ * the order of the holds).
  *
  * <p>Why: a thread preempted while it holds the lock (on a loaded machine, or on emulated CPUs with a 4 ms
  * tick) made every releasing thread and the completion loop wait for it; measured in the sandbox, waits of
@@ -25,8 +26,15 @@ final class ConnectionLock extends ReentrantLock {
         /** {@return whether work was offered and not done yet; any thread} */
         boolean pending();
 
-        /** Does the offered work; under the lock, before it is let go. */
-        void run();
+        /**
+         * Does the offered work; under the lock, before it is let go.
+         *
+         * @return whether {@link #afterUnlock()} has work: then it is called once the lock was let go
+         */
+        boolean beforeUnlock();
+
+        /** By the same thread, just after it let go of the lock: what need not hold it (a system call). */
+        void afterUnlock();
     }
 
     private Deferred deferred;
@@ -51,10 +59,14 @@ final class ConnectionLock extends ReentrantLock {
             return;
         }
         for (;;) {
+            boolean after = false;
             try {
-                deferred.run();
+                after = deferred.beforeUnlock();
             } finally {
                 super.unlock();
+            }
+            if (after) {
+                deferred.afterUnlock();
             }
             if (!deferred.pending() || !tryLock()) {
                 return; // nothing left, or a newer holder does it

@@ -174,8 +174,13 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             }
 
             @Override
-            public void run() {
-                beforeUnlock();
+            public boolean beforeUnlock() {
+                return RcQueue.this.beforeUnlock();
+            }
+
+            @Override
+            public void afterUnlock() {
+                sends.postSealed();
             }
         });
     }
@@ -506,10 +511,12 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     /**
      * The lock's holder, before it lets go: reposts the released buffers (one {@code ibv_post_recv}), then
-     * returns their credits, which must never reach the peer before the buffers are posted, and posts the
-     * sends written meanwhile (one {@code ibv_post_send}).
+     * returns their credits, which must never reach the peer before the buffers are posted, and seals the
+     * sends written meanwhile, posted (one {@code ibv_post_send}) once the lock was let go.
+     *
+     * @return whether there are sends to post
      */
-    private void beforeUnlock() {
+    private boolean beforeUnlock() {
         boolean credited = false;
         for (ReceiveSlot s = releasedSlots.get() == null ? null : releasedSlots.getAndSet(null); s != null; ) {
             ReceiveSlot next = s.nextReleased;
@@ -532,7 +539,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         if (credited) {
             sends.maybeReturnCredits();
         }
-        sends.flush();
+        return sends.seal();
     }
 
     /** Guarded by the lock: the buffer is posted again before the lock is let go. */

@@ -6,6 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Locale;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntConsumer;
 
 import reactor.core.publisher.Mono;
@@ -102,15 +103,27 @@ final class SendQueue {
      */
     private final ByteBuffer[] sendViews;
     /**
-     * The requests written under the lock and not posted yet: the holder posts them with one
-     * {@code ibv_post_send} (one doorbell, on Soft-RoCE one system call) before it lets go of the lock
-     * ({@link #flush()}), or when the batch is full.
+     * The requests written under the lock and not posted yet. The holder seals them as it lets go of the
+     * lock ({@link #seal()}) and posts them with one {@code ibv_post_send} (one doorbell; on Soft-RoCE one
+     * system call, in which the kernel also transmits) just after ({@link #postSealed()}), so the lock is
+     * not held during the call. Two batches take turns: the next holder writes the other one meanwhile.
      */
-    private final SendRequests sendBatch;
+    private SendRequests sendBatch;
     /** The operation of each request in {@link #sendBatch}. */
-    private final Op[] batchOps;
+    private Op[] batchOps;
     /** How many requests {@link #sendBatch} holds; guarded by the lock. */
     private int batched;
+    private final SendRequests[] batches = new SendRequests[2];
+    private final Op[][] batchOpsOf = new Op[2][];
+    /**
+     * Orders the posts of sealed batches as their holds of the lock were ordered: taken under the lock by
+     * {@link #seal()}, let go by {@link #postSealed()}. Never held while the lock is being taken.
+     */
+    private final ReentrantLock postLock = new ReentrantLock();
+    // Guarded by postLock: the sealed batch its holder posts.
+    private SendRequests sealed;
+    private Op[] sealedOps;
+    private int sealedCount;
     private volatile boolean closed;
 
     /**
@@ -149,8 +162,12 @@ final class SendQueue {
         freeSendTop = freeSendSlots.length;
         sendViews = new ByteBuffer[freeSendSlots.length];
         int batch = Math.min(ops.length, MAX_BATCH);
-        sendBatch = new SendRequests(batch, 1);
-        batchOps = new Op[batch];
+        for (int i = 0; i < 2; i++) {
+            batches[i] = new SendRequests(batch, 1);
+            batchOpsOf[i] = new Op[batch];
+        }
+        sendBatch = batches[0];
+        batchOps = batchOpsOf[0];
     }
 
     /** Refuses new operations from now on; any thread. */
@@ -421,7 +438,7 @@ final class SendQueue {
         op.lease = local != null && kind != Kind.LARGE ? Registration.of(local) : null;
         op.started = System.nanoTime();
         if (kind == Kind.BIND) {
-            flush(); // a bind is posted alone: its window is checked and committed per post
+            flushNow(); // a bind is posted alone: its window is checked and committed per post
         }
         int w = batched;
         int flags = SIGNALED;
@@ -526,43 +543,87 @@ final class SendQueue {
             r.nextRead += op.bytes;
         }
         if (batched == batchOps.length || kind == Kind.BIND) {
-            flush();
+            flushNow();
         }
         return true;
     }
 
     /**
-     * Guarded by the lock: posts the requests written since the last post, as one chain. A post that fails
-     * (the QP is closed or in the error state: the queue never writes more than it has room for) fails the
-     * requests the device did not take, and the connection.
+     * Guarded by the lock, as its holder lets go: seals the requests written since the last seal for
+     * {@link #postSealed()}, first waiting for the post of the batch sealed before (requests leave in the
+     * order they were written), and switches to the other batch.
+     *
+     * @return whether there is a batch to post (then the caller holds the post lock and must call
+     *         {@link #postSealed()} once it let go of the lock)
      */
-    void flush() {
+    boolean seal() {
         int n = batched;
         if (n == 0) {
-            return;
+            return false;
         }
+        postLock.lock();
+        sealed = sendBatch;
+        sealedOps = batchOps;
+        sealedCount = n;
         batched = 0;
+        int next = sendBatch == batches[0] ? 1 : 0;
+        sendBatch = batches[next];
+        batchOps = batchOpsOf[next];
+        return true;
+    }
+
+    /**
+     * By the thread whose {@link #seal()} returned true, not holding the lock: posts the sealed batch as one
+     * chain. A post that fails (the QP is closed or in the error state: the queue never writes more than it
+     * has room for) fails the requests the device did not take, and the connection.
+     */
+    void postSealed() {
+        SendRequests b = sealed;
+        Op[] batchedOps = sealedOps;
+        int n = sealedCount;
+        sealed = null;
+        sealedOps = null;
+        sealedCount = 0;
         int posted = n;
         RuntimeException failure = null;
+        Op[] refused = null;
         try {
-            qp.postSend(sendBatch, n);
-        } catch (RuntimeException e) {
-            failure = e;
-            posted = sendBatch.lastPosted();
+            try {
+                qp.postSend(b, n);
+            } catch (RuntimeException e) {
+                failure = e;
+                posted = b.lastPosted();
+                refused = java.util.Arrays.copyOfRange(batchedOps, posted, n);
+            }
+            outstanding(posted);
+            java.util.Arrays.fill(batchedOps, 0, n, null);
+        } finally {
+            postLock.unlock();
         }
-        outstanding(posted);
-        for (int i = posted; i < n; i++) {
-            Op op = batchOps[i];
-            Object large = op.large;
-            finishOp(op, null, failure);
-            if (large instanceof LargeReceive lr) {
-                lr.nextRead = lr.length; // nothing more of it is posted
+        if (failure != null) {
+            lock.lock();
+            try {
+                for (Op op : refused) {
+                    Object large = op.large;
+                    finishOp(op, null, failure);
+                    if (large instanceof LargeReceive lr) {
+                        lr.nextRead = lr.length; // nothing more of it is posted
+                    }
+                }
+                if (!closed) {
+                    // Large sends already counted as posted fail with the connection (Rendezvous.close).
+                    owner.transferFailed(failure);
+                }
+            } finally {
+                lock.unlock();
             }
         }
-        java.util.Arrays.fill(batchOps, 0, n, null);
-        if (failure != null && !closed) {
-            // Large sends already counted as posted fail with the connection (Rendezvous.close).
-            owner.transferFailed(failure);
+    }
+
+    /** Guarded by the lock: posts what was written now, without letting go (a close, a bind, a full batch). */
+    private void flushNow() {
+        if (seal()) {
+            postSealed();
         }
     }
 
@@ -627,7 +688,7 @@ final class SendQueue {
             window.takeOwed();
         }
         if (kind == Kind.CLOSE || batched == batchOps.length) {
-            flush();
+            flushNow();
             return op.kind == kind; // a request the device refused was finished (and its kind cleared)
         }
         return true;

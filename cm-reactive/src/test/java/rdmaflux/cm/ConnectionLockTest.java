@@ -30,12 +30,26 @@ class ConnectionLockTest {
             return !offered.isEmpty();
         }
 
+        final AtomicInteger after = new AtomicInteger();
+        final AtomicInteger afterUnderLock = new AtomicInteger();
+
         @Override
-        public void run() {
+        public boolean beforeUnlock() {
             assertTrue(lock.isHeldByCurrentThread(), "deferred work runs under the lock");
             lastRunner.set(Thread.currentThread());
+            boolean any = false;
             while (offered.poll() != null) {
                 done.incrementAndGet();
+                any = true;
+            }
+            return any;
+        }
+
+        @Override
+        public void afterUnlock() {
+            after.incrementAndGet();
+            if (lock.isHeldByCurrentThread()) {
+                afterUnderLock.incrementAndGet();
             }
         }
     }
@@ -56,6 +70,8 @@ class ConnectionLockTest {
         assertEquals(1, w.done.get());
         assertSame(Thread.currentThread(), w.lastRunner.get());
         assertFalse(lock.isLocked());
+        assertEquals(1, w.after.get(), "what the hold left for after the unlock ran once");
+        assertEquals(0, w.afterUnderLock.get(), "and not under the lock");
     }
 
     @Test
@@ -129,6 +145,7 @@ class ConnectionLockTest {
             t.join();
         }
         assertEquals(threads * each, w.done.get(), "every offered item was done by some holder");
+        assertEquals(0, w.afterUnderLock.get());
         assertFalse(w.pending());
         assertFalse(lock.isLocked());
     }
