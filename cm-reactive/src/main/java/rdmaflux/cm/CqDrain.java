@@ -8,7 +8,8 @@ import rdmaflux.verbs.WorkCompletions;
  * cannot lose a completion, busy polling, and the final drain before the owner leaves its loop. The RC
  * ({@link RcQueue}) and UD ({@link UdQueue}) data paths share it.
  *
- * <p>Thread: the completion loop the owner is registered with; nothing here is touched elsewhere.
+ * <p>Thread: the completion loop the owner is registered with, or (RC) whichever thread holds the owner's
+ * {@link ConnectionLock} when the loop found it held; never two at once.
  */
 final class CqDrain {
 

@@ -35,7 +35,10 @@ final class Keepalive {
         this.probe = probe;
     }
 
-    /** Something completed: the connection is not idle. */
+    /**
+     * Something completed: the connection is not idle. Called where completions are dispatched (usually the
+     * completion loop); an increment the loop's tick misses only costs one probe.
+     */
     void touch() {
         activity++;
     }

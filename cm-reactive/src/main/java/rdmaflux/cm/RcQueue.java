@@ -33,9 +33,11 @@ import rdmaflux.verbs.WorkCompletions;
  * posting) is its {@link SendQueue}.
  *
  * <p>Threads: created on the CM loop (all native objects are made through the CM id's context, so
- * closing the id frees them); completions are taken on the completion loop; application threads post
- * sends and release messages. The send side, the receive re-posting and the credit window are guarded
- * by {@code this}; the {@link CqDrain} and the inbound sink's emission belong to the completion loop.
+ * closing the id frees them); application threads post sends and release messages. Everything else is
+ * guarded by the connection's {@link ConnectionLock}: the send side, the receive re-posting, the credit
+ * window, and the {@link CqDrain} with the dispatch of completions and the inbound sink's emission. The
+ * completion loop drains the CQ when it is notified, unless another thread holds the lock: then that
+ * thread drains it before letting go, so the loop never waits for the lock.
  */
 final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.Port {
     /**
@@ -102,20 +104,24 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * its holder reposts released buffers and posts the written sends before letting go.
      */
     final ConnectionLock lock = new ConnectionLock();
+    /** Set by the completion loop when it found the lock held: the holder drains the CQ before letting go. */
+    private volatile boolean drainRequested;
     /** Slots the application released, for the lock's holder, linked through {@link ReceiveSlot#nextReleased}. */
     private final AtomicReference<ReceiveSlot> releasedSlots = new AtomicReference<>();
     /** The send side: operations, send buffers, posting. */
     private final SendQueue sends;
 
-    // Completion loop only (tornDown is also read by releasing threads).
+    /** Completion loop only. */
     private boolean registered;
+    /** Set under the lock when the connection left its loop; read by any thread. */
     private volatile boolean tornDown;
+    // Guarded by the lock (written while completions are dispatched).
     private boolean peerClosed;
     private final Keepalive keepalive;
     private final Rendezvous rendezvous;
     /** The peer's protocol violation this queue failed the connection with, or null. */
     private RdmaCmException.ProtocolViolation violation;
-    /** A work completion error this queue failed the connection with, or null; completion loop. */
+    /** A work completion error this queue failed the connection with, or null. */
     private Throwable localFailure;
     /** Whether the peer speaks large messages; set before the queue is started. */
     private volatile boolean largeMessages;
@@ -170,7 +176,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
             public boolean pending() {
-                return releasedSlots.get() != null;
+                return drainRequested || releasedSlots.get() != null || sends.hasIncoming();
             }
 
             @Override
@@ -246,7 +252,12 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             }
             loop.register(cq, this);
             registered = true;
-            drain.start();
+            lock.lock();
+            try {
+                drain.start();
+            } finally {
+                lock.unlock();
+            }
             keepalive.start();
         });
     }
@@ -304,8 +315,30 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         return drain.busy();
     }
 
+    /**
+     * The completion loop's turn for this CQ. It never waits for the lock: if another thread holds it, that
+     * thread drains the CQ before letting go.
+     */
     @Override
     public void drain() {
+        if (tornDown) {
+            return;
+        }
+        if (lock.tryLock()) {
+            try {
+                drainNow();
+            } finally {
+                lock.unlock();
+            }
+        } else {
+            drainRequested = true;
+            lock.offer(); // the holder may have let go meanwhile
+        }
+    }
+
+    /** Under the lock: polls the CQ (re-arming it), unless the connection left its loop. */
+    private void drainNow() {
+        drainRequested = false;
         if (!tornDown) {
             drain.drain();
         }
@@ -510,13 +543,18 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     /**
-     * The lock's holder, before it lets go: reposts the released buffers (one {@code ibv_post_recv}), then
+     * The lock's holder, before it lets go: drains the CQ if the completion loop found the lock held, admits
+     * the sends handed over meanwhile, reposts the released buffers (one {@code ibv_post_recv}), then
      * returns their credits, which must never reach the peer before the buffers are posted, and seals the
      * sends written meanwhile, posted (one {@code ibv_post_send}) once the lock was let go.
      *
      * @return whether there are sends to post
      */
     private boolean beforeUnlock() {
+        if (drainRequested) {
+            drainNow();
+        }
+        sends.admitIncoming();
         boolean credited = false;
         for (ReceiveSlot s = releasedSlots.get() == null ? null : releasedSlots.getAndSet(null); s != null; ) {
             ReceiveSlot next = s.nextReleased;
@@ -588,12 +626,19 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         sends.closeForSends();
         loop.execute(() -> {
             Throwable end = cause;
+            lock.lock();
+            try {
+                if (registered) {
+                    drain.finalDrain();
+                }
+                tornDown = true; // no holder drains the CQ from now on
+            } finally {
+                lock.unlock();
+            }
             if (registered) {
-                drain.finalDrain();
                 loop.unregister(cq);
                 registered = false;
             }
-            tornDown = true;
             keepalive.stop();
             if (end == null && remoteClose && credits && !peerClosed) {
                 end = new RdmaCmException.Disconnected(Step.TRANSFER,

@@ -63,12 +63,46 @@ final class SendQueue {
     }
 
     /**
-     * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
-     * posted at once are queued, so the common case allocates none.
+     * A request waiting for a send buffer, a send-queue entry or a credit, or handed over while another
+     * thread held the lock ({@link #incoming}). Only such requests get one, so the common case allocates
+     * none.
      */
-    private record Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
-                           long a, long b, MonoSink<Object> sink, Object large) implements reactor.core.Disposable {
-        /** Withdraws this request if it is still queued: its own {@code Disposable}, not one more object. */
+    private static final class Pending implements reactor.core.Disposable {
+        static final int INCOMING = 0;
+        static final int QUEUED = 1;
+        /** No longer waiting: posted, withdrawn or failed. */
+        static final int DONE = 2;
+
+        final SendQueue queue;
+        final Kind kind;
+        final ByteBuffer data;
+        final RegisteredBuffer local;
+        final RemoteBuffer remote;
+        final long a;
+        final long b;
+        final MonoSink<Object> sink;
+        /** The grant, or (once admitted) the {@link LargeSend} of a {@link Kind#LARGE}. */
+        Object large;
+        /** Guarded by the lock once the request is admitted; {@link #INCOMING} until then. */
+        int state;
+        /** The next request handed over before this one was admitted; written before it is pushed. */
+        Pending next;
+
+        Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
+                long b, MonoSink<Object> sink, Object large, int state) {
+            this.queue = queue;
+            this.kind = kind;
+            this.data = data;
+            this.local = local;
+            this.remote = remote;
+            this.a = a;
+            this.b = b;
+            this.sink = sink;
+            this.large = large;
+            this.state = state;
+        }
+
+        /** Withdraws this request if it is still waiting: its own {@code Disposable}, not one more object. */
         @Override
         public void dispose() {
             queue.withdraw(this);
@@ -95,6 +129,12 @@ final class SendQueue {
     private final int[] freeSendSlots;
     private int freeSendTop;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /**
+     * Requests handed over while another thread held the lock, newest first (linked through
+     * {@link Pending#next}): the holder admits them, oldest first, before it lets go.
+     */
+    private final java.util.concurrent.atomic.AtomicReference<Pending> incoming =
+            new java.util.concurrent.atomic.AtomicReference<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
     /**
@@ -296,7 +336,9 @@ final class SendQueue {
     /**
      * Any thread: queues or posts an operation and tells {@code sink} when its work completes (on the
      * completion loop, under this queue's lock: the sink must only record and hand over). A queued one is
-     * withdrawn by the {@code Disposable} it gives {@link MonoSink#onCancel}.
+     * withdrawn by the {@code Disposable} it gives {@link MonoSink#onCancel}. Never waits for the lock: when
+     * another thread holds it, the request is handed over and that thread admits it before letting go, in
+     * the order requests were handed over.
      */
     void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                  Object subject, MonoSink<Object> sink) {
@@ -308,39 +350,106 @@ final class SendQueue {
                 return;
             }
         }
-        lock.lock();
-        try {
-            if (closed) {
-                if (local != null) {
-                    Registration.of(local).release();
-                }
-                Throwable f = owner.failure(); // a failed connection refuses with its failure
-                sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
-                        + kind.name().toLowerCase(Locale.ROOT)));
-                return;
-            }
-            Object large = kind != Kind.LARGE ? subject
-                    : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
-            if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
-                return;
-            }
-            if (needsCredit(kind) && !window.canSpend()) {
-                recorder.creditWait();
-            }
-            Pending p = new Pending(this, kind, data, local, remote, a, b, sink, large);
-            pending.add(p);
-            // Withdrawn if it is still queued: its buffer is never read after the cancel.
+        if (!lock.tryLock()) {
+            Pending p = new Pending(this, kind, data, local, remote, a, b, sink, subject, Pending.INCOMING);
+            // Withdrawn if it is still waiting: its buffer is never read after the cancel.
             sink.onCancel(p);
+            Pending head;
+            do {
+                head = incoming.get();
+                p.next = head;
+            } while (!incoming.compareAndSet(head, p));
+            lock.offer();
+            return;
+        }
+        try {
+            admitIncoming(); // those handed over before this one go first
+            admit(kind, data, local, remote, a, b, subject, sink, null);
         } finally {
             lock.unlock();
         }
     }
 
-    /** Any thread: a queued request's subscriber cancelled. Posted ones complete or fail with the connection. */
+    /** {@return whether requests were handed over and not admitted yet; any thread} */
+    boolean hasIncoming() {
+        return incoming.get() != null;
+    }
+
+    /** Guarded by the lock: admits the requests handed over meanwhile, oldest first. */
+    void admitIncoming() {
+        Pending p = incoming.get() == null ? null : incoming.getAndSet(null);
+        Pending oldest = null;
+        while (p != null) { // reverse the newest-first chain
+            Pending next = p.next;
+            p.next = oldest;
+            oldest = p;
+            p = next;
+        }
+        for (p = oldest; p != null; ) {
+            Pending next = p.next;
+            p.next = null;
+            if (p.state == Pending.INCOMING) {
+                admit(p.kind, p.data, p.local, p.remote, p.a, p.b, p.large, p.sink, p);
+            }
+            p = next;
+        }
+    }
+
+    /**
+     * Guarded by the lock: posts the request, or queues it behind the others.
+     *
+     * @param handed its {@link Pending} if it was handed over (its cancel is registered already), else null
+     */
+    private void admit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                       Object subject, MonoSink<Object> sink, Pending handed) {
+        if (closed) {
+            if (local != null) {
+                Registration.of(local).release();
+            }
+            if (handed != null) {
+                handed.state = Pending.DONE;
+            }
+            Throwable f = owner.failure(); // a failed connection refuses with its failure
+            sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
+                    + kind.name().toLowerCase(Locale.ROOT)));
+            return;
+        }
+        Object large = kind != Kind.LARGE ? subject
+                : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
+        if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
+            if (handed != null) {
+                handed.state = Pending.DONE; // posted: a cancel finds nothing to withdraw
+            }
+            return;
+        }
+        if (needsCredit(kind) && !window.canSpend()) {
+            recorder.creditWait();
+        }
+        Pending p = handed;
+        if (p == null) {
+            p = new Pending(this, kind, data, local, remote, a, b, sink, large, Pending.QUEUED);
+            // Withdrawn if it is still queued: its buffer is never read after the cancel.
+            sink.onCancel(p);
+        } else {
+            p.large = large;
+            p.state = Pending.QUEUED;
+        }
+        pending.add(p);
+    }
+
+    /** Any thread: a waiting request's subscriber cancelled. Posted ones complete or fail with the connection. */
     private void withdraw(Pending p) {
         lock.lock();
         try {
-            if (pending.removeIf(q -> q == p)) {
+            boolean waiting;
+            if (p.state == Pending.INCOMING) {
+                p.state = Pending.DONE; // left on the incoming chain, skipped when it is admitted
+                waiting = true;
+            } else {
+                waiting = p.state == Pending.QUEUED && pending.removeIf(q -> q == p);
+                p.state = Pending.DONE;
+            }
+            if (waiting) {
                 forget(p);
                 if (p.sink instanceof Withdrawable w) {
                     w.withdrawn();
@@ -406,6 +515,7 @@ final class SendQueue {
         Pending p;
         while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink, p.large)) {
             pending.poll();
+            p.state = Pending.DONE; // posted: a cancel finds nothing to withdraw
         }
     }
 
@@ -729,8 +839,16 @@ final class SendQueue {
         }
         Pending p;
         while ((p = pending.poll()) != null) {
+            p.state = Pending.DONE;
             forget(p);
             if (p.sink != null) {
+                p.sink.error(cause);
+            }
+        }
+        for (p = incoming.getAndSet(null); p != null; p = p.next) {
+            if (p.state == Pending.INCOMING) {
+                p.state = Pending.DONE;
+                forget(p);
                 p.sink.error(cause);
             }
         }
