@@ -220,9 +220,15 @@ final class SendQueue {
         return closed;
     }
 
-    /** Completion loop: the keepalive probe, a control message (no credit needed) unless one is on its way. */
+    /**
+     * Completion loop: the keepalive probe, a control message (no credit needed) unless one is on its way.
+     * Skipped when another thread holds the lock: the loop never waits for it, and a connection in use
+     * needs no probe (the next tick probes again if it is idle by then).
+     */
     void probe() {
-        lock.lock();
+        if (!lock.tryLock()) {
+            return;
+        }
         try {
             if (!closed && !window.controlInFlight()) {
                 postControl(Kind.CONTROL);
