@@ -1,7 +1,8 @@
 package rdmaflux.cm;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.reactivestreams.Subscription;
 import rdmaflux.cm.RcQueue.Kind;
@@ -52,17 +53,27 @@ final class Operation<T> extends Mono<T> {
     public void subscribe(CoreSubscriber<? super T> actual) {
         Sink<T> sink = new Sink<>(actual, signals);
         actual.onSubscribe(sink);
-        queue.enqueue(kind, data, local, remote, a, b, sink);
+        queue.enqueue(sink, kind, data, local, remote, a, b);
     }
 
     /**
      * One subscription: records the operation's end and queues itself on {@link Signals} once the subscriber
      * may be told (a value needs its request; completion and errors need none). Its state is one atomic int.
+     * It is also the operation's send queue request when the operation must wait (one object, not two).
      *
      * @param <T> the value type
      */
-    @SuppressWarnings("serial") // never serialized
-    static final class Sink<T> extends AtomicInteger implements SendQueue.QueueSink, Subscription {
+    static final class Sink<T> extends SendQueue.Request implements SendQueue.QueueSink, Subscription {
+        private static final VarHandle FLAGS;
+
+        static {
+            try {
+                FLAGS = MethodHandles.lookup().findVarHandle(Sink.class, "flags", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         private static final int REQUESTED = 1;
         private static final int ENDED = 2;
         private static final int QUEUED = 4;
@@ -70,6 +81,7 @@ final class Operation<T> extends Mono<T> {
 
         private final CoreSubscriber<? super T> actual;
         private final Signals signals;
+        private volatile int flags;
         /** Written before {@link #ENDED} is set, read after it is seen. */
         private Object value;
         private Throwable error;
@@ -99,15 +111,15 @@ final class Operation<T> extends Mono<T> {
         }
 
         private void end(Object v, Throwable e) {
-            int s = get();
+            int s = flags;
             if ((s & ENDED) != 0) {
                 return;
             }
             value = v;
             error = e;
             withdraw = null;
-            while (!compareAndSet(s, s | ENDED)) {
-                s = get();
+            while (!FLAGS.compareAndSet(this, s, s | ENDED)) {
+                s = flags;
             }
             queueIfReady();
         }
@@ -117,8 +129,8 @@ final class Operation<T> extends Mono<T> {
             if (Operators.validate(n)) {
                 int s;
                 do {
-                    s = get();
-                } while ((s & REQUESTED) == 0 && !compareAndSet(s, s | REQUESTED));
+                    s = flags;
+                } while ((s & REQUESTED) == 0 && !FLAGS.compareAndSet(this, s, s | REQUESTED));
                 queueIfReady();
             }
         }
@@ -126,14 +138,14 @@ final class Operation<T> extends Mono<T> {
         /** Hands this to {@link Signals} once, when it ended and the subscriber may be told. */
         private void queueIfReady() {
             while (true) {
-                int s = get();
+                int s = flags;
                 if ((s & (QUEUED | CANCELLED)) != 0 || (s & ENDED) == 0) {
                     return;
                 }
                 if (value != null && error == null && (s & REQUESTED) == 0) {
                     return; // a value waits for its request
                 }
-                if (compareAndSet(s, s | QUEUED)) {
+                if (FLAGS.compareAndSet(this, s, s | QUEUED)) {
                     signals.add(this);
                     return;
                 }
@@ -143,7 +155,7 @@ final class Operation<T> extends Mono<T> {
         /** On the scheduler: tells the subscriber. */
         @SuppressWarnings("unchecked")
         void signal() {
-            if ((get() & CANCELLED) != 0) {
+            if ((flags & CANCELLED) != 0) {
                 return;
             }
             if (error != null) {
@@ -158,7 +170,7 @@ final class Operation<T> extends Mono<T> {
 
         @Override
         public void cancel() {
-            int s = getAndUpdate(x -> x | CANCELLED);
+            int s = (int) FLAGS.getAndBitwiseOr(this, CANCELLED);
             if ((s & (ENDED | CANCELLED)) == 0) {
                 Disposable w = withdraw;
                 if (w != null) {
@@ -175,7 +187,7 @@ final class Operation<T> extends Mono<T> {
         @Override
         public MonoSink<Object> onCancel(Disposable d) {
             withdraw = d;
-            if ((get() & CANCELLED) != 0) {
+            if ((flags & CANCELLED) != 0) {
                 d.dispose(); // cancelled while it was being queued
             }
             return this;

@@ -64,32 +64,35 @@ final class SendQueue {
 
     /**
      * A request waiting for a send buffer, a send-queue entry or a credit, or handed over while another
-     * thread held the lock ({@link #incoming}). Only such requests get one, so the common case allocates
-     * none.
+     * thread held the lock ({@link #incoming}). Only such requests need one, so the common case allocates
+     * none; a caller that has an object per message anyway (a stream's element) is its own request.
+     *
+     * <p>Threads: filled by the submitting thread before it is handed over or queued, then guarded by the
+     * lock.
      */
-    private static final class Pending implements reactor.core.Disposable {
+    static class Request implements reactor.core.Disposable {
         static final int INCOMING = 0;
         static final int QUEUED = 1;
         /** No longer waiting: posted, withdrawn or failed. */
         static final int DONE = 2;
 
-        final SendQueue queue;
-        final Kind kind;
-        final ByteBuffer data;
-        final RegisteredBuffer local;
-        final RemoteBuffer remote;
-        final long a;
-        final long b;
-        final MonoSink<Object> sink;
+        private SendQueue queue;
+        private Kind kind;
+        private ByteBuffer data;
+        private RegisteredBuffer local;
+        private RemoteBuffer remote;
+        private long a;
+        private long b;
+        private MonoSink<Object> sink;
         /** The grant, or (once admitted) the {@link LargeSend} of a {@link Kind#LARGE}. */
-        Object large;
+        private Object large;
         /** Guarded by the lock once the request is admitted; {@link #INCOMING} until then. */
-        int state;
+        private int state;
         /** The next request handed over before this one was admitted; written before it is pushed. */
-        Pending next;
+        private Request next;
 
-        Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
-                long b, MonoSink<Object> sink, Object large, int state) {
+        private Request set(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
+                            long a, long b, MonoSink<Object> sink, Object large, int state) {
             this.queue = queue;
             this.kind = kind;
             this.data = data;
@@ -100,12 +103,16 @@ final class SendQueue {
             this.sink = sink;
             this.large = large;
             this.state = state;
+            return this;
         }
 
         /** Withdraws this request if it is still waiting: its own {@code Disposable}, not one more object. */
         @Override
         public void dispose() {
-            queue.withdraw(this);
+            SendQueue q = queue;
+            if (q != null) {
+                q.withdraw(this);
+            }
         }
     }
 
@@ -128,12 +135,12 @@ final class SendQueue {
     private final ArrayDeque<Op> freeOps = new ArrayDeque<>();
     private final int[] freeSendSlots;
     private int freeSendTop;
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final ArrayDeque<Request> pending = new ArrayDeque<>();
     /**
      * Requests handed over while another thread held the lock, newest first (linked through
-     * {@link Pending#next}): the holder admits them, oldest first, before it lets go.
+     * {@link Request#next}): the holder admits them, oldest first, before it lets go.
      */
-    private final java.util.concurrent.atomic.AtomicReference<Pending> incoming =
+    private final java.util.concurrent.atomic.AtomicReference<Request> incoming =
             new java.util.concurrent.atomic.AtomicReference<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
@@ -348,6 +355,15 @@ final class SendQueue {
      */
     void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                  Object subject, MonoSink<Object> sink) {
+        enqueue(null, kind, data, local, remote, a, b, subject, sink);
+    }
+
+    /**
+     * As {@link #enqueue(Kind, ByteBuffer, RegisteredBuffer, RemoteBuffer, long, long, Object, MonoSink)},
+     * with {@code own} (if not null; not submitted before) as the request object when one is needed.
+     */
+    void enqueue(Request own, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                 Object subject, MonoSink<Object> sink) {
         if (local != null) {
             try {
                 Registration.of(local).acquire(); // returned when the device is done with it
@@ -357,10 +373,11 @@ final class SendQueue {
             }
         }
         if (!lock.tryLock()) {
-            Pending p = new Pending(this, kind, data, local, remote, a, b, sink, subject, Pending.INCOMING);
+            Request p = (own != null ? own : new Request()).set(this, kind, data, local, remote, a, b, sink, subject,
+                    Request.INCOMING);
             // Withdrawn if it is still waiting: its buffer is never read after the cancel.
             sink.onCancel(p);
-            Pending head;
+            Request head;
             do {
                 head = incoming.get();
                 p.next = head;
@@ -370,7 +387,7 @@ final class SendQueue {
         }
         try {
             admitIncoming(); // those handed over before this one go first
-            admit(kind, data, local, remote, a, b, subject, sink, null);
+            admit(kind, data, local, remote, a, b, subject, sink, null, own);
         } finally {
             lock.unlock();
         }
@@ -383,19 +400,19 @@ final class SendQueue {
 
     /** Guarded by the lock: admits the requests handed over meanwhile, oldest first. */
     void admitIncoming() {
-        Pending p = incoming.get() == null ? null : incoming.getAndSet(null);
-        Pending oldest = null;
+        Request p = incoming.get() == null ? null : incoming.getAndSet(null);
+        Request oldest = null;
         while (p != null) { // reverse the newest-first chain
-            Pending next = p.next;
+            Request next = p.next;
             p.next = oldest;
             oldest = p;
             p = next;
         }
         for (p = oldest; p != null; ) {
-            Pending next = p.next;
+            Request next = p.next;
             p.next = null;
-            if (p.state == Pending.INCOMING) {
-                admit(p.kind, p.data, p.local, p.remote, p.a, p.b, p.large, p.sink, p);
+            if (p.state == Request.INCOMING) {
+                admit(p.kind, p.data, p.local, p.remote, p.a, p.b, p.large, p.sink, p, null);
             }
             p = next;
         }
@@ -404,16 +421,17 @@ final class SendQueue {
     /**
      * Guarded by the lock: posts the request, or queues it behind the others.
      *
-     * @param handed its {@link Pending} if it was handed over (its cancel is registered already), else null
+     * @param handed its {@link Request} if it was handed over (its cancel is registered already), else null
+     * @param own the caller's request object, used if it must wait; or null
      */
     private void admit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                       Object subject, MonoSink<Object> sink, Pending handed) {
+                       Object subject, MonoSink<Object> sink, Request handed, Request own) {
         if (closed) {
             if (local != null) {
                 Registration.of(local).release();
             }
             if (handed != null) {
-                handed.state = Pending.DONE;
+                handed.state = Request.DONE;
             }
             Throwable f = owner.failure(); // a failed connection refuses with its failure
             sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
@@ -424,36 +442,39 @@ final class SendQueue {
                 : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
         if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
             if (handed != null) {
-                handed.state = Pending.DONE; // posted: a cancel finds nothing to withdraw
+                handed.state = Request.DONE; // posted: a cancel finds nothing to withdraw
             }
             return;
         }
         if (needsCredit(kind) && !window.canSpend()) {
             recorder.creditWait();
         }
-        Pending p = handed;
+        Request p = handed;
         if (p == null) {
-            p = new Pending(this, kind, data, local, remote, a, b, sink, large, Pending.QUEUED);
-            // Withdrawn if it is still queued: its buffer is never read after the cancel.
+            p = (own != null ? own : new Request()).set(this, kind, data, local, remote, a, b, sink, large,
+                    Request.QUEUED);
+            pending.add(p);
+            // Withdrawn if it is still queued: its buffer is never read after the cancel (queued first, so a
+            // cancel that came before finds it).
             sink.onCancel(p);
         } else {
             p.large = large;
-            p.state = Pending.QUEUED;
+            p.state = Request.QUEUED;
+            pending.add(p);
         }
-        pending.add(p);
     }
 
     /** Any thread: a waiting request's subscriber cancelled. Posted ones complete or fail with the connection. */
-    private void withdraw(Pending p) {
+    private void withdraw(Request p) {
         lock.lock();
         try {
             boolean waiting;
-            if (p.state == Pending.INCOMING) {
-                p.state = Pending.DONE; // left on the incoming chain, skipped when it is admitted
+            if (p.state == Request.INCOMING) {
+                p.state = Request.DONE; // left on the incoming chain, skipped when it is admitted
                 waiting = true;
             } else {
-                waiting = p.state == Pending.QUEUED && pending.removeIf(q -> q == p);
-                p.state = Pending.DONE;
+                waiting = p.state == Request.QUEUED && pending.removeIf(q -> q == p);
+                p.state = Request.DONE;
             }
             if (waiting) {
                 forget(p);
@@ -493,7 +514,7 @@ final class SendQueue {
     }
 
     /** Guarded by the lock: a request that will never be posted gives back what it holds. */
-    private void forget(Pending p) {
+    private void forget(Request p) {
         if (p.large instanceof LargeSend ls) {
             rendezvous.cancelled(ls); // returns its lease too
         } else if (p.local != null) {
@@ -518,15 +539,15 @@ final class SendQueue {
             }
             reads.poll();
         }
-        Pending p;
+        Request p;
         while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink, p.large)) {
             pending.poll();
-            p.state = Pending.DONE; // posted: a cancel finds nothing to withdraw
+            p.state = Request.DONE; // posted: a cancel finds nothing to withdraw
         }
     }
 
     /**
-     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch {@link #flush()}
+     * Guarded by the lock. Writes the request (the fields of a {@link Request}) into the batch {@link #flush()}
      * posts if a send-queue entry, buffer and credit are free; returns whether it was taken (written, or
      * refused and its sink told so).
      */
@@ -843,17 +864,17 @@ final class SendQueue {
                 s.error(cause);
             }
         }
-        Pending p;
+        Request p;
         while ((p = pending.poll()) != null) {
-            p.state = Pending.DONE;
+            p.state = Request.DONE;
             forget(p);
             if (p.sink != null) {
                 p.sink.error(cause);
             }
         }
         for (p = incoming.getAndSet(null); p != null; p = p.next) {
-            if (p.state == Pending.INCOMING) {
-                p.state = Pending.DONE;
+            if (p.state == Request.INCOMING) {
+                p.state = Request.DONE;
                 forget(p);
                 p.sink.error(cause);
             }

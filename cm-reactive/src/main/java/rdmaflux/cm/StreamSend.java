@@ -1,5 +1,7 @@
 package rdmaflux.cm;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -267,13 +269,24 @@ final class StreamSend<T> extends Mono<Void> {
     }
 
     /**
-     * One message's sink: counts its end; withdraws it while it is still queued. It is its own "ended" flag
-     * (one object per message, not two).
+     * One message's sink: counts its end; withdraws it while it is still queued. It is also its send queue
+     * request when the message must wait, and its own "ended" flag (one object per message, not three).
      *
      * @param <T> the source's message type
      */
-    @SuppressWarnings("serial") // never serialized
-    private static final class Element<T> extends AtomicBoolean implements SendQueue.QueueSink, SendQueue.Withdrawable {
+    private static final class Element<T> extends SendQueue.Request
+            implements SendQueue.QueueSink, SendQueue.Withdrawable {
+        private static final VarHandle ENDED;
+
+        static {
+            try {
+                ENDED = MethodHandles.lookup().findVarHandle(Element.class, "ended", boolean.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private volatile boolean ended;
         private final Sender<T> sender;
         int slot = -1;
         /** The source's message while {@code release} is owed it; null without a release callback. */
@@ -302,7 +315,7 @@ final class StreamSend<T> extends Mono<Void> {
         }
 
         private void end(Throwable error) {
-            if (compareAndSet(false, true)) {
+            if (ENDED.compareAndSet(this, false, true)) {
                 withdraw = null;
                 sender.finished(this, error);
             }
