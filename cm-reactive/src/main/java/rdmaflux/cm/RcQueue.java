@@ -176,7 +176,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
             public boolean pending() {
-                return drainRequested || releasedSlots.get() != null || sends.hasIncoming();
+                return drainRequested || releasedSlots.get() != null || sends.hasIncoming() || sends.leftWritten();
             }
 
             @Override

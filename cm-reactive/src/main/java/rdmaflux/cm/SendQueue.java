@@ -6,7 +6,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Locale;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntConsumer;
 
 import reactor.core.publisher.Mono;
@@ -163,11 +162,16 @@ final class SendQueue {
     private final SendRequests[] batches = new SendRequests[2];
     private final Op[][] batchOpsOf = new Op[2][];
     /**
-     * Orders the posts of sealed batches as their holds of the lock were ordered: taken under the lock by
-     * {@link #seal()}, let go by {@link #postSealed()}. Never held while the lock is being taken.
+     * Whether a sealed batch is being posted: one at a time, so batches leave in the order they were
+     * sealed. Set by {@link #seal()} under the lock, cleared by {@link #postSealed()}; nobody waits for it.
      */
-    private final ReentrantLock postLock = new ReentrantLock();
-    // Guarded by postLock: the sealed batch its holder posts.
+    private final java.util.concurrent.atomic.AtomicBoolean posting = new java.util.concurrent.atomic.AtomicBoolean();
+    /**
+     * Set by a holder that found a post in progress and left its requests written: the poster (or, if it
+     * finished meanwhile, the next holder) seals them.
+     */
+    private volatile boolean leftWritten;
+    // Written by the thread that set posting, read by it in postSealed: the sealed batch.
     private SendRequests sealed;
     private Op[] sealedOps;
     private int sealedCount;
@@ -687,18 +691,25 @@ final class SendQueue {
 
     /**
      * Guarded by the lock, as its holder lets go: seals the requests written since the last seal for
-     * {@link #postSealed()}, first waiting for the post of the batch sealed before (requests leave in the
-     * order they were written), and switches to the other batch.
+     * {@link #postSealed()} and switches to the other batch. While an earlier batch is still being posted it
+     * leaves them written (the other batch is in use) and says so ({@link #leftWritten}): they leave after
+     * it, sealed by its poster or the next holder. Never waits.
      *
-     * @return whether there is a batch to post (then the caller holds the post lock and must call
-     *         {@link #postSealed()} once it let go of the lock)
+     * @return whether there is a batch to post (then the caller must call {@link #postSealed()} once it let
+     *         go of the lock)
      */
     boolean seal() {
         int n = batched;
         if (n == 0) {
             return false;
         }
-        postLock.lock();
+        if (!posting.compareAndSet(false, true)) {
+            leftWritten = true;
+            if (!posting.compareAndSet(false, true)) {
+                return false; // the poster finds leftWritten when it is done
+            }
+        }
+        leftWritten = false;
         sealed = sendBatch;
         sealedOps = batchOps;
         sealedCount = n;
@@ -735,7 +746,10 @@ final class SendQueue {
             outstanding(posted);
             java.util.Arrays.fill(batchedOps, 0, n, null);
         } finally {
-            postLock.unlock();
+            posting.set(false);
+        }
+        if (leftWritten && lock.tryLock()) {
+            lock.unlock(); // seals and posts what a holder wrote meanwhile (else that holder or the next does)
         }
         if (failure != null) {
             lock.lock();
@@ -757,11 +771,23 @@ final class SendQueue {
         }
     }
 
-    /** Guarded by the lock: posts what was written now, without letting go (a close, a bind, a full batch). */
+    /**
+     * Guarded by the lock: posts what was written now, without letting go (a close, a bind, a full batch);
+     * after the post in progress, if there is one (it does not need the lock).
+     */
     private void flushNow() {
-        if (seal()) {
-            postSealed();
+        while (batched > 0) {
+            if (seal()) {
+                postSealed();
+                return;
+            }
+            Thread.yield();
         }
+    }
+
+    /** {@return whether requests were left written for a post that has ended since; any thread} */
+    boolean leftWritten() {
+        return leftWritten && !posting.get();
     }
 
     /** Guarded by the lock. The view of send buffer {@code slot} (at {@code offset}); see {@link #sendViews}. */
