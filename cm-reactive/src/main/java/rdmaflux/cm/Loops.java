@@ -143,9 +143,25 @@ final class Loops implements RdmaLoops {
         return disposed;
     }
 
+    /**
+     * Completes when every thread has ended: each loop signals as its last act, so the threads are joined
+     * (on {@code boundedElastic}, never on a loop thread) before this completes.
+     */
     @Override
     public Mono<Void> onDispose() {
-        return terminated.asMono();
+        return terminated.asMono().publishOn(reactor.core.scheduler.Schedulers.boundedElastic())
+                .then(Mono.fromRunnable(this::joinThreads));
+    }
+
+    private void joinThreads() {
+        for (Thread t : threads()) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for " + t.getName() + " to end", e);
+            }
+        }
     }
 
     /** {@return the completion loops (tests check what they wait on)} */
