@@ -274,10 +274,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     @Override
-    public void drain() {
-        if (!tornDown) {
-            drain.drain();
-        }
+    public boolean drain() {
+        return !tornDown && drain.drain();
     }
 
     @Override
