@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
@@ -15,6 +16,8 @@ import rdmaflux.verbs.RdmaContext;
  * completions: its cost does not grow with the number of connections. While a connection busy polls, the
  * loop spins ({@link EventLoop#spins()}): it polls that CQ on every turn without a system call and looks at
  * its channels every {@link EventLoop#DESCRIPTOR_TURNS} turns; other loops are unaffected.
+ * {@link Loops#nextCompletionLoop(boolean)} puts busy-polling connections on a loop that already spins, so
+ * one thread spins for all of them.
  *
  * <p>Threads: {@link #channel} is called on the CM loop (where CQs are created) and is concurrent;
  * everything else is owned by the loop thread.
@@ -56,6 +59,8 @@ final class CompletionLoop extends EventLoop {
     /** Loop thread only: handlers polled on every turn (busy polling, or just registered). */
     private Entry[] busy = new Entry[8];
     private int busyCount;
+    /** Busy-polling connections given this loop and not yet gone ({@link Loops#nextCompletionLoop(boolean)}). */
+    private final AtomicInteger busyPollers = new AtomicInteger();
 
     /**
      * Creates and starts the loop.
@@ -143,6 +148,20 @@ final class CompletionLoop extends EventLoop {
         }
         busy[busyCount++] = e;
         e.polled = true;
+    }
+
+    /** {@return busy-polling connections on this loop now; any thread} */
+    int busyPollers() {
+        return busyPollers.get();
+    }
+
+    /**
+     * A busy-polling connection was given this loop ({@code +1}) or left it ({@code -1}); any thread.
+     *
+     * @param delta +1 or -1
+     */
+    void busyPollers(int delta) {
+        busyPollers.addAndGet(delta);
     }
 
     @Override

@@ -3,6 +3,8 @@ package rdmaflux.cm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -112,6 +114,31 @@ class LoopsIT {
             assertTrue(idleCpu * 10 < busyCpu, "the other loop spun too: " + idleCpu + " ns vs " + busyCpu + " ns");
             spinning.disposeNow(T);
             sleeping.disposeNow(T);
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
+    @Test
+    void busyPollingConnectionsShareTheLoopThatAlreadySpinsAndOthersStillTakeTurns() {
+        Loops loops = (Loops) RdmaLoops.create(PREFIX + "-placement", 3);
+        try {
+            CompletionLoop[] all = loops.completionLoopsForTest();
+            CompletionLoop first = loops.nextCompletionLoop(true);
+            assertSame(all[0], first);
+            assertEquals(1, first.busyPollers());
+            // Event-driven ones go round robin as before, over every loop.
+            assertSame(all[1], loops.nextCompletionLoop(false));
+            assertSame(all[2], loops.nextCompletionLoop(false));
+            // The next busy-polling ones join the first, wherever round robin stands.
+            assertSame(first, loops.nextCompletionLoop(true));
+            assertSame(first, loops.nextCompletionLoop(true));
+            assertEquals(3, first.busyPollers());
+            // Once all have left, the next one goes round robin again.
+            first.busyPollers(-3);
+            CompletionLoop next = loops.nextCompletionLoop(true);
+            assertNotSame(first, next);
+            assertEquals(1, next.busyPollers());
         } finally {
             loops.disposeNow(T);
         }
