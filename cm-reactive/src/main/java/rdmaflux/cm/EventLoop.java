@@ -114,6 +114,18 @@ abstract class EventLoop implements Executor {
         return t;
     }
 
+    /**
+     * A delay on this loop's timers, for operators that need a clock whatever scheduler the user chose.
+     *
+     * @param delay how long
+     * @return emits {@code 0} on the loop thread after {@code delay} from its subscription; a cancel
+     *         cancels the timer
+     */
+    final reactor.core.publisher.Mono<Long> delay(java.time.Duration delay) {
+        long nanos = delay.toNanos();
+        return reactor.core.publisher.Mono.create(sink -> sink.onDispose(schedule(() -> sink.success(0L), nanos)));
+    }
+
     /** Ends the thread after the tasks queued so far; any thread. */
     final void shutdown() {
         execute(() -> running = false);

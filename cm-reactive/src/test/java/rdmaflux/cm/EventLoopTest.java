@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -192,6 +194,24 @@ class EventLoopTest {
         }, TimeUnit.MILLISECONDS.toNanos(50));
         assertTrue(done.await(T.toSeconds(), TimeUnit.SECONDS));
         assertTrue(at[0] - start >= TimeUnit.MILLISECONDS.toNanos(50), "fired early");
+        loop.shutdown();
+        loop.terminated().block(T);
+    }
+
+    @Test
+    void aDelayEmitsOnTheLoopAfterItsTimeAndACancelledOneNever() throws Exception {
+        Idle loop = new Idle();
+        long start = System.nanoTime();
+        AtomicReference<String> on = new AtomicReference<>();
+        Long v = loop.delay(Duration.ofMillis(50)).doOnNext(x -> on.set(loop.inLoop() ? "loop" : "elsewhere")).block(T);
+        assertEquals(0L, v);
+        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(50), "emitted early");
+        assertEquals("loop", on.get());
+        AtomicBoolean fired = new AtomicBoolean();
+        Disposable d = loop.delay(Duration.ofMillis(20)).subscribe(x -> fired.set(true));
+        d.dispose();
+        loop.delay(Duration.ofMillis(100)).block(T);
+        assertFalse(fired.get(), "a cancelled delay fired");
         loop.shutdown();
         loop.terminated().block(T);
     }

@@ -145,6 +145,44 @@ class LoopsIT {
     }
 
     @Test
+    void busyPollingClientAndServerSpinOneLoopAndDeliverOnItWithTheImmediateScheduler() {
+        // What a busy-poll user does: busy polling on both sides, signals on the loop that drained them.
+        // The client's and the in-process server's connections land on one loop: one thread spins.
+        RdmaLoops loops = RdmaLoops.create(PREFIX + "-spin", 2);
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().loops(loops)
+                .busyPoll(Duration.ofSeconds(5)).scheduler(Schedulers.immediate()).build();
+        Thread[] threads = ((Loops) loops).threads();
+        Set<String> deliveredOn = new ConcurrentSkipListSet<>();
+        try (EchoServer echo = new EchoServer(options)) { // its accept filter ran on Schedulers.immediate()
+            RdmaConnection c = RdmaConnection.connect(echo.address(), options).block(T);
+            List<byte[]> echoes = c.receiveBytes().doOnNext(b -> deliveredOn.add(Thread.currentThread().getName()))
+                    .take(MESSAGES).collectList()
+                    .zipWith(Flux.range(0, MESSAGES).concatMap(n -> c.send(Payloads.message(n, 32))).then()
+                            .thenReturn(true), (l, sent) -> l)
+                    .block(T);
+            for (int n = 0; n < MESSAGES; n++) {
+                Payloads.verify(echoes.get(n), n, 32);
+            }
+            assertEquals(1, deliveredOn.size(), "delivered on " + deliveredOn);
+            assertTrue(deliveredOn.iterator().next().startsWith(PREFIX + "-spin-completion-"), deliveredOn.toString());
+            java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+            long a0 = cpu.getThreadCpuTime(threads[1].threadId());
+            long b0 = cpu.getThreadCpuTime(threads[2].threadId());
+            Resources.sleep(2000);
+            long a = cpu.getThreadCpuTime(threads[1].threadId()) - a0;
+            long b = cpu.getThreadCpuTime(threads[2].threadId()) - b0;
+            System.out.printf("busy poll, both sides: completion-0 %d ms, completion-1 %d ms of CPU in 2 s%n",
+                    a / 1_000_000, b / 1_000_000);
+            long spun = Math.max(a, b);
+            assertTrue(spun > Duration.ofMillis(300).toNanos(), "no loop spun: " + a + " / " + b + " ns");
+            assertTrue(Math.min(a, b) * 10 < spun, "both loops spun: " + a + " / " + b + " ns");
+            c.disposeNow(T);
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
+    @Test
     void aConnectInProgressWhenItsLoopsAreDisposedFailsInsteadOfHanging() throws Exception {
         RdmaLoops loops = RdmaLoops.create(PREFIX + "-connecting", 1);
         // Nobody has this address on the sandbox's link: address resolution waits for ARP.
