@@ -3,7 +3,6 @@ package rdmaflux.cm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -134,11 +133,13 @@ class LoopsIT {
             assertSame(first, loops.nextCompletionLoop(true));
             assertSame(first, loops.nextCompletionLoop(true));
             assertEquals(3, first.busyPollers());
-            // Once all have left, the next one goes round robin again.
+            // Once all have left, the next one goes round robin again: after all[0], whose turn it is now.
             first.busyPollers(-3);
+            assertSame(all[0], loops.nextCompletionLoop(false));
             CompletionLoop next = loops.nextCompletionLoop(true);
-            assertNotSame(first, next);
+            assertSame(all[1], next);
             assertEquals(1, next.busyPollers());
+            assertEquals(0, first.busyPollers());
         } finally {
             loops.disposeNow(T);
         }
