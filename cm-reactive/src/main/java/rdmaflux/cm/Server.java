@@ -137,7 +137,8 @@ final class Server implements RdmaServer {
                                                 Mono<?> deadline, Scheduler scheduler) {
         Mono<AcceptFilter.Decision> d = Mono.defer(() -> filter.decideAsync(peer, data)).subscribeOn(scheduler);
         if (deadline != null) {
-            d = d.timeout(deadline);
+            d = d.timeout(deadline, Mono.error(() -> new java.util.concurrent.TimeoutException(
+                    "the filter did not decide within the accept timeout (ConnectionOptions.timeout(Step.ACCEPT))")));
         }
         return d.switchIfEmpty(Mono.error(() -> new IllegalStateException("the filter completed without a decision")))
                 .onErrorResume(err -> {
