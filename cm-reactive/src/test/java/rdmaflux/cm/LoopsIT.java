@@ -177,6 +177,20 @@ class LoopsIT {
             long spun = Math.max(a, b);
             assertTrue(spun > Duration.ofMillis(300).toNanos(), "no loop spun: " + a + " / " + b + " ns");
             assertTrue(Math.min(a, b) * 10 < spun, "both loops spun: " + a + " / " + b + " ns");
+            // Still within the 5 s of busy polling: the spinning loop, with its two real CQs, allocates nothing
+            // per turn. As in the allocation probes elsewhere: one clean window out of ten proves it (the JIT
+            // may allocate once in a while; a turn that allocated would in every window).
+            Thread spinner = a > b ? threads[1] : threads[2];
+            com.sun.management.ThreadMXBean alloc = (com.sun.management.ThreadMXBean) cpu;
+            long[] bytes = new long[10];
+            boolean clean = false;
+            for (int w = 0; w < bytes.length && !clean; w++) {
+                long before = alloc.getThreadAllocatedBytes(spinner.threadId());
+                Resources.sleep(100);
+                bytes[w] = alloc.getThreadAllocatedBytes(spinner.threadId()) - before;
+                clean = bytes[w] == 0;
+            }
+            assertTrue(clean, "the spinning loop allocated in every window: " + java.util.Arrays.toString(bytes));
             c.disposeNow(T);
         } finally {
             loops.disposeNow(T);
