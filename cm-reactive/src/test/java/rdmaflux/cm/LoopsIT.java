@@ -198,6 +198,39 @@ class LoopsIT {
     }
 
     @Test
+    void aSpinningLoopStillServesAnEventDrivenConnectionOnIt() {
+        // One completion loop: the busy-polling server side keeps it spinning, and the event-driven
+        // client's completions are only seen through its channel, which a spinning loop polls every
+        // DESCRIPTOR_TURNS turns.
+        RdmaLoops loops = RdmaLoops.create(PREFIX + "-mixed", 1);
+        ConnectionOptions busy = ConnectionOptions.defaults().toBuilder().loops(loops)
+                .busyPoll(Duration.ofSeconds(5)).build();
+        ConnectionOptions eventDriven = ConnectionOptions.defaults().toBuilder().loops(loops).build();
+        Thread loop = ((Loops) loops).threads()[1];
+        try (EchoServer echo = new EchoServer(busy)) {
+            RdmaConnection c = RdmaConnection.connect(echo.address(), eventDriven).block(T);
+            java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+            long cpu0 = cpu.getThreadCpuTime(loop.threadId());
+            long wall0 = System.nanoTime();
+            List<byte[]> echoes = c.receiveBytes().take(MESSAGES).collectList()
+                    .zipWith(Flux.range(0, MESSAGES).concatMap(n -> c.send(Payloads.message(n, 48))).then()
+                            .thenReturn(true), (l, sent) -> l)
+                    .block(T);
+            for (int n = 0; n < MESSAGES; n++) {
+                Payloads.verify(echoes.get(n), n, 48);
+            }
+            long spun = cpu.getThreadCpuTime(loop.threadId()) - cpu0;
+            long wall = System.nanoTime() - wall0;
+            System.out.printf("mixed loop: %d echoes in %d ms, the loop used %d ms of CPU%n", MESSAGES,
+                    wall / 1_000_000, spun / 1_000_000);
+            assertTrue(spun > wall / 4, "the loop did not spin meanwhile: " + spun + " ns of CPU in " + wall + " ns");
+            c.disposeNow(T);
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
+    @Test
     void aConnectInProgressWhenItsLoopsAreDisposedFailsInsteadOfHanging() throws Exception {
         RdmaLoops loops = RdmaLoops.create(PREFIX + "-connecting", 1);
         // Nobody has this address on the sandbox's link: address resolution waits for ARP.
