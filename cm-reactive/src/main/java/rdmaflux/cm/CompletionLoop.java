@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import rdmaflux.verbs.CompletionChannel;
 import rdmaflux.verbs.CompletionQueue;
@@ -13,7 +14,10 @@ import rdmaflux.verbs.RdmaContext;
  * A completion loop: one thread that drains the CQs assigned to it. The CQs of one device share one
  * completion channel per loop, so a wake-up waits on one descriptor per device and reads which CQs have
  * completions: its cost does not grow with the number of connections. While a connection busy polls, the
- * loop polls it on every turn without sleeping; other connections and other loops are unaffected.
+ * loop spins ({@link EventLoop#spins()}): it polls that CQ on every turn without a system call and looks at
+ * its channels every {@link EventLoop#DESCRIPTOR_TURNS} turns; other loops are unaffected.
+ * {@link Loops#nextCompletionLoop(boolean)} puts busy-polling connections on a loop that already spins, so
+ * one thread spins for all of them.
  *
  * <p>Threads: {@link #channel} is called on the CM loop (where CQs are created) and is concurrent;
  * everything else is owned by the loop thread.
@@ -21,8 +25,12 @@ import rdmaflux.verbs.RdmaContext;
 final class CompletionLoop extends EventLoop {
     /** A connection's side of the loop. */
     interface Handler {
-        /** Drain the CQ, re-arm it and drain once more; called on the loop thread. */
-        void drain();
+        /**
+         * Drain the CQ, re-arm it and drain once more; called on the loop thread.
+         *
+         * @return whether it took any completion
+         */
+        boolean drain();
 
         /** {@return whether the loop should poll this handler without waiting for its channel} */
         boolean busy();
@@ -51,6 +59,8 @@ final class CompletionLoop extends EventLoop {
     /** Loop thread only: handlers polled on every turn (busy polling, or just registered). */
     private Entry[] busy = new Entry[8];
     private int busyCount;
+    /** Busy-polling connections given this loop and not yet gone ({@link Loops#nextCompletionLoop(boolean)}). */
+    private final AtomicInteger busyPollers = new AtomicInteger();
 
     /**
      * Creates and starts the loop.
@@ -140,14 +150,28 @@ final class CompletionLoop extends EventLoop {
         e.polled = true;
     }
 
+    /** {@return busy-polling connections on this loop now; any thread} */
+    int busyPollers() {
+        return busyPollers.get();
+    }
+
+    /**
+     * A busy-polling connection was given this loop ({@code +1}) or left it ({@code -1}); any thread.
+     *
+     * @param delta +1 or -1
+     */
+    void busyPollers(int delta) {
+        busyPollers.addAndGet(delta);
+    }
+
     @Override
     int[] fds() {
         return fds;
     }
 
     @Override
-    int waitMillis() {
-        return busyCount > 0 ? 0 : -1;
+    boolean spins() {
+        return busyCount > 0;
     }
 
     @Override
@@ -162,14 +186,23 @@ final class CompletionLoop extends EventLoop {
                     Entry e = handlers.get(cq);
                     if (e != null) {
                         drain(e);
+                        if (e.handler.busy()) {
+                            poll(e);
+                        }
                     }
                 }
             }
         }
-        // Busy handlers, and new ones: polled again each turn until they go quiet and re-arm.
+    }
+
+    /** Busy handlers, and new ones: polled on every turn until they go quiet and re-arm. */
+    @Override
+    boolean spin() {
+        boolean found = false;
         for (int i = 0; i < busyCount; ) {
             Entry e = busy[i];
-            drain(e);
+            found |= drain(e);
+            // The handler may have unregistered itself or another one meanwhile.
             if (busy[i] == e && !e.handler.busy()) {
                 e.polled = false;
                 busy[i] = busy[--busyCount];
@@ -178,17 +211,16 @@ final class CompletionLoop extends EventLoop {
                 i++;
             }
         }
+        return found;
     }
 
-    private void drain(Entry e) {
+    private boolean drain(Entry e) {
         try {
-            e.handler.drain();
+            return e.handler.drain();
         } catch (RuntimeException x) {
             // One connection's failure must not stop the loop from serving the others.
             LOG.log(System.Logger.Level.ERROR, "draining a CQ failed on " + thread().getName(), x);
-        }
-        if (e.handler.busy()) {
-            poll(e);
+            return true;
         }
     }
 

@@ -68,10 +68,14 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         this.recorder = options.recorder();
         this.loops = loops;
         this.cm = loops.cm();
-        this.completions = loops.nextCompletionLoop();
+        this.completions = loops.nextCompletionLoop(busyPolls(options));
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
         this.machine = new ConnectionStateMachine(role, options.timeouts(), cm::schedule, this::onTimer);
         this.api = new Connection(this, options); // last: it reads nothing else of this
+    }
+
+    private static boolean busyPolls(ConnectionOptions options) {
+        return options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL;
     }
 
     /** A step timer fired on the CM loop. */
@@ -402,6 +406,9 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         }
         if (machine.state() instanceof Disconnecting) {
             run(end != null ? machine.fail(end) : machine.teardownComplete());
+        }
+        if (busyPolls(options)) {
+            completions.busyPollers(-1);
         }
         disposed.tryEmitEmpty();
         loops.untrack(api);

@@ -76,25 +76,41 @@ final class CqDrain {
     /**
      * Takes every completion; unless busy polling, re-arms and polls once more, because a completion
      * that arrived between the last poll and the arming raises no notification.
+     *
+     * @return whether it took any completion
      */
-    void drain() {
+    boolean drain() {
         if (cq.isClosed()) {
-            return;
+            return false;
         }
         draining = true;
         try {
             if (pollAll() > 0) {
-                lastActivity = System.nanoTime();
+                if (busyPollNanos > 0) {
+                    lastActivity = System.nanoTime();
+                    return true; // busy for busyPollNanos from now: no re-arm, no second clock read
+                }
+                rearm();
+                return true;
             }
             if (!busy()) {
-                cq.requestNotification(false);
-                while (pollAll() > 0) {
-                    cq.requestNotification(false);
-                }
+                return rearm();
             }
+            return false;
         } finally {
             draining = false;
         }
+    }
+
+    /** Arms the CQ and takes what arrived before the arming; {@return whether there was any} */
+    private boolean rearm() {
+        boolean found = false;
+        cq.requestNotification(false);
+        while (pollAll() > 0) {
+            found = true;
+            cq.requestNotification(false);
+        }
+        return found;
     }
 
     /**

@@ -16,6 +16,12 @@ import rdmaflux.verbs.Poller;
  *
  * <p>{@link #shutdown()} ends the thread after the tasks queued before it; {@link #terminated()} then
  * completes, once the subclass let go of its native objects ({@link #onExit()}).
+ *
+ * <p>Busy polling: while the subclass says it {@link #spins()}, a turn is {@link #spin()} (which polls
+ * without a system call), the task queue and the timers; the descriptors are polled without waiting only
+ * every {@link #DESCRIPTOR_TURNS} turns, and a turn that found nothing ends with
+ * {@link Thread#onSpinWait()}. {@link #execute} then skips the wake-up write: the loop looks at its task
+ * queue on every turn anyway.
  */
 abstract class EventLoop implements Executor {
     static final System.Logger LOG = System.getLogger("rdmaflux.cm");
@@ -47,6 +53,13 @@ abstract class EventLoop implements Executor {
         }
     }
 
+    /**
+     * While spinning, the descriptors are polled (without waiting) once every this many turns: often
+     * enough that a loop's event-driven CQs and CM events wait microseconds, not milliseconds, rarely
+     * enough that the system call is not the spinning turn's main cost.
+     */
+    static final int DESCRIPTOR_TURNS = 64;
+
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** Loop thread only. */
     private final PriorityQueue<Timer> timers = new PriorityQueue<>();
@@ -54,6 +67,12 @@ abstract class EventLoop implements Executor {
     private final Thread thread;
     private final Sinks.Empty<Void> terminated = Sinks.empty();
     private volatile boolean running = true;
+    /**
+     * Set while the loop spins and never blocks in {@code poll(2)}: {@link #execute} need not write the
+     * wake-up eventfd. Cleared before the loop checks its task queue and blocks, so a task queued
+     * concurrently is either seen by that check or wakes the wait (both sides are volatile accesses).
+     */
+    private volatile boolean spinning;
 
     EventLoop(String name) {
         this.thread = Thread.ofPlatform().name(name).daemon().unstarted(this::run);
@@ -77,7 +96,7 @@ abstract class EventLoop implements Executor {
     @Override
     public final void execute(Runnable task) {
         tasks.add(task);
-        if (!inLoop()) {
+        if (!spinning && !inLoop()) {
             poller.wakeup();
         }
     }
@@ -93,6 +112,18 @@ abstract class EventLoop implements Executor {
         Timer t = new Timer(System.nanoTime() + delayNanos, task);
         execute(() -> timers.add(t));
         return t;
+    }
+
+    /**
+     * A delay on this loop's timers, for operators that need a clock whatever scheduler the user chose.
+     *
+     * @param delay how long
+     * @return emits {@code 0} on the loop thread after {@code delay} from its subscription; a cancel
+     *         cancels the timer
+     */
+    final reactor.core.publisher.Mono<Long> delay(java.time.Duration delay) {
+        long nanos = delay.toNanos();
+        return reactor.core.publisher.Mono.create(sink -> sink.onDispose(schedule(() -> sink.success(0L), nanos)));
     }
 
     /** Ends the thread after the tasks queued so far; any thread. */
@@ -115,9 +146,19 @@ abstract class EventLoop implements Executor {
      */
     abstract void onReady(boolean[] ready);
 
-    /** {@return how long the next wait may last: -1 forever, 0 to only check (busy polling)} */
-    int waitMillis() {
-        return -1;
+    /** {@return whether the loop busy polls now: turns of {@link #spin()} instead of waiting} */
+    boolean spins() {
+        return false;
+    }
+
+    /**
+     * One busy-polling turn's work, without a system call; called on every turn while {@link #spins()},
+     * and after {@link #onReady} on the other turns.
+     *
+     * @return whether it found anything to do (a turn that found nothing ends with a spin-wait hint)
+     */
+    boolean spin() {
+        return false;
     }
 
     /** Loop thread, last: frees what the subclass owns. */
@@ -126,26 +167,40 @@ abstract class EventLoop implements Executor {
 
     private void run() {
         boolean[] ready = new boolean[0];
+        int turns = 0;
         try {
             while (running) {
-                Runnable t;
-                while ((t = tasks.poll()) != null) {
-                    try {
-                        t.run();
-                    } catch (Throwable e) {
-                        LOG.log(Level.ERROR, "task failed on " + thread.getName(), e);
-                    }
-                }
+                boolean ranTasks = runTasks();
                 if (!running) {
                     break;
                 }
-                int[] fds = fds();
-                if (ready.length < fds.length) {
-                    ready = new boolean[fds.length * 2];
-                }
                 try {
-                    poller.await(fds, ready, tasks.isEmpty() ? timeout() : 0);
+                    if (spins()) {
+                        spinning = true;
+                        boolean found = spin() | ranTasks;
+                        fireTimers();
+                        if (++turns < DESCRIPTOR_TURNS) {
+                            if (!found && tasks.isEmpty()) {
+                                // Under a hypervisor (and qemu's TCG) PAUSE hands the CPU to another
+                                // virtual CPU; on hardware it lets the sibling hyperthread run.
+                                Thread.onSpinWait();
+                            }
+                            continue;
+                        }
+                        turns = 0;
+                    } else {
+                        // Before the task queue is read for the timeout: see `spinning`.
+                        spinning = false;
+                    }
+                    int[] fds = fds();
+                    if (ready.length < fds.length) {
+                        ready = new boolean[fds.length * 2];
+                    }
+                    poller.await(fds, ready, spinning || !tasks.isEmpty() ? 0 : timeout());
                     onReady(ready);
+                    if (!spinning) {
+                        spin(); // handlers just registered or woken are polled once more this turn
+                    }
                     fireTimers();
                 } catch (Throwable e) {
                     // A loop that dies strands every connection on it; log and keep going.
@@ -153,6 +208,7 @@ abstract class EventLoop implements Executor {
                 }
             }
         } finally {
+            spinning = false;
             try {
                 onExit();
             } catch (Throwable e) {
@@ -163,22 +219,39 @@ abstract class EventLoop implements Executor {
         }
     }
 
-    /** The wait for the next turn: the subclass's, shortened to the next timer's deadline. */
+    /** {@return whether a task ran} */
+    private boolean runTasks() {
+        Runnable t = tasks.poll();
+        if (t == null) {
+            return false;
+        }
+        do {
+            try {
+                t.run();
+            } catch (Throwable e) {
+                LOG.log(Level.ERROR, "task failed on " + thread.getName(), e);
+            }
+        } while ((t = tasks.poll()) != null);
+        return true;
+    }
+
+    /** The wait for the next turn: until the next timer's deadline, or forever. */
     private int timeout() {
-        int wait = waitMillis();
         Timer next;
         while ((next = timers.peek()) != null && next.cancelled) {
             timers.poll();
         }
-        if (next == null || wait == 0) {
-            return wait;
+        if (next == null) {
+            return -1;
         }
         long ms = Math.max(0, (next.deadline - System.nanoTime() + 999_999) / 1_000_000);
-        int timerWait = (int) Math.min(ms, Integer.MAX_VALUE);
-        return wait < 0 ? timerWait : Math.min(wait, timerWait);
+        return (int) Math.min(ms, Integer.MAX_VALUE);
     }
 
     private void fireTimers() {
+        if (timers.isEmpty()) {
+            return; // no clock read: a spinning turn comes here every time
+        }
         long now = System.nanoTime();
         Timer t;
         while ((t = timers.peek()) != null && (t.cancelled || t.deadline - now <= 0)) {

@@ -78,9 +78,39 @@ final class Loops implements RdmaLoops {
         return cm;
     }
 
-    /** {@return the completion loop for the next connection} */
+    /** {@return the completion loop for the next event-driven connection or endpoint: round robin} */
     CompletionLoop nextCompletionLoop() {
         return completions[Math.floorMod(next.getAndIncrement(), completions.length)];
+    }
+
+    /**
+     * The completion loop for the next connection. A busy-polling one goes to a loop that already has
+     * busy-polling connections, if any: a spinning loop takes a CPU whether it polls one CQ or many, and
+     * spinning threads beyond the CPUs there are starve everything else (the threads that deliver
+     * signals, the application's), which then waits for the kernel to preempt a spinner. For more than
+     * one spinning thread, give connections {@link ConnectionOptions.Builder#loops different loops}.
+     * The caller tells {@link CompletionLoop#busyPollers(int)} {@code -1} when a busy-polling connection
+     * leaves.
+     *
+     * @param busyPoll whether the connection busy polls ({@link ConnectionOptions.CompletionMode#BUSY_POLL})
+     * @return its completion loop
+     */
+    CompletionLoop nextCompletionLoop(boolean busyPoll) {
+        if (!busyPoll) {
+            return nextCompletionLoop();
+        }
+        synchronized (completions) {
+            // Under the lock: two busy-polling connections made at once must not pick two idle loops.
+            for (CompletionLoop c : completions) {
+                if (c.busyPollers() > 0) {
+                    c.busyPollers(1);
+                    return c;
+                }
+            }
+            CompletionLoop c = nextCompletionLoop();
+            c.busyPollers(1);
+            return c;
+        }
     }
 
     @Override

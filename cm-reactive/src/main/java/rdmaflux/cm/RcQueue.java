@@ -331,28 +331,30 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * thread drains the CQ before letting go.
      */
     @Override
-    public void drain() {
+    public boolean drain() {
         if (tornDown) {
-            return;
+            return false;
         }
         if (lock.tryLock()) {
             try {
-                drainNow();
+                return drainNow();
             } finally {
                 lock.unlock();
             }
-        } else {
-            drainRequested = true;
-            lock.offer(); // the holder may have let go meanwhile
         }
+        drainRequested = true;
+        lock.offer(); // the holder may have let go meanwhile
+        return true; // another thread is at work on this connection: not an idle turn
     }
 
-    /** Under the lock: polls the CQ (re-arming it), unless the connection left its loop. */
-    private void drainNow() {
+    /**
+     * Under the lock: polls the CQ (re-arming it), unless the connection left its loop.
+     *
+     * @return whether it found completions
+     */
+    private boolean drainNow() {
         drainRequested = false;
-        if (!tornDown) {
-            drain.drain();
-        }
+        return !tornDown && drain.drain();
     }
 
     /**

@@ -118,22 +118,27 @@ final class Server implements RdmaServer {
         queued.incrementAndGet();
         Slot slot = new Slot();
         byte[] appData = hello != null ? hello.applicationData() : raw;
-        decision(filter, id.peerAddress(), appData, options.timeout(Step.ACCEPT), options.scheduler())
+        Duration timeout = options.timeout(Step.ACCEPT);
+        // The accept timeout runs on the CM loop's timer, not on the options' scheduler: that one need
+        // not keep time (Schedulers.immediate() cannot, and there every request was rejected at once).
+        decision(filter, id.peerAddress(), appData, timeout == null ? null : cm.delay(timeout), options.scheduler())
                 .subscribe(d -> cm.execute(() -> decided(e, hello, d, slot)));
     }
 
     /**
      * The filter's decision about one request, made off the CM thread: the filter is subscribed to on
      * {@code scheduler}. Never fails and never stays silent: a filter that throws, returns {@code null},
-     * errors, completes empty or does not answer within {@code timeout} becomes a rejection.
+     * errors, completes empty or does not answer before {@code deadline} becomes a rejection.
      *
-     * @param timeout the accept step's timeout, or {@code null} for none
+     * @param deadline emits when the accept step's timeout has passed, or {@code null} for no timeout
+     * @param scheduler where the filter runs; need not be able to schedule with a delay
      */
     static Mono<AcceptFilter.Decision> decision(AcceptFilter filter, InetSocketAddress peer, byte[] data,
-                                                Duration timeout, Scheduler scheduler) {
+                                                Mono<?> deadline, Scheduler scheduler) {
         Mono<AcceptFilter.Decision> d = Mono.defer(() -> filter.decideAsync(peer, data)).subscribeOn(scheduler);
-        if (timeout != null) {
-            d = d.timeout(timeout, scheduler);
+        if (deadline != null) {
+            d = d.timeout(deadline, Mono.error(() -> new java.util.concurrent.TimeoutException(
+                    "the filter did not decide within the accept timeout (ConnectionOptions.timeout(Step.ACCEPT))")));
         }
         return d.switchIfEmpty(Mono.error(() -> new IllegalStateException("the filter completed without a decision")))
                 .onErrorResume(err -> {

@@ -269,12 +269,13 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     }
 
     @Override
-    public void drain() {
+    public boolean drain() {
         if (tornDown) {
-            return;
+            return false;
         }
-        drain.drain();
+        boolean found = drain.drain();
         replenish();
+        return found;
     }
 
     @Override

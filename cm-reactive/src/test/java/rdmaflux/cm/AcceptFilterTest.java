@@ -28,8 +28,8 @@ class AcceptFilterTest {
 
     /** The server's view of one filter's answer, on a virtual clock. */
     private static StepVerifier.FirstStep<AcceptFilter.Decision> decide(AcceptFilter filter) {
-        return StepVerifier.withVirtualTime(() -> Server.decision(filter, PEER, new byte[] {1}, ACCEPT_TIMEOUT,
-                VirtualTimeScheduler.get()));
+        return StepVerifier.withVirtualTime(() -> Server.decision(filter, PEER, new byte[] {1},
+                Mono.delay(ACCEPT_TIMEOUT, VirtualTimeScheduler.get()), VirtualTimeScheduler.get()));
     }
 
     private static boolean rejectsWithoutData(AcceptFilter.Decision d) {
@@ -115,15 +115,30 @@ class AcceptFilterTest {
                 return Mono.just(AcceptFilter.Decision.accept());
             });
             // The caller stands for the CM loop: the decision is made before the caller gets it back.
-            StepVerifier.create(Server.decision(sync, PEER, new byte[0], T, scheduler))
+            StepVerifier.create(Server.decision(sync, PEER, new byte[0], Mono.delay(T), scheduler))
                     .expectNextMatches(AcceptFilter.Decision::isAccept).verifyComplete();
-            StepVerifier.create(Server.decision(async, PEER, new byte[0], T, scheduler))
+            StepVerifier.create(Server.decision(async, PEER, new byte[0], Mono.delay(T), scheduler))
                     .expectNextMatches(AcceptFilter.Decision::isAccept).verifyComplete();
             assertTrue(syncThread.get().startsWith("filter-test"), syncThread.get());
             assertTrue(asyncThread.get().startsWith("filter-test"), asyncThread.get());
         } finally {
             scheduler.dispose();
         }
+    }
+
+    @Test
+    void aSchedulerThatCannotKeepTimeStillGetsDecisionsAndTimeouts() {
+        // Schedulers.immediate() rejects delayed tasks: the accept timeout must not be scheduled on it (it
+        // was, and every request was rejected at once with a TimeoutException naming the full timeout).
+        StepVerifier.create(Server.decision(AcceptFilter.ACCEPT_ALL, PEER, new byte[0], Mono.delay(T),
+                        Schedulers.immediate()))
+                .expectNextMatches(AcceptFilter.Decision::isAccept).verifyComplete();
+        AcceptFilter never = AcceptFilter.async((peer, data) -> Mono.never());
+        long start = System.nanoTime();
+        StepVerifier.create(Server.decision(never, PEER, new byte[0], Mono.delay(Duration.ofMillis(200)),
+                        Schedulers.immediate()))
+                .expectNextMatches(AcceptFilterTest::rejectsWithoutData).verifyComplete();
+        assertTrue(System.nanoTime() - start >= Duration.ofMillis(200).toNanos(), "rejected before the deadline");
     }
 
     @Test

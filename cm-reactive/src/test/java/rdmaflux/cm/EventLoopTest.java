@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -30,6 +32,135 @@ class EventLoopTest {
 
         @Override
         void onReady(boolean[] ready) {
+        }
+    }
+
+    /**
+     * A loop that spins while told to, watching one eventfd of the test's: what a completion loop does
+     * while a connection busy polls, without a device.
+     */
+    private static final class Spinner extends EventLoop {
+        final TestEventFd fd = new TestEventFd();
+        volatile boolean spin = true;
+        volatile long turns;
+        volatile boolean sawFd;
+
+        Spinner() {
+            super("rdmaflux-test-spinner");
+            start();
+        }
+
+        @Override
+        int[] fds() {
+            return fd.fds;
+        }
+
+        @Override
+        void onReady(boolean[] ready) {
+            if (ready[0]) {
+                fd.drain();
+                sawFd = true;
+            }
+        }
+
+        @Override
+        boolean spins() {
+            return spin;
+        }
+
+        @Override
+        boolean spin() {
+            turns++; // loop thread only writes it
+            return false;
+        }
+
+        @Override
+        void onExit() {
+            fd.close();
+        }
+
+        void awaitTurns(long more) {
+            long until = turns + more;
+            long deadline = System.nanoTime() + T.toNanos();
+            while (turns < until) {
+                assertTrue(System.nanoTime() - deadline < 0, "the loop did not turn " + more + " times within " + T);
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    @Test
+    void aSpinningLoopRunsTasksFiresTimersWatchesItsDescriptorsAndShutsDown() throws Exception {
+        Spinner loop = new Spinner();
+        try {
+            loop.awaitTurns(1000);
+            CountDownLatch task = new CountDownLatch(1);
+            loop.execute(task::countDown);
+            assertTrue(task.await(T.toSeconds(), TimeUnit.SECONDS), "a task queued from another thread never ran");
+            CountDownLatch timer = new CountDownLatch(1);
+            loop.schedule(timer::countDown, TimeUnit.MILLISECONDS.toNanos(20));
+            assertTrue(timer.await(T.toSeconds(), TimeUnit.SECONDS), "a timer never fired");
+            loop.fd.signal();
+            long deadline = System.nanoTime() + T.toNanos();
+            while (!loop.sawFd) {
+                assertTrue(System.nanoTime() - deadline < 0, "a readable descriptor was not noticed within " + T);
+                Thread.sleep(1);
+            }
+            loop.awaitTurns(1000); // still spinning: nothing above made it wait
+        } finally {
+            loop.shutdown();
+        }
+        loop.terminated().block(T);
+        loop.thread().join(T.toMillis());
+        assertFalse(loop.thread().isAlive());
+    }
+
+    @Test
+    void aLoopThatStopsSpinningIsStillWokenByATaskQueuedAtThatMoment() throws Exception {
+        // While spinning, execute() skips the wake-up write; a task queued as the loop goes back to
+        // waiting must still be seen (by the loop's last look at its queue, or by the wake-up).
+        Spinner loop = new Spinner();
+        try {
+            for (int i = 0; i < 300; i++) {
+                // As a completion loop starts spinning: on its own thread (a waiting loop reads no flag).
+                loop.execute(() -> loop.spin = true);
+                loop.awaitTurns(1 + i % 7);
+                loop.spin = false;
+                if (i % 2 == 0) {
+                    Thread.onSpinWait(); // vary the moment a little
+                }
+                CountDownLatch ran = new CountDownLatch(1);
+                loop.execute(ran::countDown);
+                assertTrue(ran.await(T.toSeconds(), TimeUnit.SECONDS), "round " + i + ": the task was not run");
+            }
+        } finally {
+            loop.shutdown();
+            loop.terminated().block(T);
+        }
+    }
+
+    @Test
+    void aSpinningTurnAllocatesNothing() {
+        Spinner loop = new Spinner();
+        try {
+            com.sun.management.ThreadMXBean threads =
+                    (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+            long id = loop.thread().threadId();
+            long[] bytes = new long[10];
+            // As RcOperationsIT's probe: the JIT may allocate once in a while, a turn that allocated would
+            // in every window.
+            for (int w = 0; w < bytes.length; w++) {
+                long before = threads.getThreadAllocatedBytes(id);
+                loop.awaitTurns(20_000); // several descriptor checks (every DESCRIPTOR_TURNS turns) too
+                bytes[w] = threads.getThreadAllocatedBytes(id) - before;
+                if (bytes[w] == 0) {
+                    return;
+                }
+            }
+            throw new AssertionError("the spinning loop allocated in every window: " + java.util.Arrays.toString(bytes));
+        } finally {
+            loop.shutdown();
+            loop.terminated().block(T);
         }
     }
 
@@ -63,6 +194,24 @@ class EventLoopTest {
         }, TimeUnit.MILLISECONDS.toNanos(50));
         assertTrue(done.await(T.toSeconds(), TimeUnit.SECONDS));
         assertTrue(at[0] - start >= TimeUnit.MILLISECONDS.toNanos(50), "fired early");
+        loop.shutdown();
+        loop.terminated().block(T);
+    }
+
+    @Test
+    void aDelayEmitsOnTheLoopAfterItsTimeAndACancelledOneNever() throws Exception {
+        Idle loop = new Idle();
+        long start = System.nanoTime();
+        AtomicReference<String> on = new AtomicReference<>();
+        Long v = loop.delay(Duration.ofMillis(50)).doOnNext(x -> on.set(loop.inLoop() ? "loop" : "elsewhere")).block(T);
+        assertEquals(0L, v);
+        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(50), "emitted early");
+        assertEquals("loop", on.get());
+        AtomicBoolean fired = new AtomicBoolean();
+        Disposable d = loop.delay(Duration.ofMillis(20)).subscribe(x -> fired.set(true));
+        d.dispose();
+        loop.delay(Duration.ofMillis(100)).block(T);
+        assertFalse(fired.get(), "a cancelled delay fired");
         loop.shutdown();
         loop.terminated().block(T);
     }

@@ -231,7 +231,8 @@ public final class Bench implements Callable<Integer> {
             sendLat2 = verbsRows(rows, ip, maxSize, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, timeout,
                     pin, c);
         }
-        ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet);
+        ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet,
+                line -> say("%s", line));
         if (only.contains("latency")) {
             rows.add(reactive.busyPollRow(lat, latWarm, rows));
         }

@@ -101,8 +101,8 @@ final class ReactiveLatency {
     }
 
     /**
-     * Ping-pong against an {@link Echo} server with the given options; records the process's CPU time over
-     * the timed round trips ({@link CpuTime}).
+     * Ping-pong against an {@link Echo} server with the given options, on a connection of its own; records
+     * the process's CPU time over the timed round trips ({@link CpuTime}).
      *
      * @param server the echo server's address
      * @param size message size
@@ -116,13 +116,37 @@ final class ReactiveLatency {
      */
     static VerbsTests.Latency pingPong(InetSocketAddress server, int size, int warmup, int iters, Duration timeout,
                                        ConnectionOptions options, boolean spin) {
-        RdmaConnection conn = null;
-        try {
+        try (Client c = new Client(server, options, timeout)) {
+            return c.pingPong(size, warmup, iters, spin);
+        }
+    }
+
+    /**
+     * A client connection to an {@link Echo} server that counts the echoes it receives, for ping-pongs
+     * run one after the other on the same connection.
+     *
+     * <p>Threads: {@link #pingPong} on one thread at a time; the echoes arrive on the options' scheduler.
+     */
+    static final class Client implements AutoCloseable {
+        private final RdmaConnection conn;
+        private final Duration timeout;
+        private final AtomicLong arrived = new AtomicLong();
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+        private final Disposable replies;
+        /** The thread to wake for each echo (the one in {@link #pingPong}). */
+        private volatile Thread caller;
+
+        /**
+         * Connects.
+         *
+         * @param server the echo server's address
+         * @param options the connection's options
+         * @param timeout the longest wait for the connection and for each echo
+         */
+        Client(InetSocketAddress server, ConnectionOptions options, Duration timeout) {
+            this.timeout = timeout;
             conn = RdmaConnection.connect(server, options).block(timeout);
-            AtomicLong arrived = new AtomicLong();
-            AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread caller = Thread.currentThread();
-            Disposable replies = conn.receive().subscribe(m -> {
+            replies = conn.receive().subscribe(m -> {
                 m.release();
                 arrived.incrementAndGet();
                 LockSupport.unpark(caller);
@@ -130,12 +154,26 @@ final class ReactiveLatency {
                 failure.set(e);
                 LockSupport.unpark(caller);
             });
+        }
+
+        /**
+         * One ping-pong; records the process's CPU time over the timed round trips ({@link CpuTime}).
+         *
+         * @param size message size
+         * @param warmup untimed round trips first
+         * @param iters timed round trips
+         * @param spin whether the calling thread spins ({@link Thread#onSpinWait()}) for each echo instead
+         *             of parking until the subscriber wakes it
+         * @return timestamps and the heap bytes this process's threads allocated per message while timed
+         */
+        VerbsTests.Latency pingPong(int size, int warmup, int iters, boolean spin) {
+            caller = Thread.currentThread();
             ByteBuffer message = ByteBuffer.allocate(size);
             long[] stamps = new long[iters + 1];
             com.sun.management.ThreadMXBean threads =
                     (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
             long a0 = 0;
-            RdmaConnection c = conn;
+            long base = arrived.get();
             for (int i = 0; i < warmup + iters; i++) {
                 if (i == warmup) {
                     CpuTime.start();
@@ -144,12 +182,12 @@ final class ReactiveLatency {
                 if (i >= warmup) {
                     stamps[i - warmup] = System.nanoTime();
                 }
-                c.send(message.duplicate()).subscribe(null, e -> {
+                conn.send(message.duplicate()).subscribe(null, e -> {
                     failure.set(e);
                     LockSupport.unpark(caller);
                 });
                 long deadline = System.nanoTime() + timeout.toNanos();
-                while (arrived.get() <= i) {
+                while (arrived.get() - base <= i) {
                     if (failure.get() != null) {
                         throw new IllegalStateException("reactive ping-pong failed: " + failure.get(), failure.get());
                     }
@@ -166,12 +204,13 @@ final class ReactiveLatency {
             stamps[iters] = System.nanoTime();
             long allocated = threads.getTotalThreadAllocatedBytes() - a0;
             CpuTime.stop();
-            replies.dispose();
             return new VerbsTests.Latency(stamps, allocated, 2L * iters);
-        } finally {
-            if (conn != null) {
-                conn.disposeNow(timeout);
-            }
+        }
+
+        @Override
+        public void close() {
+            replies.dispose();
+            conn.disposeNow(timeout);
         }
     }
 }

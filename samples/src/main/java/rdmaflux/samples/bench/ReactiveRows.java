@@ -23,6 +23,7 @@ final class ReactiveRows {
     private final Duration timeout;
     private final Consumer<Row> progress;
     private final Runnable awaitJitQuiet;
+    private final Consumer<String> say;
     private boolean ourFailure;
 
     /**
@@ -32,15 +33,17 @@ final class ReactiveRows {
      * @param timeout the longest wait for any step
      * @param progress told each finished row
      * @param awaitJitQuiet waits until the JIT is idle
+     * @param say prints a line
      */
     ReactiveRows(InetAddress ip, boolean quick, int repeat, Duration timeout, Consumer<Row> progress,
-                 Runnable awaitJitQuiet) {
+                 Runnable awaitJitQuiet, Consumer<String> say) {
         this.ip = ip;
         this.quick = quick;
         this.repeat = repeat;
         this.timeout = timeout;
         this.progress = progress;
         this.awaitJitQuiet = awaitJitQuiet;
+        this.say = say;
     }
 
     /** {@return whether one of our runs failed} */
@@ -89,23 +92,29 @@ final class ReactiveRows {
 
     /**
      * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
-     * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; after one
-     * untimed run (not in a quick run), then {@code repeat} timed ones, median. The CPU column's second
-     * value is the verbs spin ping-pong's.
+     * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; on one
+     * connection, as the verbs row runs on one link: untimed rounds until the JIT is done with the path
+     * ({@link Warmup#settle}, also in a quick run: the verbs row it is compared with is measured warm, and
+     * the Reactor path takes C2 thousands of round trips, where a cold run measures the compiler beside
+     * two spinning threads), then {@code repeat} timed ones, median. The CPU column's second value is the
+     * verbs spin ping-pong's.
      */
     Row busyPollRow(int iters, int warm, List<Row> rows) {
         Row spin = Bench.findRow(rows, "send/recv latency p50, spin hint", 2);
         PingPongRuns runs = new PingPongRuns();
         String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
-                + ") on both, calling thread spinning with Thread.onSpinWait(); C = the verbs spin ping-pong (spin "
-                + "hint row) of this run; alloc = all threads";
-        try {
-            if (!quick) { // the quick run stays short: the timed run's own warm-up round trips suffice there
-                ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, warm * 2, timeout);
-                CpuTime.take(1);
-            }
+                + ") and scheduler(Schedulers.immediate()) on both (signals and the echo on the completion loop), "
+                + "calling thread spinning with Thread.onSpinWait(); one connection for the warm-up (until the JIT "
+                + "is done) and the timed runs; C = the verbs spin ping-pong (spin hint row) of this run; alloc = "
+                + "all threads";
+        try (ReactiveBusyPoll pair = new ReactiveBusyPoll(new InetSocketAddress(ip, 0), 2, timeout)) {
+            Warmup.settle("reactive busy-poll ping-pong", quick ? 6 : 15, () -> {
+                VerbsTests.Latency l = pair.run(0, 2000);
+                CpuTime.take(1); // untimed: not the row's CPU
+                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
+            }, "round trips/s at the p50", say);
             awaitJitQuiet.run();
-            runs.run(repeat, () -> ReactiveBusyPoll.run(new InetSocketAddress(ip, 0), 2, warm * 2, iters, timeout));
+            runs.run(repeat, () -> pair.run(warm * 2, iters));
         } catch (RuntimeException e) {
             ourFailure = true;
             note += "; ours failed: " + e;

@@ -1,7 +1,5 @@
 package rdmaflux.samples.bench;
 
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -124,29 +122,9 @@ final class StreamRows {
         return rows;
     }
 
-    /**
-     * Untimed rounds until the JIT compiled less than 5 % of a round's time and two rounds in a row agree
-     * within 5 % (at least 3 rounds, at most {@code max}). The rate alone is not enough: two rounds can agree
-     * while C2 is still compiling the Reactor path, and the first timed row would then measure the compiler.
-     */
+    /** Untimed rounds until the JIT is done with the path ({@link Warmup#settle}). */
     private void settle(String what, int max, Supplier<Double> rate) {
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
-        double previous = 0;
-        for (int round = 1; round <= max; round++) {
-            long c0 = monitored ? jit.getTotalCompilationTime() : 0;
-            long t0 = System.nanoTime();
-            double r = rate.get();
-            double wallMs = (System.nanoTime() - t0) / 1e6;
-            boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs;
-            boolean steady = Math.abs(r - previous) < 0.05 * previous;
-            if (round >= 3 && quiet && steady || round == max) {
-                say.accept(String.format("bench: %s warm after %d rounds (%.0f msg/s)%s", what, round, r,
-                        quiet && steady ? "" : quiet ? ", rate still changing" : ", the JIT still compiling"));
-                return;
-            }
-            previous = r;
-        }
+        Warmup.settle(what, max, rate, "msg/s", say);
     }
 
     private Row streamRow(VerbsTests t, ReactiveStream pair, int size) {

@@ -1,0 +1,49 @@
+package rdmaflux.samples.bench;
+
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Warming a measured path up until the JIT is done with it, shared by the rows that measure the reactive
+ * API (whose Reactor path takes C2 thousands of messages to compile, under emulation seconds of CPU beside
+ * the spinning threads).
+ *
+ * <p>Threads: the benchmark's thread only.
+ */
+final class Warmup {
+    private Warmup() {
+    }
+
+    /**
+     * Untimed rounds until the JIT compiled less than 5 % of a round's time and two rounds in a row agree
+     * within 5 % (at least 3 rounds, at most {@code max}). The rate alone is not enough: two rounds can agree
+     * while C2 is still compiling the Reactor path, and the first timed row would then measure the compiler.
+     *
+     * @param what the path, for the line printed
+     * @param max the most rounds
+     * @param rate runs one round and returns its rate (any unit where more is faster)
+     * @param unit the rate's unit, for the line printed
+     * @param say prints a line
+     */
+    static void settle(String what, int max, Supplier<Double> rate, String unit, Consumer<String> say) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        double previous = 0;
+        for (int round = 1; round <= max; round++) {
+            long c0 = monitored ? jit.getTotalCompilationTime() : 0;
+            long t0 = System.nanoTime();
+            double r = rate.get();
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs;
+            boolean steady = Math.abs(r - previous) < 0.05 * previous;
+            if (round >= 3 && quiet && steady || round == max) {
+                say.accept(String.format("bench: %s warm after %d rounds (%.0f %s)%s", what, round, r, unit,
+                        quiet && steady ? "" : quiet ? ", rate still changing" : ", the JIT still compiling"));
+                return;
+            }
+            previous = r;
+        }
+    }
+}
