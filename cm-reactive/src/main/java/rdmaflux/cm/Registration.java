@@ -17,10 +17,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * application did not register for remote reads) holds a {@link Lease}; the registration is closed when
  * the last lease is. A connection closes the leases made through it when it ends.
  *
- * <p>Operations lease it while the device may use it: from the moment a send, read or write taking one
- * of its views is accepted until it completes, is withdrawn, or the connection's queue pair is gone.
- * Closing it while leased only marks it closing: new operations are refused, and the region is
- * deregistered when the last lease is returned. So closing can never pull memory from under the device.
+ * <p>Operations take a lease of another kind ({@link #acquire()}) while the device may use it: from the
+ * moment a send, read, write or grant taking one of its views is accepted until it completes, is
+ * withdrawn, or the connection's queue pair is gone. Once the last holder let go, the registration only
+ * marks itself closing while operations hold it: new operations are refused, and the region is
+ * deregistered when the last operation's lease is returned. So closing can never pull memory from under
+ * the device, whichever connection's operation uses it.
  *
  * <p>Threads: any; the lease count and the closing flag are one atomic word.
  */
@@ -91,11 +93,6 @@ final class Registration {
         if (s == CLOSING && state.compareAndSet(CLOSING, CLOSED)) {
             mr.close();
         }
-    }
-
-    /** {@return whether the last holder let go (it may still be in use by operations until they end)} */
-    boolean isClosing() {
-        return (state.get() & (CLOSING | CLOSED)) != 0;
     }
 
     /** The last holder let go: closes now, or when the last operation's lease is returned. Idempotent. */
