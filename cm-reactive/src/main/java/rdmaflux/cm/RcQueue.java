@@ -156,26 +156,26 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         int size = options.bufferSize();
         MemorySegment recvMemory = allocate(arena, (long) size * recvCount, 64);
         recvMr = pd.register(recvMemory);
+        SendQueue made = null;
         try {
-            sends = new SendQueue(this, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
+            made = new SendQueue(this, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
                     this::outstanding);
-        } catch (RuntimeException | Error e) {
-            recvMr.close(); // the shared domain would keep it until the loops end
-            throw e;
-        }
-        this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
-        recvBatch = new ReceiveRequests(recvCount, 1);
-        slots = new ReceiveSlot[recvCount];
-        for (int i = 0; i < recvCount; i++) {
-            slots[i] = new ReceiveSlot(this, i, recvMemory.asSlice((long) size * i, size));
-            recvBatch.set(i, RECV_TAG | i).sge(i, 0, recvMr, (long) size * i, size);
-        }
-        try {
+            sends = made;
+            this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
+            recvBatch = new ReceiveRequests(recvCount, 1);
+            slots = new ReceiveSlot[recvCount];
+            for (int i = 0; i < recvCount; i++) {
+                slots[i] = new ReceiveSlot(this, i, recvMemory.asSlice((long) size * i, size));
+                recvBatch.set(i, RECV_TAG | i).sge(i, 0, recvMr, (long) size * i, size);
+            }
             qp.postReceive(recvBatch, recvCount);
-        } catch (RuntimeException e) {
-            // Closed with the QP's work leases in mind: deregistered once the id destroyed the QP.
+        } catch (RuntimeException | Error e) {
+            // The shared domain would keep these until the loops end. A region a posted receive uses is
+            // deregistered once the id's close destroyed the QP (its work lease).
             recvMr.close();
-            sends.closeRegions();
+            if (made != null) {
+                made.closeRegions();
+            }
             throw e;
         }
         outstanding(recvCount);
