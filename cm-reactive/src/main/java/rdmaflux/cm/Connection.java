@@ -115,10 +115,11 @@ final class Connection implements RdmaConnection {
 
     @Override
     public Mono<Void> send(RegisteredBuffer message) {
-        if (!(message instanceof Registration.View v) || Registration.of(message).region().protectionDomain()
-                != (life.queue == null ? null : life.queue.pd)) {
-            return Mono.error(new IllegalArgumentException("the buffer must come from this connection's register()"));
+        RuntimeException unusable = unusable(message, life.queue);
+        if (unusable != null) {
+            return Mono.error(unusable);
         }
+        Registration.View v = (Registration.View) message;
         long len = message.length();
         if (len > maxMessageSize()) {
             return Mono.error(new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
@@ -183,12 +184,36 @@ final class Connection implements RdmaConnection {
             throw new IllegalStateException("the connection is not established or closed",
                     disposeRequested ? null : life.failure());
         }
-        return new Registration(q.pd.register(memory, access)).view();
+        return q.register(memory, access);
+    }
+
+    /**
+     * Why {@code buffer} cannot be used on this connection, or {@code null}. A buffer registered through
+     * any connection of the same {@link RdmaLoops} and device is in this connection's protection domain
+     * (the loops keep one per device) and so is usable here; one of other loops or another device is not,
+     * and the device would fail the work request (a protection error) and with it the connection.
+     *
+     * @param q the connection's queue, or {@code null} when not established (the operation is refused later)
+     */
+    private static RuntimeException unusable(RegisteredBuffer buffer, RcQueue q) {
+        if (!(buffer instanceof Registration.View v)) {
+            return new IllegalArgumentException("the buffer must come from an RdmaConnection's register()");
+        }
+        if (q != null && v.owner().region().protectionDomain() != q.pd) {
+            return new IllegalArgumentException("the buffer was registered in another protection domain: a "
+                    + "registered buffer works on the connections of the RdmaLoops and device it was registered "
+                    + "through (" + v.owner().region().protectionDomain() + "), not on this one (" + q.pd + ")");
+        }
+        if (v.isClosed()) {
+            return new IllegalStateException("the registered buffer was closed");
+        }
+        return null;
     }
 
     private Mono<Void> oneSided(Kind kind, RegisteredBuffer local, RemoteBuffer remote, long imm) {
-        if (!(local instanceof Registration.View)) {
-            return Mono.error(new IllegalArgumentException("local must come from register()"));
+        RuntimeException unusable = unusable(local, life.queue);
+        if (unusable != null) {
+            return Mono.error(unusable);
         }
         long len = kind == Kind.READ ? remote.length() : local.length();
         if (len > local.length() || len > remote.length() || len > Integer.MAX_VALUE) {
@@ -216,8 +241,13 @@ final class Connection implements RdmaConnection {
     @Override
     public Mono<RdmaGrant> grant(RegisteredBuffer buffer, AccessFlags access) {
         RcQueue q = life.queue;
-        if (!(buffer instanceof Registration.View v) || q == null || v.owner().region().protectionDomain() != q.pd) {
-            return Mono.error(new IllegalArgumentException("the buffer must come from this connection's register()"));
+        RuntimeException unusable = unusable(buffer, q);
+        if (unusable != null) {
+            return Mono.error(unusable);
+        }
+        Registration.View v = (Registration.View) buffer;
+        if (q == null) {
+            return Mono.error(refusal(null, "grant"));
         }
         if (disposeRequested || q.closedForSends()) {
             return Mono.error(refusal(q, "grant"));

@@ -258,7 +258,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             case CONNECT -> {
                 ConnectionParameters p = TransportParameters.forConnect(options,
                         TransportParameters.limits(id.context()), handshakeData());
-                queue = new RcQueue(id, options, recorder, completions, this);
+                queue = new RcQueue(id, loops.domain(id.sharedContext()), options, recorder, completions, this);
                 setAckTimeout();
                 id.connect(p);
             }
@@ -266,7 +266,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
                 try {
                     ConnectionParameters p = TransportParameters.forAccept(options,
                             TransportParameters.limits(id.context()), request, handshakeData());
-                    queue = new RcQueue(id, options, recorder, completions, this);
+                    queue = new RcQueue(id, loops.domain(id.sharedContext()), options, recorder, completions, this);
                     setAckTimeout();
                     id.accept(p);
                 } catch (rdmaflux.verbs.RdmaResourceException e) {
@@ -387,7 +387,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         });
     }
 
-    /** Destroys the id, which destroys the QP and everything made through its context. */
+    /** Destroys the id (the QP and the CQ with it), then the queue closes its regions in the loops' shared domain. */
     private void release(Throwable end) {
         RcQueue q = queue;
         if (q != null) {

@@ -43,6 +43,8 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
     private final DatagramOptions options;
     private final CmEventLoop cm;
     private final CompletionLoop completions;
+    /** The loops whose protection domain the queue uses. */
+    private final Loops loops;
     private final AtomicBoolean disposed = new AtomicBoolean();
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private final Map<Gid, AddressHandle> handles = new ConcurrentHashMap<>();
@@ -59,8 +61,9 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
     private boolean open;
     private final List<Resolution> resolutions = new ArrayList<>();
 
-    private DatagramEndpoint(DatagramOptions options, CmEventLoop cm, CompletionLoop completions) {
+    private DatagramEndpoint(DatagramOptions options, CmEventLoop cm, CompletionLoop completions, Loops loops) {
         this.options = options;
+        this.loops = loops;
         this.cm = cm;
         this.completions = completions;
     }
@@ -75,7 +78,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
         return Handoff.guard(SharedLoops.<RdmaDatagramEndpoint>create((sink, loops) -> {
             CmEventLoop cm = loops.cm();
             CompletionLoop completions = loops.completions();
-            DatagramEndpoint ep = new DatagramEndpoint(options, cm, completions);
+            DatagramEndpoint ep = new DatagramEndpoint(options, cm, completions, loops.loops());
             cm.execute(() -> ep.open(local, sink));
         }).publishOn(options.scheduler()), RdmaDatagramEndpoint.class, RdmaDatagramEndpoint::dispose);
     }
@@ -88,7 +91,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             RdmaContext ctx = id.context();
             port = id.portNumber();
             QpConnectOptions qpOptions = QpConnectOptions.builder().port(port).qkey(UdQueue.RDMA_UDP_QKEY).build();
-            queue = new UdQueue(ctx, id.sharedContext(), port, (pd, attributes) -> {
+            queue = new UdQueue(ctx, id.sharedContext(), loops.domain(id.sharedContext()), port, (pd, attributes) -> {
                 QueuePair qp = pd.createQueuePair(attributes);
                 qp.activateDatagram(qpOptions, 0);
                 return qp;
@@ -213,7 +216,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             }
             AddressHandleAttributes attributes = ud.addressHandle();
             AddressHandle ah = handles.computeIfAbsent(attributes.dgid(),
-                    g -> queue.pd.createAddressHandle(attributes));
+                    g -> queue.addressHandle(attributes));
             finish(new DatagramPeer(DatagramEndpoint.this, remote, ud.qpNumber(), ud.qkey(), ah), null);
         }
 
@@ -260,7 +263,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             throw new IllegalStateException("the endpoint is disposed");
         }
         AddressHandle ah = handles.computeIfAbsent(gid,
-                g -> queue.pd.createAddressHandle(AddressHandleAttributes.global(port, g, sgidIndex)));
+                g -> queue.addressHandle(AddressHandleAttributes.global(port, g, sgidIndex)));
         return new DatagramPeer(this, new InetSocketAddress(received.source(), 0), received.sourceQpn(),
                 UdQueue.RDMA_UDP_QKEY, ah);
     }
@@ -339,7 +342,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
         });
     }
 
-    /** CM loop: destroys the bound id and with it the QP, CQ, MRs and address handles. */
+    /** CM loop: closes the queue's QP, MRs and address handles, then destroys the bound id (the CQ with it). */
     private void release(Throwable cause) {
         UdQueue.release(id, queue);
         handles.clear();

@@ -42,6 +42,8 @@ final class GroupJoin {
     private final boolean receiver;
     private final CmEventLoop cm;
     private final CompletionLoop completions;
+    /** The loops whose protection domain the queue uses. */
+    private final Loops loops;
     private final Listener listener;
     private final Sinks.Empty<Void> closed = Sinks.empty();
 
@@ -54,13 +56,13 @@ final class GroupJoin {
     private Disposable timer;
     private long deadline;
 
-    GroupJoin(InetAddress group, MulticastOptions options, boolean receiver, CmEventLoop cm,
-              CompletionLoop completions, Listener listener) {
+    GroupJoin(InetAddress group, MulticastOptions options, boolean receiver, SharedLoops loops, Listener listener) {
         this.group = group;
         this.options = options;
         this.receiver = receiver;
-        this.cm = cm;
-        this.completions = completions;
+        this.cm = loops.cm();
+        this.completions = loops.completions();
+        this.loops = loops.loops();
         this.listener = listener;
     }
 
@@ -153,7 +155,8 @@ final class GroupJoin {
     }
 
     private void addressResolved() {
-        queue = new UdQueue(id.context(), id.sharedContext(), id.portNumber(), id::createQueuePair,
+        queue = new UdQueue(id.context(), id.sharedContext(), loops.domain(id.sharedContext()), id.portNumber(),
+                id::createQueuePair,
                 receiver ? options.receiveBuffers() : 0, receiver ? 0 : options.sendBuffers(), options.scheduler(),
                 completions, options.recorder());
         // Receives go up before the join, so nothing that arrives right after MULTICAST_JOIN is dropped.
@@ -261,7 +264,7 @@ final class GroupJoin {
         }
     }
 
-    /** CM loop, after the completion loop let go: destroys the id (QP, CQ, MRs, AHs with it). */
+    /** CM loop, after the completion loop let go: closes the queue's QP, MRs and AHs, destroys the id (CQ with it). */
     private void release() {
         UdQueue.release(id, queue);
         closed.tryEmitEmpty();

@@ -21,21 +21,19 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
     private volatile AddressHandle ah;
     private volatile UdParameters params;
 
-    private GroupSender(InetAddress group, MulticastOptions options, CmEventLoop cm, CompletionLoop completions,
+    private GroupSender(InetAddress group, MulticastOptions options, SharedLoops loops,
                         MonoSink<MulticastSender> sink) {
         this.options = options;
-        this.cm = cm;
+        this.cm = loops.cm();
         this.sink = sink;
-        this.join = new GroupJoin(group, options, false, cm, completions, this);
+        this.join = new GroupJoin(group, options, false, loops, this);
     }
 
     static Mono<MulticastSender> create(InetAddress group, MulticastOptions options) {
         return Handoff.guard(SharedLoops.<MulticastSender>create((sink, loops) -> {
-            CmEventLoop cm = loops.cm();
-            CompletionLoop completions = loops.completions();
-            GroupSender s = new GroupSender(group, options, cm, completions, sink);
+            GroupSender s = new GroupSender(group, options, loops, sink);
             sink.onCancel(s::dispose);
-            cm.execute(s.join::start);
+            loops.cm().execute(s.join::start);
         }).publishOn(options.scheduler()), MulticastSender.class, MulticastSender::dispose);
     }
 
@@ -43,7 +41,7 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
     public void joined() {
         try {
             params = join.parameters();
-            ah = join.queue().pd.createAddressHandle(params.addressHandle());
+            ah = join.queue().addressHandle(params.addressHandle());
         } catch (RuntimeException e) {
             join.fail(e);
             return;

@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 import reactor.core.publisher.MonoSink;
-import rdmaflux.verbs.MemoryRegion;
 
 /**
  * One large message on its way out ({@link Rendezvous}): the registered copy the peer reads, and the
@@ -39,7 +38,8 @@ final class LargeSend {
     Arena arena;
     /** What the peer reads: the copy, or the caller's off-heap memory. */
     MemorySegment copy;
-    MemoryRegion region;
+    /** The registration the peer reads, from the protection domain's cache; closed when the message is done. */
+    Registration.Lease region;
 
     LargeSend(ByteBuffer source, MonoSink<Object> sink) {
         // A view fixed now: the descriptor announces this length, whatever the caller does to the

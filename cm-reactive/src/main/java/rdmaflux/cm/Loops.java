@@ -13,9 +13,12 @@ import reactor.core.publisher.Sinks;
 /**
  * The implementation of {@link RdmaLoops}: owns the CM loop and the completion loops, hands completion
  * loops out round robin, and tracks the handles running on them so {@link #dispose()} can close them
- * before ending the threads.
+ * before ending the threads. It also owns one protection domain per device ({@link Registrations}), which
+ * every connection on these loops uses: made on first use, closed once the last handle is gone after
+ * {@link #dispose()}, so it outlives every connection's queue pair and regions.
  *
- * <p>Threads: any; the handle set is concurrent, the rest immutable or atomic.
+ * <p>Threads: any; the handle set is concurrent, the domains are guarded by their map, the rest
+ * immutable or atomic.
  */
 final class Loops implements RdmaLoops {
     private static final Object SHARED_LOCK = new Object();
@@ -28,6 +31,10 @@ final class Loops implements RdmaLoops {
     /** One event stream per device, shared by the connections watching it, open while any does. */
     private final java.util.Map<String, reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent>> deviceEvents =
             new ConcurrentHashMap<>();
+    /** One protection domain per device (by its shared context); guarded by itself. */
+    private final java.util.Map<rdmaflux.verbs.RdmaContext, Registrations> domains = new java.util.HashMap<>();
+    /** Set, under {@link #domains}, once the domains are closed: none may be made after. */
+    private boolean domainsClosed;
     private final Sinks.Empty<Void> terminated = Sinks.empty();
     private volatile boolean disposed;
     private final AtomicInteger stopping = new AtomicInteger();
@@ -72,6 +79,36 @@ final class Loops implements RdmaLoops {
      */
     reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent> deviceEvents(String device) {
         return deviceEvents.computeIfAbsent(device, d -> RdmaDeviceEvents.events(d).publish().refCount());
+    }
+
+    /**
+     * The protection domain of these loops for a device, and its registration cache; made on first use.
+     * Nothing closes it before the loops are disposed and every connection on them released its resources.
+     *
+     * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()}), which owns
+     *               the domain: no connection's end closes it
+     * @return the device's domain on these loops
+     * @throws IllegalStateException when the loops are disposed and their domains closed
+     */
+    Registrations domain(rdmaflux.verbs.RdmaContext device) {
+        synchronized (domains) {
+            if (domainsClosed) {
+                throw new IllegalStateException("these RdmaLoops are disposed");
+            }
+            Registrations d = domains.get(device);
+            if (d == null || d.pd().isClosed()) {
+                d = new Registrations(device.allocateProtectionDomain());
+                domains.put(device, d);
+            }
+            return d;
+        }
+    }
+
+    /** {@return the protection domains made so far (tests)} */
+    int domainCount() {
+        synchronized (domains) {
+            return domains.size();
+        }
     }
 
     CmEventLoop cm() {
@@ -156,16 +193,37 @@ final class Loops implements RdmaLoops {
         }
     }
 
-    /** Ends the threads, once: the completion loops first, then the CM loop, which closes its channel. */
+    /**
+     * Ends the threads, once: the completion loops first, then the CM loop, which closes its channel. The
+     * protection domains go first: every connection on the loops has destroyed its queue pair and closed
+     * its regions by now (it is untracked only then).
+     */
     private void stop() {
         if (stopping.getAndIncrement() != 0) {
             return;
         }
+        closeDomains();
         for (CompletionLoop c : completions) {
             c.shutdown();
         }
         Flux.fromArray(completions).flatMap(EventLoop::terminated).then()
                 .subscribe(null, e -> cm.shutdown(), cm::shutdown);
+    }
+
+    private void closeDomains() {
+        java.util.List<Registrations> all;
+        synchronized (domains) {
+            domainsClosed = true;
+            all = new java.util.ArrayList<>(domains.values());
+            domains.clear();
+        }
+        for (Registrations d : all) {
+            try {
+                d.close();
+            } catch (RuntimeException e) {
+                EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + d + " failed", e);
+            }
+        }
     }
 
     @Override

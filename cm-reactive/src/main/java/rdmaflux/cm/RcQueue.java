@@ -32,12 +32,13 @@ import rdmaflux.verbs.WorkCompletions;
  * their re-posting, the {@link CreditWindow}, and teardown. The send side (operations, send buffers,
  * posting) is its {@link SendQueue}.
  *
- * <p>Threads: created on the CM loop (all native objects are made through the CM id's context, so
- * closing the id frees them); application threads post sends and release messages. Everything else is
- * guarded by the connection's {@link ConnectionLock}: the send side, the receive re-posting, the credit
- * window, and the {@link CqDrain} with the dispatch of completions and the inbound sink's emission. The
- * completion loop drains the CQ when it is notified, unless another thread holds the lock: then that
- * thread drains it before letting go, so the loop never waits for the lock.
+ * <p>Threads: created on the CM loop (the CQ is made through the CM id's context and the QP through the id,
+ * so closing the id frees them; the regions are made in the loops' protection domain for the device, which
+ * outlives the connection, so {@link #afterDestroy()} closes them); application threads post sends and
+ * release messages. Everything else is guarded by the connection's {@link ConnectionLock}: the send side,
+ * the receive re-posting, the credit window, and the {@link CqDrain} with the dispatch of completions and
+ * the inbound sink's emission. The completion loop drains the CQ when it is notified, unless another
+ * thread holds the lock: then that thread drains it before letting go, so the loop never waits for it.
  */
 final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.Port {
     /**
@@ -89,7 +90,13 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private final Sinks.Many<RdmaMessage> inbound;
     private final AtomicInteger outstanding = new AtomicInteger();
 
+    /** The loops' protection domain for the device and its registration cache: shared, never closed here. */
+    final Registrations registrations;
     final ProtectionDomain pd;
+    /** The application's registrations made through this connection, closed when it ends. */
+    private final java.util.Set<Registration.Lease> leases = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Set once {@link #afterDestroy()} started closing {@link #leases}: no registration is taken after. */
+    private volatile boolean released;
     private final CompletionQueue cq;
     private final CqDrain drain;
     private final QueuePair qp;
@@ -132,11 +139,15 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     final WindowGrant.Live grants = new WindowGrant.Live();
 
     /**
-     * CM loop: creates the PD, the CQ (on its loop's channel for the device), QP and buffers through
-     * {@code id}'s context and
-     * posts every receive. On failure what was made belongs to the id, which the caller closes.
+     * CM loop: creates the CQ (on its loop's channel for the device) through {@code id}'s context, the QP
+     * through the id, in the loops' protection domain for the device, registers the buffers there and
+     * posts every receive. On failure the CQ and QP belong to the id, which the caller closes; the regions
+     * made here are closed before the failure is thrown.
+     *
+     * @param registrations the loops' protection domain for the id's device
      */
-    RcQueue(CmId id, ConnectionOptions options, RdmaRecorder recorder, CompletionLoop loop, Owner owner) {
+    RcQueue(CmId id, Registrations registrations, ConnectionOptions options, RdmaRecorder recorder,
+            CompletionLoop loop, Owner owner) {
         this.owner = owner;
         this.options = options;
         this.recorder = recorder;
@@ -149,7 +160,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         int maxRead = (int) Math.min(SendQueue.READ_PIECE, Math.max(4096,
                 id.context().queryPort(id.portNumber()).maxMessageSize()));
         RdmaContext ctx = id.context();
-        pd = ctx.allocateProtectionDomain();
+        this.registrations = registrations;
+        pd = registrations.pd();
         int recvCount = options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
         cq = ctx.createCompletionQueue(depth + recvCount, loop.channel(id.sharedContext()),
@@ -161,16 +173,28 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         int size = options.bufferSize();
         MemorySegment recvMemory = allocate(arena, (long) size * recvCount, 64);
         recvMr = pd.register(recvMemory);
-        sends = new SendQueue(lock, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
-                this::outstanding);
-        this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
-        recvBatch = new ReceiveRequests(recvCount, 1);
-        slots = new ReceiveSlot[recvCount];
-        for (int i = 0; i < recvCount; i++) {
-            slots[i] = new ReceiveSlot(this, i, recvMemory.asSlice((long) size * i, size));
-            recvBatch.set(i, RECV_TAG | i).sge(i, 0, recvMr, (long) size * i, size);
+        SendQueue made = null;
+        try {
+            made = new SendQueue(lock, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
+                    this::outstanding);
+            sends = made;
+            this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
+            recvBatch = new ReceiveRequests(recvCount, 1);
+            slots = new ReceiveSlot[recvCount];
+            for (int i = 0; i < recvCount; i++) {
+                slots[i] = new ReceiveSlot(this, i, recvMemory.asSlice((long) size * i, size));
+                recvBatch.set(i, RECV_TAG | i).sge(i, 0, recvMr, (long) size * i, size);
+            }
+            qp.postReceive(recvBatch, recvCount);
+        } catch (RuntimeException | Error e) {
+            // The shared domain would keep these until the loops end. A region a posted receive uses is
+            // deregistered once the id's close destroyed the QP (its work lease).
+            recvMr.close();
+            if (made != null) {
+                made.closeRegions();
+            }
+            throw e;
         }
-        qp.postReceive(recvBatch, recvCount);
         outstanding(recvCount);
         reposting = new ReceiveSlot[recvCount];
         lock.deferred(new ConnectionLock.Deferred() {
@@ -213,6 +237,22 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             x.initCause(e);
             throw x;
         }
+    }
+
+    /**
+     * Registers memory for the application through the domain's cache ({@link Registrations}); closed by
+     * the application or when this connection ends.
+     *
+     * @throws IllegalStateException when the connection ended meanwhile
+     */
+    RegisteredBuffer register(MemorySegment memory, rdmaflux.verbs.AccessFlags access) {
+        Registration.Lease lease = registrations.lease(memory, access, leases);
+        // Added to the set before the flag is read; afterDestroy sets it before reading the set: one sees the other.
+        if (released) {
+            lease.close();
+            throw new IllegalStateException("the connection is closed");
+        }
+        return lease.view();
     }
 
     /** {@return the queue pair (queries only: posting belongs to {@link SendQueue} and the receive re-posting here)} */
@@ -698,6 +738,14 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         rendezvous.freeAll();
         grants.endAll(); // their windows died with the QP
         sends.releaseLeases();
+        // The domain outlives the connection: what the connection registered in it goes now, children
+        // before the parent (the QP and windows are gone, so no region is bound or referenced any more).
+        released = true;
+        for (Registration.Lease lease : leases) {
+            lease.close();
+        }
+        recvMr.close();
+        sends.closeRegions();
     }
 
     // ---------------------------------------------------------------- Rendezvous.Port
@@ -710,6 +758,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     @Override
     public ProtectionDomain pd() {
         return pd;
+    }
+
+    @Override
+    public Registrations registrations() {
+        return registrations;
     }
 
     @Override

@@ -185,12 +185,19 @@ public interface RdmaConnection extends RdmaDisposable {
     Flux<byte[]> receiveBytes();
 
     /**
-     * Registers memory for one-sided operations on this connection.
+     * Registers memory for sends and one-sided operations, in the protection domain that this connection
+     * shares with every connection of its {@link RdmaLoops} on the same device: the buffer works on any of
+     * them. Memory already registered there with the same address, length and access is not registered
+     * again: the buffer is a view of the existing region, and a lease of its own on it
+     * ({@link RegisteredBuffer#close()}). The lease ends when closed or when this connection ends,
+     * whichever comes first; the region is deregistered when its last lease ended.
      *
      * @param memory native memory that outlives the registration
      * @param access {@link AccessFlags#LOCAL_WRITE} to be the local side only; remote flags to let the
      *               peer read, write or run atomics on it
      * @return the registration
+     * @throws IllegalStateException when the connection is not established or closed
+     * @throws IllegalArgumentException for heap or empty memory
      */
     RegisteredBuffer register(MemorySegment memory, AccessFlags access);
 

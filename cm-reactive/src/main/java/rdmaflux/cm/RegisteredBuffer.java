@@ -5,9 +5,10 @@ import java.lang.foreign.MemorySegment;
 import rdmaflux.verbs.RemoteBuffer;
 
 /**
- * Memory registered with a connection's protection domain: the local side of RDMA reads, writes and
- * atomics, and, through {@link #remote()}, what to hand the peer so it can target this memory.
- * Closed with its connection at the latest.
+ * Memory registered in the protection domain of a connection's {@link RdmaLoops} for its device: the
+ * local side of sends, RDMA reads, writes and atomics on any connection of those loops and that device,
+ * and, through {@link #remote()}, what to hand the peer so it can target this memory. Closed with the
+ * connection it was registered through at the latest.
  */
 public interface RegisteredBuffer extends AutoCloseable {
     /** {@return the memory (this view's range)} */
@@ -34,10 +35,11 @@ public interface RegisteredBuffer extends AutoCloseable {
     RegisteredBuffer slice(long offset, long length);
 
     /**
-     * Deregisters the memory (the whole registration, for slices too); idempotent. While sends, reads or
-     * writes using it are outstanding, it is refused to new operations at once and deregistered when the
-     * last of them completed (or the connection ended): closing never pulls memory from under the device.
-     * The memory itself stays the caller's to free, after {@code close()} and after the operations ended.
+     * Ends this registration (the whole lease {@link RdmaConnection#register} returned, for slices too);
+     * idempotent. The buffer is refused to new operations at once. The region is deregistered when no
+     * other {@code register()} of the same memory holds it any more and the sends, reads or writes using
+     * it completed (or their connections ended): closing never pulls memory from under the device. The
+     * memory itself stays the caller's to free, after {@code close()} and after the operations ended.
      */
     @Override
     void close();

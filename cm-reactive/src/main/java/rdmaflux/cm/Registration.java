@@ -5,15 +5,24 @@ import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.RemoteBuffer;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A memory region registered through {@link RdmaConnection#register}, shared by its views.
+ * A memory region of a loops instance's protection domain ({@link Registrations}), shared by every
+ * {@link Lease} on the same memory and by their views.
  *
- * <p>Operations lease it while the device may use it: from the moment a send, read or write taking one
- * of its views is accepted until it completes, is withdrawn, or the connection's queue pair is gone.
- * Closing it while leased only marks it closing: new operations are refused, and the region is
- * deregistered when the last lease is returned. So closing can never pull memory from under the device.
+ * <p>Holders: each {@link RdmaConnection#register} call (and each large message sent from memory the
+ * application did not register for remote reads) holds a {@link Lease}; the registration is closed when
+ * the last lease is. A connection closes the leases made through it when it ends.
+ *
+ * <p>Operations take a lease of another kind ({@link #acquire()}) while the device may use it: from the
+ * moment a send, read, write or grant taking one of its views is accepted until it completes, is
+ * withdrawn, or the connection's queue pair is gone. Once the last holder let go, the registration only
+ * marks itself closing while operations hold it: new operations are refused, and the region is
+ * deregistered when the last operation's lease is returned. So closing can never pull memory from under
+ * the device, whichever connection's operation uses it.
  *
  * <p>Threads: any; the lease count and the closing flag are one atomic word.
  */
@@ -22,16 +31,18 @@ final class Registration {
     private static final int CLOSED = 1 << 29;
 
     private final MemoryRegion mr;
-    /** Leases in the low bits, {@link #CLOSING} once closed by the application, {@link #CLOSED} once deregistered. */
+    private final Registrations cache;
+    /** What the cache finds it by. */
+    final Registrations.Key key;
+    /** Open leases; guarded by {@link #cache}. */
+    int holders;
+    /** Leases in the low bits, {@link #CLOSING} once the last holder let go, {@link #CLOSED} once deregistered. */
     private final AtomicInteger state = new AtomicInteger();
 
-    Registration(MemoryRegion mr) {
+    Registration(MemoryRegion mr, Registrations cache, Registrations.Key key) {
         this.mr = mr;
-    }
-
-    /** {@return a view of the whole region} */
-    View view() {
-        return new View(0, mr.length());
+        this.cache = cache;
+        this.key = key;
     }
 
     /**
@@ -84,7 +95,7 @@ final class Registration {
         }
     }
 
-    /** Closes now, or when the last lease is returned. Idempotent. */
+    /** The last holder let go: closes now, or when the last operation's lease is returned. Idempotent. */
     void close() {
         int s = state.getAndUpdate(v -> (v & (CLOSING | CLOSED)) != 0 ? v : v | CLOSING);
         if ((s & (CLOSING | CLOSED)) == 0 && s == 0 && state.compareAndSet(CLOSING, CLOSED)) {
@@ -92,12 +103,58 @@ final class Registration {
         }
     }
 
-    /** A range of the registration. */
+    /**
+     * One holder's claim on the registration: what {@link RdmaConnection#register} returns views of. The
+     * memory is the holder's own segment (same address and length as the region's, maybe another scope).
+     */
+    final class Lease {
+        private final MemorySegment memory;
+        private final Set<Lease> owner;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        /** Called by {@link Registrations} with the holder already counted. */
+        Lease(MemorySegment memory, Set<Lease> owner) {
+            this.memory = memory;
+            this.owner = owner;
+            if (owner != null) {
+                owner.add(this);
+            }
+        }
+
+        /** {@return the registration} */
+        Registration registration() {
+            return Registration.this;
+        }
+
+        /** {@return a view of the whole memory} */
+        View view() {
+            return new View(this, 0, memory.byteSize());
+        }
+
+        /** {@return whether this lease was closed} */
+        boolean isClosed() {
+            return closed.get();
+        }
+
+        /** Lets go of the registration, once; the last holder's close deregisters it. */
+        void close() {
+            if (closed.compareAndSet(false, true)) {
+                if (owner != null) {
+                    owner.remove(this);
+                }
+                cache.unhold(Registration.this);
+            }
+        }
+    }
+
+    /** A range of a lease's memory. */
     final class View implements RegisteredBuffer {
+        private final Lease lease;
         private final long offset;
         private final long length;
 
-        View(long offset, long length) {
+        View(Lease lease, long offset, long length) {
+            this.lease = lease;
             this.offset = offset;
             this.length = length;
         }
@@ -115,9 +172,14 @@ final class Registration {
             return Registration.this;
         }
 
+        /** {@return whether this view's lease was closed (the registration may live on for other holders)} */
+        boolean isClosed() {
+            return lease.isClosed();
+        }
+
         @Override
         public MemorySegment segment() {
-            return mr.segment().asSlice(offset, length);
+            return lease.memory.asSlice(offset, length);
         }
 
         @Override
@@ -139,12 +201,12 @@ final class Registration {
             if (off < 0 || len < 0 || off > length - len) {
                 throw new IndexOutOfBoundsException("slice [" + off + ", " + (off + len) + ") of " + length);
             }
-            return new View(offset + off, len);
+            return new View(lease, offset + off, len);
         }
 
         @Override
         public void close() {
-            Registration.this.close();
+            lease.close();
         }
     }
 }

@@ -41,6 +41,9 @@ final class Rendezvous {
         /** {@return the protection domain the regions are registered in} */
         ProtectionDomain pd();
 
+        /** {@return the registration cache of {@link #pd()}} */
+        Registrations registrations();
+
         /** {@return the lock that guards the queue and this} */
         ConnectionLock lock();
 
@@ -149,9 +152,11 @@ final class Rendezvous {
                 s.copy = s.arena.allocate(s.length, 64);
                 MemorySegment.copy(source, 0, s.copy, 0, s.length);
             }
-            s.region = port.pd().register(s.copy, AccessFlags.of(AccessFlag.REMOTE_READ));
+            // Through the cache, held for this message only: concurrent large sends of the same memory share
+            // one region, and nothing stays pinned after the last of them (docs/api.md).
+            s.region = port.registrations().lease(s.copy, AccessFlags.of(AccessFlag.REMOTE_READ), null);
             s.address = s.copy.address();
-            s.rkey = s.region.rkey();
+            s.rkey = s.region.registration().region().rkey();
         } catch (RuntimeException | OutOfMemoryError e) {
             failed = e;
         }

@@ -178,7 +178,8 @@ final class SendQueue {
     private volatile boolean closed;
 
     /**
-     * CM loop: registers the send buffers and atomic result words in {@code pd} (freed with the CM id).
+     * CM loop: registers the send buffers and atomic result words in {@code pd} (the loops' shared domain:
+     * {@link #closeRegions()} frees them; on failure here, what was registered is closed before the throw).
      *
      * @param lock the connection's lock, which guards this
      * @param maxRead the largest piece of a large message read at once
@@ -200,8 +201,13 @@ final class SendQueue {
         sendBuffers = RcQueue.allocate(arena, (long) options.bufferSize() * options.sendBuffers(), 64);
         sendMr = pd.register(sendBuffers);
         ops = new Op[qp.maxSendWr()];
-        atomics = RcQueue.allocate(arena, 8L * ops.length, 8);
-        atomicMr = pd.register(atomics);
+        try {
+            atomics = RcQueue.allocate(arena, 8L * ops.length, 8);
+            atomicMr = pd.register(atomics);
+        } catch (RuntimeException | Error e) {
+            sendMr.close();
+            throw e;
+        }
         for (int i = 0; i < ops.length; i++) {
             ops[i] = new Op(i);
             freeOps.add(ops[i]);
@@ -905,6 +911,12 @@ final class SendQueue {
                 p.sink.error(cause);
             }
         }
+    }
+
+    /** CM loop, after the QP is destroyed: deregisters the send buffers and atomic words (idempotent). */
+    void closeRegions() {
+        sendMr.close();
+        atomicMr.close();
     }
 
     /** After the QP is destroyed: the registrations operations never completed with are free again. */

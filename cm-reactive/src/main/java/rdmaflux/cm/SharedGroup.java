@@ -33,10 +33,10 @@ final class SharedGroup implements GroupJoin.Listener {
     private boolean joined;
     private Throwable failure;
 
-    private SharedGroup(Key key, MulticastOptions options, CmEventLoop cm, CompletionLoop completions) {
+    private SharedGroup(Key key, MulticastOptions options, SharedLoops loops) {
         this.key = key;
-        this.cm = cm;
-        this.join = new GroupJoin(key.group(), options, true, cm, completions, this);
+        this.cm = loops.cm();
+        this.join = new GroupJoin(key.group(), options, true, loops, this);
     }
 
     /** {@return how many joins this process holds now (tests)} */
@@ -49,7 +49,6 @@ final class SharedGroup implements GroupJoin.Listener {
     static Mono<MulticastMembership> acquire(InetAddress group, MulticastOptions options) {
         return Handoff.guard(SharedLoops.<MulticastMembership>create((sink, loops) -> {
             CmEventLoop cm = loops.cm();
-            CompletionLoop completions = loops.completions();
             Key key = new Key(group, options.localAddress());
             SharedGroup g;
             boolean fresh;
@@ -57,7 +56,7 @@ final class SharedGroup implements GroupJoin.Listener {
                 g = GROUPS.get(key);
                 fresh = g == null;
                 if (fresh) {
-                    g = new SharedGroup(key, options, cm, completions);
+                    g = new SharedGroup(key, options, loops);
                     GROUPS.put(key, g);
                 }
                 g.refs++;

@@ -5,8 +5,11 @@ import java.util.function.BiConsumer;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 
-/** The CM loop and a completion loop of {@link RdmaLoops#shared()}, for endpoints and groups. */
-record SharedLoops(CmEventLoop cm, CompletionLoop completions) {
+/**
+ * The CM loop and a completion loop of {@link RdmaLoops#shared()}, for endpoints and groups, and the loops
+ * themselves (their protection domains).
+ */
+record SharedLoops(Loops loops, CmEventLoop cm, CompletionLoop completions) {
 
     /**
      * {@code Mono.create} whose body gets the shared loops. Starting the loops fails without a usable
@@ -18,7 +21,7 @@ record SharedLoops(CmEventLoop cm, CompletionLoop completions) {
             SharedLoops loops;
             try {
                 Loops shared = Loops.shared();
-                loops = new SharedLoops(shared.cm(), shared.nextCompletionLoop());
+                loops = new SharedLoops(shared, shared.cm(), shared.nextCompletionLoop());
             } catch (RuntimeException e) {
                 sink.error(e);
                 return;

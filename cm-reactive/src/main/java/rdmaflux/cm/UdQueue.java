@@ -46,8 +46,9 @@ import rdmaflux.verbs.WorkCompletions;
  *
  * <p><b>Threads.</b> Receive bookkeeping and emission run on the completion loop; the send side is
  * guarded by {@code this} and posted from the caller's thread; user signals hop to the scheduler.
- * The native objects are created through a CM id's context, so closing that id frees them; the owner
- * does that after {@link #shutdown} has run.
+ * The CQ is created through a CM id's context, so closing that id frees it; the QP, regions and address
+ * handles are made in the loops' protection domain for the device, which outlives the queue, so
+ * {@link #release} closes them first. The owner calls that after {@link #shutdown} has run.
  */
 final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     /** {@code RDMA_UDP_QKEY} of rdma_cma.h: the qkey the CM uses for the UDP port space. */
@@ -70,7 +71,12 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private final int port;
     private final int maxPayload;
     private final Arena arena = Arena.ofShared();
+    /** The loops' protection domain for the device: shared, never closed here. */
     final ProtectionDomain pd;
+    /** Address handles made for this queue's sends ({@link #addressHandle}); closed in {@link #release}. */
+    private final java.util.List<AddressHandle> handles = new java.util.ArrayList<>();
+    /** Guarded by {@link #handles}: set once {@link #release} closed them, so none is made after. */
+    private boolean handlesClosed;
     private final CompletionQueue cq;
     private final CqDrain drain;
     final QueuePair qp;
@@ -104,17 +110,18 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private boolean closed;
 
     /**
-     * Creates the resources (on the CM loop). On failure everything made so far belongs to the
-     * context's CM id, which the caller closes.
+     * Creates the resources (on the CM loop). On failure the CQ (and a QP made through the id) belong to
+     * the context's CM id, which the caller closes; what was made in the shared domain is closed here.
      *
-     * @param ctx the CM id's context, which owns what is made here
+     * @param ctx the CM id's context, which owns the CQ
      * @param device the shared context of the same device, whose channel on {@code loop} the CQ uses
+     * @param domain the loops' protection domain for the device
      * @param receiveBuffers 0 for a send-only queue
      * @param sendBuffers 0 for a receive-only queue
      */
     @SuppressWarnings("unchecked")
-    UdQueue(RdmaContext ctx, RdmaContext device, int port, QpFactory factory, int receiveBuffers, int sendBuffers,
-            Scheduler scheduler, CompletionLoop loop, RdmaRecorder recorder) {
+    UdQueue(RdmaContext ctx, RdmaContext device, Registrations domain, int port, QpFactory factory,
+            int receiveBuffers, int sendBuffers, Scheduler scheduler, CompletionLoop loop, RdmaRecorder recorder) {
         this.loop = loop;
         this.recorder = recorder;
         this.scheduler = scheduler;
@@ -122,17 +129,21 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         this.port = port;
         this.receiveBuffers = receiveBuffers;
         this.sendBuffers = sendBuffers;
+        this.pd = domain.pd();
+        QueuePair madeQp = null;
+        MemoryRegion madeRecv = null;
         try {
             this.maxPayload = ctx.queryPort(port).activeMtu().bytes();
-            this.pd = ctx.allocateProtectionDomain();
             this.cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, loop.channel(device),
                     loop.completionVector(ctx.completionVectorCount()));
             this.drain = new CqDrain(cq, this, 0);
             this.qp = factory.create(pd, QpInitAttributes.builder(QpType.UD).completionQueue(cq)
                     .depth(Math.max(1, sendBuffers), Math.max(1, receiveBuffers)).sge(1, 1).build());
+            madeQp = qp;
             this.slotSize = (maxPayload + Datagram.GRH_BYTES + 63) & ~63;
             if (receiveBuffers > 0) {
                 recvMr = pd.register(RcQueue.allocate(arena, (long) slotSize * receiveBuffers, 64));
+                madeRecv = recvMr;
                 recvBatch = new ReceiveRequests(receiveBuffers, 1);
             } else {
                 recvMr = null;
@@ -152,8 +163,40 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             }
             freeSendTop = sendBuffers;
         } catch (RuntimeException | Error e) {
+            // The QP first (it uses the CQ, which the id's close destroys after this), then the region.
+            closeQuietly(madeQp);
+            closeQuietly(madeRecv);
             arena.close();
             throw e;
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable resource) {
+        if (resource == null) {
+            return;
+        }
+        try {
+            resource.close();
+        } catch (Exception e) {
+            EventLoop.LOG.log(Level.WARNING, "closing " + resource + " failed", e);
+        }
+    }
+
+    /**
+     * An address handle for sends from this queue, in its protection domain; closed with the queue.
+     *
+     * @param attributes the destination
+     * @return the handle
+     * @throws IllegalStateException when the queue was released
+     */
+    AddressHandle addressHandle(rdmaflux.verbs.AddressHandleAttributes attributes) {
+        synchronized (handles) {
+            if (handlesClosed) {
+                throw new IllegalStateException("closed");
+            }
+            AddressHandle ah = pd.createAddressHandle(attributes);
+            handles.add(ah);
+            return ah;
         }
     }
 
@@ -509,16 +552,39 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         });
     }
 
+    /**
+     * Before the owning CM id is closed: closes what this queue made in the shared domain, children of
+     * the domain that the id's close would not reach. The QP goes first (it uses the CQ, which the id's
+     * context destroys), then the address handles and regions; a region still used by a posted request
+     * is deregistered when the QP's destroy gives that request's lease back.
+     */
+    private void closeShared() {
+        closeQuietly(qp);
+        java.util.List<AddressHandle> ahs;
+        synchronized (handles) {
+            handlesClosed = true;
+            ahs = new java.util.ArrayList<>(handles);
+            handles.clear();
+        }
+        ahs.forEach(UdQueue::closeQuietly);
+        closeQuietly(recvMr);
+        closeQuietly(sendMr);
+    }
+
     /** After the owning CM id is closed (the MRs are deregistered): frees the buffers. */
     void releaseMemory() {
         arena.close();
     }
 
     /**
-     * CM loop, once the completion loop let go of the queue: destroys the owning id (and with it the QP,
-     * CQ, MRs and address handles), then frees the buffers. Either may be null when opening failed early.
+     * CM loop, once the completion loop let go of the queue: closes what the queue made in the loops'
+     * shared domain (QP, address handles, MRs), destroys the owning id (and with it the CQ), then frees
+     * the buffers. Either may be null when opening failed early.
      */
     static void release(CmId id, UdQueue queue) {
+        if (queue != null) {
+            queue.closeShared();
+        }
         if (id != null) {
             try {
                 id.close();

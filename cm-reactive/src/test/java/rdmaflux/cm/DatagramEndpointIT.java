@@ -63,6 +63,16 @@ class DatagramEndpointIT {
             // The echo put the client's own QP number, as the server saw it, in the immediate.
             assertEquals(OptionalInt.of(client.qpNumber()), d.immediate());
         }
+        // The endpoints' QPs, regions and address handles are in the shared loops' domain for the device,
+        // not in one of their own: two more endpoints make no protection domain. (Relative to these two, not
+        // to the baseline: the kernel also counts domains rdma_cm keeps while ids are bound.)
+        int domains = MulticastTestSupport.resources().get("pd");
+        RdmaDatagramEndpoint third = bind(0);
+        RdmaDatagramEndpoint fourth = bind(0);
+        assertEquals(domains, MulticastTestSupport.resources().get("pd"), "protection domains with four endpoints");
+        third.dispose();
+        fourth.dispose();
+        third.onDispose().then(fourth.onDispose()).block(T);
         echo.dispose();
         client.dispose();
         server.dispose();

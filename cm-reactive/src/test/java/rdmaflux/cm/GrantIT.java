@@ -137,8 +137,8 @@ class GrantIT {
         RegisteredBuffer memory = mine.owner().register(arena.allocate(REGION, 4096), GRANTABLE);
         RdmaGrant grant = mine.owner().grant(memory, AccessFlags.of(AccessFlag.REMOTE_READ)).block(T);
         RegisteredBuffer local = other.client().register(arena.allocate(REGION, 4096), AccessFlags.LOCAL_WRITE);
-        // The key is known to the device, but only the QP the window was bound through honours it (each
-        // connection also has its own protection domain, which the window's key is checked against too).
+        // The key is known to the device, and both connections are in the same protection domain (their
+        // loops' one for the device), but only the QP the window was bound through honours it.
         expectRemoteAccessError(other.client().read(local, grant.remote()));
         RegisteredBuffer mineLocal = mine.client().register(arena.allocate(REGION, 4096), AccessFlags.LOCAL_WRITE);
         mine.client().read(mineLocal, grant.remote()).block(T);
@@ -157,12 +157,27 @@ class GrantIT {
         RegisteredBuffer memory = p.owner().register(arena.allocate(REGION, 4096), GRANTABLE);
         StepVerifier.create(p.owner().grant(memory, AccessFlags.LOCAL_WRITE))
                 .expectError(IllegalArgumentException.class).verify(T);
-        RegisteredBuffer foreign = p.client().register(arena.allocate(REGION, 4096), GRANTABLE);
-        StepVerifier.create(p.owner().grant(foreign, AccessFlags.of(AccessFlag.REMOTE_READ)))
-                .expectError(IllegalArgumentException.class).verify(T);
+        // A buffer of another protection domain: registered through a connection of other loops. (One of
+        // another connection of the same loops is in this domain, and so grantable.)
+        RdmaLoops other = RdmaLoops.create("rdmaflux-it-grant-other", 1);
+        try {
+            RdmaConnection elsewhere = RdmaConnection.connect(server.address(),
+                    ConnectionOptions.defaults().toBuilder().loops(other).build()).block(T);
+            RdmaConnection elsewhereServed = accepted.poll(T.toSeconds(), TimeUnit.SECONDS);
+            RegisteredBuffer foreign = elsewhere.register(arena.allocate(REGION, 4096), GRANTABLE);
+            StepVerifier.create(p.owner().grant(foreign, AccessFlags.of(AccessFlag.REMOTE_READ)))
+                    .expectError(IllegalArgumentException.class).verify(T);
+            elsewhere.disposeNow(T);
+            if (elsewhereServed != null) {
+                elsewhereServed.dispose();
+            }
+        } finally {
+            other.disposeNow(T);
+        }
         // The connection is unharmed.
+        RegisteredBuffer local = p.client().register(arena.allocate(REGION, 4096), GRANTABLE);
         RdmaGrant grant = p.owner().grant(memory, AccessFlags.of(AccessFlag.REMOTE_READ)).block(T);
-        p.client().read(foreign, grant.remote()).block(T);
+        p.client().read(local, grant.remote()).block(T);
         p.client().dispose();
         p.owner().dispose();
     }

@@ -109,9 +109,11 @@ final class MulticastTestSupport {
     /**
      * The kernel's object counts that the library must give back. {@code ctx} is left out: librdmacm
      * opens a device's verbs context the first time an id binds to it and keeps it for the life of
-     * the process, so it is not ours to free.
+     * the process, so it is not ours to free. The shared loops' protection domain, which lives as long as
+     * those loops, is made first ({@link Resources#sharedDomain()}).
      */
     static Map<String, Integer> resources() {
+        Resources.sharedDomain();
         Map<String, Integer> m = new java.util.TreeMap<>(RdmaResources.snapshot());
         m.remove("ctx");
         return m;

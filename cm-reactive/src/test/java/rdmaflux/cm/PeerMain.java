@@ -44,6 +44,8 @@ public final class PeerMain {
      * @throws IOException never in practice (reading stdin)
      */
     public static void main(String[] args) throws IOException {
+        // The shared loops' protection domain, which outlives connections, exists before any test's baseline.
+        Resources.sharedDomain();
         switch (args.length == 1 ? args[0] : "") {
             case "echo" -> {
                 EchoServer echo = new EchoServer(OPTIONS);

@@ -8,6 +8,9 @@ import java.util.Map;
 
 import rdmaflux.testing.RdmaResources;
 import rdmaflux.testing.RdmaTestEnv;
+import rdmaflux.verbs.CmId;
+import rdmaflux.verbs.EventChannel;
+import rdmaflux.verbs.PortSpace;
 
 /** Test fixture: waits for the kernel's RDMA object counts to come back to a baseline. */
 final class Resources {
@@ -20,11 +23,14 @@ final class Resources {
      * The counts to come back to. librdmacm opens a device context on a process's first use of the
      * device and keeps it for the life of the process ({@code ctx} in {@code rdma resource show}): that
      * is done here first, so it is in every baseline. Then waits until the counts stop moving, because
-     * the previous test's connections may still be closing on the CM thread.
+     * the previous test's connections may still be closing on the CM thread. The shared loops' protection
+     * domain is made first too ({@link #sharedDomain()}): it lives as long as those loops, not as long as
+     * a test's connections.
      *
      * @return the settled counts
      */
     static Map<String, Integer> baseline() {
+        sharedDomain();
         if (!deviceOpened) {
             RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(Duration.ofSeconds(60))
                     .disposeNow(Duration.ofSeconds(60));
@@ -41,6 +47,24 @@ final class Resources {
             prev = now;
         }
         return prev;
+    }
+
+    /**
+     * Makes the protection domain {@link RdmaLoops#shared()} keeps for the test device, unless it exists:
+     * the first connection on those loops would make it, and it stays until they are disposed, so a
+     * baseline taken before must include it. Peer processes call this before they serve, for the same
+     * reason. Cheap when it exists.
+     */
+    static void sharedDomain() {
+        Loops loops = Loops.shared();
+        if (loops.domainCount() > 0) {
+            return;
+        }
+        try (EventChannel channel = EventChannel.create()) {
+            CmId id = channel.createId(PortSpace.TCP);
+            id.bind(new InetSocketAddress(RdmaTestEnv.address(), 0));
+            loops.domain(id.sharedContext());
+        }
     }
 
     /**

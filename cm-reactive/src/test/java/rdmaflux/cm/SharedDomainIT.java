@@ -1,0 +1,198 @@
+package rdmaflux.cm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+
+import org.junit.jupiter.api.Test;
+
+import reactor.core.publisher.Flux;
+import rdmaflux.testing.RdmaResources;
+import rdmaflux.verbs.AccessFlag;
+import rdmaflux.verbs.AccessFlags;
+
+/**
+ * The resources connections share (docs/architecture.md): one protection domain per device per
+ * {@link RdmaLoops}, whatever the number of connections, freed when the loops are disposed; one memory
+ * region for the same memory registered twice in it, deregistered after the last holder closed it; and a
+ * registration made through one connection sending through another of the same loops. Counted as the
+ * kernel lists them ({@code rdma resource show}).
+ */
+class SharedDomainIT {
+    private static final Duration T = Duration.ofSeconds(60);
+    private static final int CONNECTIONS = 6;
+
+    /** One subscription per connection (receive() takes one subscriber), its messages taken one at a time. */
+    private final Map<RdmaConnection, LinkedBlockingQueue<Object>> inboxes = new ConcurrentHashMap<>();
+
+    private byte[] next(RdmaConnection c) {
+        LinkedBlockingQueue<Object> inbox = inboxes.computeIfAbsent(c, k -> {
+            LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
+            k.receiveBytes().subscribe(q::add, q::add);
+            return q;
+        });
+        return Inbox.take(inbox, T);
+    }
+
+    @Test
+    void connectionsOfOneLoopsShareOneProtectionDomainFreedWithTheLoops() {
+        RdmaLoops loops = RdmaLoops.create("rdmaflux-it-domain", 2);
+        ConnectionOptions client = ConnectionOptions.defaults().toBuilder().loops(loops)
+                .receiveBuffers(8).sendBuffers(8).build();
+        // The server is on the shared loops, whose domain is in the baseline already.
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+            Map<String, Integer> baseline = Resources.baseline(); // with the server's listener
+            List<RdmaConnection> cs = Flux.range(0, CONNECTIONS)
+                    .flatMap(i -> RdmaConnection.connect(echo.address(), client)).collectList().block(T);
+            for (int i = 0; i < CONNECTIONS; i++) {
+                RdmaConnection c = cs.get(i);
+                c.send(Payloads.message(i, 100)).block(T);
+                Payloads.verify(next(c), i, 100);
+            }
+            Map<String, Integer> open = RdmaResources.snapshot();
+            // Each side of each connection has its QP, but there is one new domain, not one per connection
+            // (before, this was 2 * CONNECTIONS: the client's and the server's sides each had their own).
+            assertTrue(open.get("qp") - baseline.get("qp") >= 2 * CONNECTIONS, "qps while connected: " + open);
+            assertEquals(1, open.get("pd") - baseline.get("pd"), "protection domains while connected: " + open);
+            assertEquals(1, ((Loops) loops).domainCount());
+
+            // Closing the connections leaves the domain: it belongs to the loops.
+            Flux.fromIterable(cs).flatMap(c -> {
+                c.dispose();
+                return c.onDispose();
+            }).then().block(T);
+            Map<String, Integer> closed = new java.util.TreeMap<>(baseline);
+            closed.merge("pd", 1, Integer::sum);
+            Resources.awaitBaseline(closed, T, "after the connections closed, the loops' domain left");
+
+            loops.disposeNow(T);
+            Resources.awaitBaseline(baseline, T, "after the loops were disposed");
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
+    /** Polls the kernel's count of memory regions until it is {@code expected}, then asserts it is. */
+    private static void awaitRegions(int expected, String what) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        int now = RdmaResources.snapshot().get("mr");
+        while (now != expected && System.nanoTime() < deadline) {
+            Resources.sleep(100);
+            now = RdmaResources.snapshot().get("mr");
+        }
+        assertEquals(expected, now, what);
+    }
+
+    @Test
+    void theSameMemoryRegisteredTwiceIsOneRegionUntilBothHoldersClosedIt() {
+        Map<String, Integer> baseline = Resources.baseline();
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults());
+             Arena arena = Arena.ofShared()) {
+            RdmaConnection a = RdmaConnection.connect(echo.address()).block(T);
+            RdmaConnection b = RdmaConnection.connect(echo.address()).block(T);
+            int mrs = RdmaResources.snapshot().get("mr");
+            MemorySegment memory = arena.allocate(64 * 1024, 4096);
+
+            RegisteredBuffer first = a.register(memory, AccessFlags.LOCAL_WRITE);
+            assertEquals(mrs + 1, RdmaResources.snapshot().get("mr"), "one region for the first registration");
+            // The same memory again, through the same connection and through another of the same loops: the
+            // same region (the keys say so), no new one.
+            RegisteredBuffer second = a.register(memory, AccessFlags.LOCAL_WRITE);
+            RegisteredBuffer third = b.register(memory, AccessFlags.LOCAL_WRITE);
+            assertEquals(mrs + 1, RdmaResources.snapshot().get("mr"), "the same memory registered three times");
+            assertSame(Registration.of(first), Registration.of(second));
+            assertSame(Registration.of(first), Registration.of(third));
+            // Other access rights are another region: its keys must not grant more than was asked.
+            RegisteredBuffer remote = a.register(memory, AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ));
+            assertNotSame(Registration.of(first), Registration.of(remote));
+            assertEquals(mrs + 2, RdmaResources.snapshot().get("mr"));
+            remote.close();
+            assertEquals(mrs + 1, RdmaResources.snapshot().get("mr"));
+
+            // Each holder closes its own lease; the region goes with the last one.
+            first.close();
+            first.close(); // idempotent: it must not take another holder's share
+            assertEquals(mrs + 1, RdmaResources.snapshot().get("mr"), "two holders left");
+            RuntimeException closedUse = assertThrows(RuntimeException.class,
+                    () -> a.send(first).block(T));
+            assertInstanceOf(IllegalStateException.class, closedUse, closedUse.toString());
+            second.close();
+            awaitRegions(mrs + 1, "one holder left");
+            // The one left still works.
+            memory.asSlice(0, 100).copyFrom(MemorySegment.ofBuffer(Payloads.message(7, 100)));
+            b.send(third.slice(0, 100)).block(T);
+            Payloads.verify(next(b), 7, 100);
+            third.close();
+            // Deregistered once the send's completion gave the region back (it has, or is about to).
+            awaitRegions(mrs, "deregistered after the last holder closed it");
+
+            // A connection's end closes what was registered through it, shared or not.
+            RegisteredBuffer kept = b.register(memory, AccessFlags.LOCAL_WRITE);
+            RegisteredBuffer dropped = a.register(memory, AccessFlags.LOCAL_WRITE);
+            a.disposeNow(T);
+            b.send(kept.slice(0, 100)).block(T);
+            Payloads.verify(next(b), 7, 100);
+            RuntimeException ended = assertThrows(RuntimeException.class, () -> b.send(dropped).block(T));
+            assertInstanceOf(IllegalStateException.class, ended, ended.toString());
+            b.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after the registrations and their connections");
+    }
+
+    @Test
+    void aRegistrationSendsThroughAnotherConnectionOfTheSameLoopsButNotOfOtherLoops() {
+        Map<String, Integer> baseline = Resources.baseline();
+        RdmaLoops other = RdmaLoops.create("rdmaflux-it-domain-other", 1);
+        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults());
+             Arena arena = Arena.ofShared()) {
+            RdmaConnection a = RdmaConnection.connect(echo.address()).block(T);
+            RdmaConnection b = RdmaConnection.connect(echo.address()).block(T);
+            RdmaConnection elsewhere = RdmaConnection.connect(echo.address(),
+                    ConnectionOptions.defaults().toBuilder().loops(other).build()).block(T);
+            int small = 1000;
+            int large = 3 * b.eagerMessageSize() + 17; // a large message: the peer reads it from this memory
+            MemorySegment memory = arena.allocate(large, 4096);
+            memory.asSlice(0, small).copyFrom(MemorySegment.ofBuffer(Payloads.message(1, small)));
+            RegisteredBuffer buffer = a.register(memory, AccessFlags.LOCAL_WRITE);
+
+            // Registered through a, sent through b: b checks the domain, not the connection.
+            b.send(buffer.slice(0, small)).block(T);
+            Payloads.verify(next(b), 1, small);
+            MemorySegment.copy(MemorySegment.ofBuffer(Payloads.message(2, large)), 0, memory, 0, large);
+            b.send(buffer).block(T);
+            Payloads.verify(next(b), 2, large);
+            // And through a itself, as before.
+            a.send(buffer.slice(0, small)).block(T);
+            Payloads.verify(next(a), 2, small);
+
+            // Other loops have another domain: a clear refusal, not a protection error that fails the connection.
+            IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                    () -> elsewhere.send(buffer).block(T));
+            assertTrue(refused.getMessage().contains("another protection domain"), refused.getMessage());
+            IllegalArgumentException refusedWrite = assertThrows(IllegalArgumentException.class,
+                    () -> elsewhere.write(buffer, new rdmaflux.verbs.RemoteBuffer(0, 8, 0)).block(T));
+            assertTrue(refusedWrite.getMessage().contains("another protection domain"), refusedWrite.getMessage());
+            elsewhere.send(Payloads.message(3, 10)).block(T);
+            Payloads.verify(next(elsewhere), 3, 10);
+
+            buffer.close();
+            a.disposeNow(T);
+            b.disposeNow(T);
+            elsewhere.disposeNow(T);
+        } finally {
+            other.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after sending a registration through other connections");
+    }
+}
