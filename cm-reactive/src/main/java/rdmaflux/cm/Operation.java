@@ -64,15 +64,8 @@ final class Operation<T> extends Mono<T> {
      * @param <T> the value type
      */
     static final class Sink<T> extends SendQueue.Request implements SendQueue.QueueSink, Subscription {
-        private static final VarHandle FLAGS;
-
-        static {
-            try {
-                FLAGS = MethodHandles.lookup().findVarHandle(Sink.class, "flags", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
+        private static final VarHandle FLAGS = FieldHandles.of(MethodHandles.lookup(), Sink.class, "flags",
+                int.class);
 
         private static final int REQUESTED = 1;
         private static final int ENDED = 2;

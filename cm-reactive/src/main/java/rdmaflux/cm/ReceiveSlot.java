@@ -25,15 +25,8 @@ final class ReceiveSlot implements RdmaMessage {
     static final int DEAD = 2;
     /** Released by the application, waiting on the queue's release stack to be reposted. */
     static final int RELEASING = 3;
-    private static final VarHandle STAMP;
-
-    static {
-        try {
-            STAMP = MethodHandles.lookup().findVarHandle(ReceiveSlot.class, "stamp", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle STAMP = FieldHandles.of(MethodHandles.lookup(), ReceiveSlot.class, "stamp",
+            long.class);
 
     private final RcQueue owner;
     final int index;

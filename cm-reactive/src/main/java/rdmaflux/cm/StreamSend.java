@@ -276,15 +276,8 @@ final class StreamSend<T> extends Mono<Void> {
      */
     private static final class Element<T> extends SendQueue.Request
             implements SendQueue.QueueSink, SendQueue.Withdrawable {
-        private static final VarHandle ENDED;
-
-        static {
-            try {
-                ENDED = MethodHandles.lookup().findVarHandle(Element.class, "ended", boolean.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
+        private static final VarHandle ENDED = FieldHandles.of(MethodHandles.lookup(), Element.class, "ended",
+                boolean.class);
 
         private volatile boolean ended;
         private final Sender<T> sender;
