@@ -92,7 +92,7 @@ final class Connection implements RdmaConnection {
      * One message of {@link #send(Publisher)}: queued or posted with {@code sink}, which is told when it
      * completed or why it cannot be sent. Any thread.
      */
-    <E extends SendQueue.Request & MonoSink<Object>> void sendElement(ByteBuffer message, E sink) {
+    void sendElement(ByteBuffer message, MonoSink<Object> sink) {
         RcQueue q = life.queue;
         if (q == null || disposeRequested || q.closedForSends()) {
             sink.error(refusal(q, "send"));
@@ -103,7 +103,7 @@ final class Connection implements RdmaConnection {
             sink.error(tooLarge(len, q));
             return;
         }
-        q.enqueue(sink, len > eagerMessageSize() ? Kind.LARGE : Kind.SEND, message, null, null, 0, 0);
+        q.enqueue(len > eagerMessageSize() ? Kind.LARGE : Kind.SEND, message, null, null, 0, 0, sink);
     }
 
     private IllegalArgumentException tooLarge(int len, RcQueue q) {

@@ -53,17 +53,16 @@ final class Operation<T> extends Mono<T> {
     public void subscribe(CoreSubscriber<? super T> actual) {
         Sink<T> sink = new Sink<>(actual, signals);
         actual.onSubscribe(sink);
-        queue.enqueue(sink, kind, data, local, remote, a, b);
+        queue.enqueue(kind, data, local, remote, a, b, sink);
     }
 
     /**
      * One subscription: records the operation's end and queues itself on {@link Signals} once the subscriber
      * may be told (a value needs its request; completion and errors need none). Its state is one atomic int.
-     * It is also the operation's send queue request when the operation must wait (one object, not two).
      *
      * @param <T> the value type
      */
-    static final class Sink<T> extends SendQueue.Request implements SendQueue.QueueSink, Subscription {
+    static final class Sink<T> implements SendQueue.QueueSink, Subscription {
         private static final VarHandle FLAGS = FieldHandles.of(MethodHandles.lookup(), Sink.class, "flags",
                 int.class);
 

@@ -322,16 +322,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         sends.enqueue(kind, data, local, remote, a, b, null, sink);
     }
 
-    /**
-     * Queues or posts an operation whose sink is also its request object if it must wait
-     * ({@link SendQueue#enqueue(SendQueue.Request, Kind, ByteBuffer, RegisteredBuffer, RemoteBuffer, long,
-     * long, Object, MonoSink)}): a stream's element, an {@link Operation}'s subscription.
-     */
-    <E extends SendQueue.Request & MonoSink<Object>> void enqueue(E sink, Kind kind, ByteBuffer data,
-                                                                 RegisteredBuffer local, RemoteBuffer remote,
-                                                                 long a, long b) {
-        sends.enqueue(sink, kind, data, local, remote, a, b, null, sink);
-    }
 
     /**
      * Queues or posts a {@link Kind#BIND} or {@link Kind#INVALIDATE} of a grant.

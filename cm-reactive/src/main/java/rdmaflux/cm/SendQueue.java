@@ -64,12 +64,12 @@ final class SendQueue {
     /**
      * A request waiting for a send buffer, a send-queue entry or a credit, or handed over while another
      * thread held the lock ({@link #incoming}). Only such requests need one, so the common case allocates
-     * none; a caller that has an object per message anyway (a stream's element) is its own request.
+     * none.
      *
      * <p>Threads: filled by the submitting thread before it is handed over or queued, then guarded by the
      * lock.
      */
-    static class Request implements reactor.core.Disposable {
+    private static final class Request implements reactor.core.Disposable {
         static final int INCOMING = 0;
         static final int QUEUED = 1;
         /** No longer waiting: posted, withdrawn or failed. */
@@ -365,15 +365,6 @@ final class SendQueue {
      */
     void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                  Object subject, MonoSink<Object> sink) {
-        enqueue(null, kind, data, local, remote, a, b, subject, sink);
-    }
-
-    /**
-     * As {@link #enqueue(Kind, ByteBuffer, RegisteredBuffer, RemoteBuffer, long, long, Object, MonoSink)},
-     * with {@code own} (if not null; not submitted before) as the request object when one is needed.
-     */
-    void enqueue(Request own, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                 Object subject, MonoSink<Object> sink) {
         if (local != null) {
             try {
                 Registration.of(local).acquire(); // returned when the device is done with it
@@ -383,8 +374,7 @@ final class SendQueue {
             }
         }
         if (!lock.tryLock()) {
-            Request p = (own != null ? own : new Request()).set(this, kind, data, local, remote, a, b, sink, subject,
-                    Request.INCOMING);
+            Request p = new Request().set(this, kind, data, local, remote, a, b, sink, subject, Request.INCOMING);
             // Withdrawn if it is still waiting: its buffer is never read after the cancel.
             sink.onCancel(p);
             Request head;
@@ -397,7 +387,7 @@ final class SendQueue {
         }
         try {
             admitIncoming(); // those handed over before this one go first
-            admit(kind, data, local, remote, a, b, subject, sink, null, own);
+            admit(kind, data, local, remote, a, b, subject, sink, null);
         } finally {
             lock.unlock();
         }
@@ -422,7 +412,7 @@ final class SendQueue {
             Request next = p.next;
             p.next = null;
             if (p.state == Request.INCOMING) {
-                admit(p.kind, p.data, p.local, p.remote, p.a, p.b, p.large, p.sink, p, null);
+                admit(p.kind, p.data, p.local, p.remote, p.a, p.b, p.large, p.sink, p);
             }
             p = next;
         }
@@ -432,10 +422,9 @@ final class SendQueue {
      * Guarded by the lock: posts the request, or queues it behind the others.
      *
      * @param handed its {@link Request} if it was handed over (its cancel is registered already), else null
-     * @param own the caller's request object, used if it must wait; or null
      */
     private void admit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                       Object subject, MonoSink<Object> sink, Request handed, Request own) {
+                       Object subject, MonoSink<Object> sink, Request handed) {
         if (closed) {
             if (local != null) {
                 Registration.of(local).release();
@@ -461,8 +450,7 @@ final class SendQueue {
         }
         Request p = handed;
         if (p == null) {
-            p = (own != null ? own : new Request()).set(this, kind, data, local, remote, a, b, sink, large,
-                    Request.QUEUED);
+            p = new Request().set(this, kind, data, local, remote, a, b, sink, large, Request.QUEUED);
             pending.add(p);
             // Withdrawn if it is still queued: its buffer is never read after the cancel (queued first, so a
             // cancel that came before finds it).

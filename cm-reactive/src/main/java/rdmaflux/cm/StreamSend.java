@@ -269,13 +269,13 @@ final class StreamSend<T> extends Mono<Void> {
     }
 
     /**
-     * One message's sink: counts its end; withdraws it while it is still queued. It is also its send queue
-     * request when the message must wait, and its own "ended" flag (one object per message, not three).
+     * One message's sink: counts its end; withdraws it while it is still queued. It is its own "ended" flag
+     * (one object per message, not two); the send queue makes a request object only for a message that
+     * must wait (the common case allocates nothing more).
      *
      * @param <T> the source's message type
      */
-    private static final class Element<T> extends SendQueue.Request
-            implements SendQueue.QueueSink, SendQueue.Withdrawable {
+    private static final class Element<T> implements SendQueue.QueueSink, SendQueue.Withdrawable {
         private static final VarHandle ENDED = FieldHandles.of(MethodHandles.lookup(), Element.class, "ended",
                 boolean.class);
 
