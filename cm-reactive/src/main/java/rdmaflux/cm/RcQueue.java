@@ -200,7 +200,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
             public boolean pending() {
-                return drainRequested || releasedSlots.get() != null || sends.hasIncoming() || sends.leftWritten();
+                return drainRequested || releasedSlots.get() != null || sends.leftWritten();
             }
 
             @Override
@@ -586,8 +586,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     /**
-     * The lock's holder, before it lets go: drains the CQ if the completion loop found the lock held, admits
-     * the sends handed over meanwhile, reposts the released buffers (one {@code ibv_post_recv}), then
+     * The lock's holder, before it lets go: drains the CQ if the completion loop found the lock held,
+     * reposts the released buffers (one {@code ibv_post_recv}), then
      * returns their credits, which must never reach the peer before the buffers are posted, and seals the
      * sends written meanwhile, posted (one {@code ibv_post_send}) once the lock was let go.
      *
@@ -597,7 +597,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         if (drainRequested) {
             drainNow();
         }
-        sends.admitIncoming();
         boolean credited = false;
         for (ReceiveSlot s = releasedSlots.get() == null ? null : releasedSlots.getAndSet(null); s != null; ) {
             ReceiveSlot next = s.nextReleased;

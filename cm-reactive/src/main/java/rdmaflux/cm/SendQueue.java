@@ -62,15 +62,12 @@ final class SendQueue {
     }
 
     /**
-     * A request waiting for a send buffer, a send-queue entry or a credit, or handed over while another
-     * thread held the lock ({@link #incoming}). Only such requests need one, so the common case allocates
-     * none.
+     * A request waiting for a send buffer, a send-queue entry or a credit. Only such requests need one, so
+     * the common case allocates none.
      *
-     * <p>Threads: filled by the submitting thread before it is handed over or queued, then guarded by the
-     * lock.
+     * <p>Threads: guarded by the lock.
      */
     private static final class Request implements reactor.core.Disposable {
-        static final int INCOMING = 0;
         static final int QUEUED = 1;
         /** No longer waiting: posted, withdrawn or failed. */
         static final int DONE = 2;
@@ -85,10 +82,7 @@ final class SendQueue {
         private MonoSink<Object> sink;
         /** The grant, or (once admitted) the {@link LargeSend} of a {@link Kind#LARGE}. */
         private Object large;
-        /** Guarded by the lock once the request is admitted; {@link #INCOMING} until then. */
         private int state;
-        /** The next request handed over before this one was admitted; written before it is pushed. */
-        private Request next;
 
         private Request set(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
                             long a, long b, MonoSink<Object> sink, Object large, int state) {
@@ -135,12 +129,6 @@ final class SendQueue {
     private final int[] freeSendSlots;
     private int freeSendTop;
     private final ArrayDeque<Request> pending = new ArrayDeque<>();
-    /**
-     * Requests handed over while another thread held the lock, newest first (linked through
-     * {@link Request#next}): the holder admits them, oldest first, before it lets go.
-     */
-    private final java.util.concurrent.atomic.AtomicReference<Request> incoming =
-            new java.util.concurrent.atomic.AtomicReference<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
     /**
@@ -359,9 +347,9 @@ final class SendQueue {
     /**
      * Any thread: queues or posts an operation and tells {@code sink} when its work completes (on the
      * completion loop, under this queue's lock: the sink must only record and hand over). A queued one is
-     * withdrawn by the {@code Disposable} it gives {@link MonoSink#onCancel}. Never waits for the lock: when
-     * another thread holds it, the request is handed over and that thread admits it before letting go, in
-     * the order requests were handed over.
+     * withdrawn by the {@code Disposable} it gives {@link MonoSink#onCancel}. Takes the lock: a sender is
+     * the one thread of the data path that waits for it (handing the request over instead would cost an
+     * object per message, since the lock is often held while completions are handled).
      */
     void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                  Object subject, MonoSink<Object> sink) {
@@ -373,92 +361,32 @@ final class SendQueue {
                 return;
             }
         }
-        if (!lock.tryLock()) {
-            Request p = new Request().set(this, kind, data, local, remote, a, b, sink, subject, Request.INCOMING);
-            // Withdrawn if it is still waiting: its buffer is never read after the cancel.
-            sink.onCancel(p);
-            Request head;
-            do {
-                head = incoming.get();
-                p.next = head;
-            } while (!incoming.compareAndSet(head, p));
-            lock.offer();
-            return;
-        }
+        lock.lock();
         try {
-            admitIncoming(); // those handed over before this one go first
-            admit(kind, data, local, remote, a, b, subject, sink, null);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** {@return whether requests were handed over and not admitted yet; any thread} */
-    boolean hasIncoming() {
-        return incoming.get() != null;
-    }
-
-    /** Guarded by the lock: admits the requests handed over meanwhile, oldest first. */
-    void admitIncoming() {
-        Request p = incoming.get() == null ? null : incoming.getAndSet(null);
-        Request oldest = null;
-        while (p != null) { // reverse the newest-first chain
-            Request next = p.next;
-            p.next = oldest;
-            oldest = p;
-            p = next;
-        }
-        for (p = oldest; p != null; ) {
-            Request next = p.next;
-            p.next = null;
-            if (p.state == Request.INCOMING) {
-                admit(p.kind, p.data, p.local, p.remote, p.a, p.b, p.large, p.sink, p);
+            if (closed) {
+                if (local != null) {
+                    Registration.of(local).release();
+                }
+                Throwable f = owner.failure(); // a failed connection refuses with its failure
+                sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
+                        + kind.name().toLowerCase(Locale.ROOT)));
+                return;
             }
-            p = next;
-        }
-    }
-
-    /**
-     * Guarded by the lock: posts the request, or queues it behind the others.
-     *
-     * @param handed its {@link Request} if it was handed over (its cancel is registered already), else null
-     */
-    private void admit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                       Object subject, MonoSink<Object> sink, Request handed) {
-        if (closed) {
-            if (local != null) {
-                Registration.of(local).release();
+            Object large = kind != Kind.LARGE ? subject
+                    : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
+            if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
+                return;
             }
-            if (handed != null) {
-                handed.state = Request.DONE;
+            if (needsCredit(kind) && !window.canSpend()) {
+                recorder.creditWait();
             }
-            Throwable f = owner.failure(); // a failed connection refuses with its failure
-            sink.error(f != null ? f : new IllegalStateException("the connection is closed; cannot "
-                    + kind.name().toLowerCase(Locale.ROOT)));
-            return;
-        }
-        Object large = kind != Kind.LARGE ? subject
-                : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
-        if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
-            if (handed != null) {
-                handed.state = Request.DONE; // posted: a cancel finds nothing to withdraw
-            }
-            return;
-        }
-        if (needsCredit(kind) && !window.canSpend()) {
-            recorder.creditWait();
-        }
-        Request p = handed;
-        if (p == null) {
-            p = new Request().set(this, kind, data, local, remote, a, b, sink, large, Request.QUEUED);
+            Request p = new Request().set(this, kind, data, local, remote, a, b, sink, large, Request.QUEUED);
             pending.add(p);
             // Withdrawn if it is still queued: its buffer is never read after the cancel (queued first, so a
             // cancel that came before finds it).
             sink.onCancel(p);
-        } else {
-            p.large = large;
-            p.state = Request.QUEUED;
-            pending.add(p);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -466,14 +394,8 @@ final class SendQueue {
     private void withdraw(Request p) {
         lock.lock();
         try {
-            boolean waiting;
-            if (p.state == Request.INCOMING) {
-                p.state = Request.DONE; // left on the incoming chain, skipped when it is admitted
-                waiting = true;
-            } else {
-                waiting = p.state == Request.QUEUED && pending.removeIf(q -> q == p);
-                p.state = Request.DONE;
-            }
+            boolean waiting = p.state == Request.QUEUED && pending.removeIf(q -> q == p);
+            p.state = Request.DONE;
             if (waiting) {
                 forget(p);
                 if (p.sink instanceof Withdrawable w) {
@@ -889,13 +811,6 @@ final class SendQueue {
             p.state = Request.DONE;
             forget(p);
             if (p.sink != null) {
-                p.sink.error(cause);
-            }
-        }
-        for (p = incoming.getAndSet(null); p != null; p = p.next) {
-            if (p.state == Request.INCOMING) {
-                p.state = Request.DONE;
-                forget(p);
                 p.sink.error(cause);
             }
         }
