@@ -357,13 +357,22 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     }
 
     /**
-     * The completion loop's turn for this CQ. It never waits for the lock: if another thread holds it, that
-     * thread drains the CQ before letting go.
+     * The completion loop's turn for this CQ. It never waits for the lock: if another thread holds it, or a
+     * sender is waiting for it, that thread drains the CQ before letting go.
      */
     @Override
     public boolean drain() {
         if (tornDown) {
             return false;
+        }
+        if (lock.hasQueuedThreads()) {
+            // A sender waits for the lock: a spinning loop that took it back every turn would starve it
+            // (the lock is not fair). The sender drains the CQ before it lets go.
+            drainRequested = true;
+            if (!lock.hasQueuedThreads()) {
+                lock.offer(); // it got the lock and may have let go before it could see the request
+            }
+            return true;
         }
         if (lock.tryLock()) {
             try {
