@@ -62,50 +62,15 @@ final class SendQueue {
     }
 
     /**
-     * A request waiting for a send buffer, a send-queue entry or a credit. Only such requests need one, so
-     * the common case allocates none.
-     *
-     * <p>Threads: guarded by the lock.
+     * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
+     * posted at once are queued, so the common case allocates none.
      */
-    private static final class Request implements reactor.core.Disposable {
-        static final int QUEUED = 1;
-        /** No longer waiting: posted, withdrawn or failed. */
-        static final int DONE = 2;
-
-        private SendQueue queue;
-        private Kind kind;
-        private ByteBuffer data;
-        private RegisteredBuffer local;
-        private RemoteBuffer remote;
-        private long a;
-        private long b;
-        private MonoSink<Object> sink;
-        /** The grant, or (once admitted) the {@link LargeSend} of a {@link Kind#LARGE}. */
-        private Object large;
-        private int state;
-
-        private Request set(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
-                            long a, long b, MonoSink<Object> sink, Object large, int state) {
-            this.queue = queue;
-            this.kind = kind;
-            this.data = data;
-            this.local = local;
-            this.remote = remote;
-            this.a = a;
-            this.b = b;
-            this.sink = sink;
-            this.large = large;
-            this.state = state;
-            return this;
-        }
-
-        /** Withdraws this request if it is still waiting: its own {@code Disposable}, not one more object. */
+    private record Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
+                           long a, long b, MonoSink<Object> sink, Object large) implements reactor.core.Disposable {
+        /** Withdraws this request if it is still queued: its own {@code Disposable}, not one more object. */
         @Override
         public void dispose() {
-            SendQueue q = queue;
-            if (q != null) {
-                q.withdraw(this);
-            }
+            queue.withdraw(this);
         }
     }
 
@@ -128,7 +93,7 @@ final class SendQueue {
     private final ArrayDeque<Op> freeOps = new ArrayDeque<>();
     private final int[] freeSendSlots;
     private int freeSendTop;
-    private final ArrayDeque<Request> pending = new ArrayDeque<>();
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
     /**
@@ -380,7 +345,7 @@ final class SendQueue {
             if (needsCredit(kind) && !window.canSpend()) {
                 recorder.creditWait();
             }
-            Request p = new Request().set(this, kind, data, local, remote, a, b, sink, large, Request.QUEUED);
+            Pending p = new Pending(this, kind, data, local, remote, a, b, sink, large);
             pending.add(p);
             // Withdrawn if it is still queued: its buffer is never read after the cancel (queued first, so a
             // cancel that came before finds it).
@@ -391,12 +356,10 @@ final class SendQueue {
     }
 
     /** Any thread: a waiting request's subscriber cancelled. Posted ones complete or fail with the connection. */
-    private void withdraw(Request p) {
+    private void withdraw(Pending p) {
         lock.lock();
         try {
-            boolean waiting = p.state == Request.QUEUED && pending.removeIf(q -> q == p);
-            p.state = Request.DONE;
-            if (waiting) {
+            if (pending.removeIf(q -> q == p)) {
                 forget(p);
                 if (p.sink instanceof Withdrawable w) {
                     w.withdrawn();
@@ -434,7 +397,7 @@ final class SendQueue {
     }
 
     /** Guarded by the lock: a request that will never be posted gives back what it holds. */
-    private void forget(Request p) {
+    private void forget(Pending p) {
         if (p.large instanceof LargeSend ls) {
             rendezvous.cancelled(ls); // returns its lease too
         } else if (p.local != null) {
@@ -459,15 +422,14 @@ final class SendQueue {
             }
             reads.poll();
         }
-        Request p;
+        Pending p;
         while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink, p.large)) {
             pending.poll();
-            p.state = Request.DONE; // posted: a cancel finds nothing to withdraw
         }
     }
 
     /**
-     * Guarded by the lock. Writes the request (the fields of a {@link Request}) into the batch {@link #flush()}
+     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch {@link #seal()}
      * posts if a send-queue entry, buffer and credit are free; returns whether it was taken (written, or
      * refused and its sink told so).
      */
@@ -806,9 +768,8 @@ final class SendQueue {
                 s.error(cause);
             }
         }
-        Request p;
+        Pending p;
         while ((p = pending.poll()) != null) {
-            p.state = Request.DONE;
             forget(p);
             if (p.sink != null) {
                 p.sink.error(cause);
