@@ -429,8 +429,8 @@ final class SendQueue {
     }
 
     /**
-     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch {@link #seal()}
-     * posts if a send-queue entry, buffer and credit are free; returns whether it was taken (written, or
+     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch that
+     * {@link #seal()} hands to {@link #postSealed()}, if a send-queue entry, buffer and credit are free; returns whether it was taken (written, or
      * refused and its sink told so).
      */
     private boolean tryPost(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
