@@ -62,7 +62,7 @@ final class Operation<T> extends Mono<T> {
      *
      * @param <T> the value type
      */
-    static final class Sink<T> implements SendQueue.QueueSink, Subscription {
+    static final class Sink<T> implements QueueSink, Subscription {
         private static final VarHandle FLAGS = FieldHandles.of(MethodHandles.lookup(), Sink.class, "flags",
                 int.class);
 

@@ -1,8 +1,6 @@
 package rdmaflux.cm;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Locale;
@@ -11,7 +9,6 @@ import java.util.function.IntConsumer;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import rdmaflux.cm.RcQueue.Kind;
-import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RemoteBuffer;
@@ -20,9 +17,10 @@ import rdmaflux.verbs.SendOpcode;
 import rdmaflux.verbs.SendRequests;
 
 /**
- * The send side of one RC connection: the table of posted send-queue operations, the registered send
- * buffers and atomic result words, requests waiting for an entry, a buffer or a credit, and posting.
- * Each operation's {@link MonoSink} is told when its work completes.
+ * The send side of one RC connection: the table of posted send-queue operations ({@link SendOp}), requests
+ * waiting for an entry, a send buffer ({@link SendBuffers}) or a credit, and writing each operation's work
+ * request into the batch that {@link SendBatches} posts. Each operation's {@link MonoSink} is told when its
+ * work completes.
  *
  * <p>Threads: application threads submit, the completion loop completes, the CM loop closes; all state
  * is guarded by the connection's lock ({@link ConnectionLock}, {@link RcQueue}'s, shared with its receive side because the
@@ -30,37 +28,11 @@ import rdmaflux.verbs.SendRequests;
  */
 final class SendQueue {
     private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
-    private static final ValueLayout.OfLong BIG_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfInt BIG_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
     /**
      * A large message is read in pieces of at most this, or the port's largest message if smaller (1 GiB
      * on some NICs), so any message size works on any device.
      */
     static final int READ_PIECE = 64 << 20;
-    /** The most requests posted with one doorbell. */
-    private static final int MAX_BATCH = 32;
-
-    /** A posted send-queue work request and whom to tell when it completes. */
-    private static final class Op {
-        final int index;
-        Kind kind;
-        MonoSink<Object> sink;
-        int sendSlot = -1;
-        int bytes;
-        long started;
-        /**
-         * The large message a {@link Kind#LARGE} or {@link Kind#LARGE_READ} operation is for; the
-         * {@link RemoteBuffer} a {@link Kind#BIND} gave.
-         */
-        Object large;
-        /** The application's registration it uses, leased until it completes or the QP is gone. */
-        Registration lease;
-
-        Op(int index) {
-            this.index = index;
-        }
-    }
-
     /**
      * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
      * posted at once are queued, so the common case allocates none.
@@ -76,58 +48,20 @@ final class SendQueue {
 
     private final ConnectionLock lock;
     private final QueuePair qp;
-    private final ConnectionOptions options;
     private final RdmaRecorder recorder;
     private final RcQueue.Owner owner;
     private final CreditWindow window;
     private final Rendezvous rendezvous;
     private final boolean credits;
-    private final IntConsumer outstanding;
     private final int maxRead;
 
-    private final MemoryRegion sendMr;
-    private final MemoryRegion atomicMr;
-    private final MemorySegment sendBuffers;
-    private final MemorySegment atomics;
-    private final Op[] ops;
-    private final ArrayDeque<Op> freeOps = new ArrayDeque<>();
-    private final int[] freeSendSlots;
-    private int freeSendTop;
+    private final SendBuffers buffers;
+    private final SendOp[] ops;
+    private final ArrayDeque<SendOp> freeOps = new ArrayDeque<>();
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
-    /**
-     * Per send buffer slot, a ByteBuffer view of its memory, made on the slot's first use: copying a
-     * message in through it allocates nothing (MemorySegment.ofBuffer would wrap each message).
-     */
-    private final ByteBuffer[] sendViews;
-    /**
-     * The requests written under the lock and not posted yet. The holder seals them as it lets go of the
-     * lock ({@link #seal()}) and posts them with one {@code ibv_post_send} (one doorbell; on Soft-RoCE one
-     * system call, in which the kernel also transmits) just after ({@link #postSealed()}), so the lock is
-     * not held during the call. Two batches take turns: the next holder writes the other one meanwhile.
-     */
-    private SendRequests sendBatch;
-    /** The operation of each request in {@link #sendBatch}. */
-    private Op[] batchOps;
-    /** How many requests {@link #sendBatch} holds; guarded by the lock. */
-    private int batched;
-    private final SendRequests[] batches = new SendRequests[2];
-    private final Op[][] batchOpsOf = new Op[2][];
-    /**
-     * Whether a sealed batch is being posted: one at a time, so batches leave in the order they were
-     * sealed. Set by {@link #seal()} under the lock, cleared by {@link #postSealed()}; nobody waits for it.
-     */
-    private final java.util.concurrent.atomic.AtomicBoolean posting = new java.util.concurrent.atomic.AtomicBoolean();
-    /**
-     * Set by a holder that found a post in progress and left its requests written: the poster (or, if it
-     * finished meanwhile, the next holder) seals them.
-     */
-    private volatile boolean leftWritten;
-    // Written by the thread that set posting, read by it in postSealed: the sealed batch.
-    private SendRequests sealed;
-    private Op[] sealedOps;
-    private int sealedCount;
+    private final SendBatches batches;
     private volatile boolean closed;
 
     /**
@@ -143,41 +77,19 @@ final class SendQueue {
               boolean credits, int maxRead, IntConsumer outstanding) {
         this.lock = lock;
         this.qp = qp;
-        this.options = options;
         this.recorder = recorder;
         this.owner = owner;
         this.window = window;
         this.rendezvous = rendezvous;
         this.credits = credits;
         this.maxRead = maxRead;
-        this.outstanding = outstanding;
-        sendBuffers = RcQueue.allocate(arena, (long) options.bufferSize() * options.sendBuffers(), 64);
-        sendMr = pd.register(sendBuffers);
-        ops = new Op[qp.maxSendWr()];
-        try {
-            atomics = RcQueue.allocate(arena, 8L * ops.length, 8);
-            atomicMr = pd.register(atomics);
-        } catch (RuntimeException | Error e) {
-            sendMr.close();
-            throw e;
-        }
+        ops = new SendOp[qp.maxSendWr()];
+        buffers = new SendBuffers(pd, arena, options.bufferSize(), options.sendBuffers(), ops.length);
         for (int i = 0; i < ops.length; i++) {
-            ops[i] = new Op(i);
+            ops[i] = new SendOp(i);
             freeOps.add(ops[i]);
         }
-        freeSendSlots = new int[options.sendBuffers()];
-        for (int i = 0; i < freeSendSlots.length; i++) {
-            freeSendSlots[i] = freeSendSlots.length - 1 - i;
-        }
-        freeSendTop = freeSendSlots.length;
-        sendViews = new ByteBuffer[freeSendSlots.length];
-        int batch = Math.min(ops.length, MAX_BATCH);
-        for (int i = 0; i < 2; i++) {
-            batches[i] = new SendRequests(batch, 1);
-            batchOpsOf[i] = new Op[batch];
-        }
-        sendBatch = batches[0];
-        batchOps = batchOpsOf[0];
+        batches = new SendBatches(lock, qp, ops.length, outstanding, this::refused);
     }
 
     /** Refuses new operations from now on; any thread. */
@@ -235,7 +147,7 @@ final class SendQueue {
         LargeReceive read = null;
         lock.lock();
         try {
-            Op op = ops[index];
+            SendOp op = ops[index];
             Kind kind = op.kind;
             if (kind == Kind.LARGE_READ) {
                 LargeReceive r = (LargeReceive) op.large;
@@ -244,31 +156,12 @@ final class SendQueue {
                     read = r; // its last piece
                 }
             }
-            long latency = System.nanoTime() - op.started;
-            Object result = null;
-            switch (kind) {
-                case SEND -> {
-                    recorder.messageSent(op.bytes);
-                    recorder.operationLatency("send", latency);
-                }
-                case CONTROL -> window.controlCompleted();
-                case CLOSE -> owner.closeSent();
-                case CAS, FAA -> {
-                    result = atomics.get(ValueLayout.JAVA_LONG, 8L * op.index);
-                    recorder.operationLatency(kind == Kind.CAS ? "cas" : "faa", latency);
-                }
-                case READ -> recorder.operationLatency("read", latency);
-                case WRITE -> recorder.operationLatency("write", latency);
-                case WRITE_IMM -> recorder.operationLatency("write_imm", latency);
-                case LARGE -> recorder.operationLatency("send_large_descriptor", latency);
-                case LARGE_READ -> recorder.operationLatency("read_large", latency);
-                case BIND -> {
-                    result = op.large;
-                    recorder.operationLatency("bind_window", latency);
-                }
-                case INVALIDATE -> recorder.operationLatency("invalidate", latency);
+            if (kind == Kind.CONTROL) {
+                window.controlCompleted();
+            } else if (kind == Kind.CLOSE) {
+                owner.closeSent();
             }
-            finishOp(op, result, null);
+            finishOp(op, op.completed(recorder, buffers), null);
             if (read == null) {
                 drainPending();
                 maybeReturnCredits();
@@ -361,38 +254,13 @@ final class SendQueue {
         try {
             if (pending.removeIf(q -> q == p)) {
                 forget(p);
-                if (p.sink instanceof Withdrawable w) {
+                if (p.sink instanceof QueueSink.Withdrawable w) {
                     w.withdrawn();
                 }
                 drainPending();
             }
         } finally {
             lock.unlock();
-        }
-    }
-
-    /**
-     * A sink that wants to know when its request was withdrawn (a cancelled {@code Mono}'s sink is not told:
-     * nobody listens any more). Told under this queue's lock: it must only record and hand over.
-     */
-    interface Withdrawable {
-        /** The request was taken off the queue before it was posted: no completion will come. */
-        void withdrawn();
-    }
-
-    /**
-     * A sink made for this queue rather than by {@code Mono.create}: the queue never registers demand or
-     * disposal callbacks, only {@link MonoSink#onCancel} to withdraw a queued request.
-     */
-    interface QueueSink extends MonoSink<Object> {
-        @Override
-        default MonoSink<Object> onRequest(java.util.function.LongConsumer consumer) {
-            return this;
-        }
-
-        @Override
-        default MonoSink<Object> onDispose(reactor.core.Disposable d) {
-            return this;
         }
     }
 
@@ -429,9 +297,9 @@ final class SendQueue {
     }
 
     /**
-     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch that
-     * {@link #seal()} hands to {@link #postSealed()}, if a send-queue entry, buffer and credit are free; returns whether it was taken (written, or
-     * refused and its sink told so).
+     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch that the
+     * lock's holder posts as it lets go ({@link SendBatches}), if a send-queue entry, buffer and credit are
+     * free; returns whether it was taken (written, or refused and its sink told so).
      */
     private boolean tryPost(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                             MonoSink<Object> sink, Object large) {
@@ -448,18 +316,19 @@ final class SendQueue {
             }
         }
         boolean needsSendBuffer = (kind == Kind.SEND && local == null) || kind == Kind.LARGE;
-        if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend()) || (needsSendBuffer && freeSendTop == 0)) {
+        if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend()) || (needsSendBuffer && !buffers.available())) {
             return false;
         }
-        Op op = freeOps.poll();
+        SendOp op = freeOps.poll();
         op.kind = kind;
         op.sink = sink;
         op.lease = local != null && kind != Kind.LARGE ? Registration.of(local) : null;
         op.started = System.nanoTime();
         if (kind == Kind.BIND) {
-            flushNow(); // a bind is posted alone: its window is checked and committed per post
+            batches.flushNow(); // a bind is posted alone: its window is checked and committed per post
         }
-        int w = batched;
+        SendRequests sendBatch = batches.requests();
+        int w = batches.size();
         int flags = SIGNALED;
         int finished = 0;
         switch (kind) {
@@ -476,12 +345,11 @@ final class SendQueue {
                         sendBatch.sge(w, 0, local.segment().address(), len, Registration.lkeyOf(local));
                     }
                 } else {
-                    int slot = freeSendSlots[--freeSendTop];
+                    int slot = buffers.take();
                     op.sendSlot = slot;
-                    long off = (long) options.bufferSize() * slot;
-                    sendView(slot, off).put(0, data, data.position(), len);
+                    buffers.copy(slot, data, len);
                     if (len > 0) {
-                        sendBatch.sge(w, 0, sendMr, off, len);
+                        sendBatch.sge(w, 0, buffers.region(), buffers.offset(slot), len);
                     }
                 }
                 if (credits) {
@@ -491,20 +359,17 @@ final class SendQueue {
             }
             case LARGE -> {
                 LargeSend ls = (LargeSend) large;
-                int slot = freeSendSlots[--freeSendTop];
+                int slot = buffers.take();
                 op.sendSlot = slot;
                 op.bytes = Wire.DESCRIPTOR;
                 op.sink = null; // the send completes when the peer finished reading
                 op.large = ls;
-                long off = (long) options.bufferSize() * slot;
-                sendBuffers.set(BIG_LONG, off, ls.address);
-                sendBuffers.set(BIG_INT, off + 8, ls.rkey);
-                sendBuffers.set(BIG_INT, off + 12, ls.length);
+                buffers.descriptor(slot, ls.address, ls.rkey, ls.length);
                 if (Wire.DESCRIPTOR <= qp.maxInlineData()) {
                     flags |= SendFlag.INLINE.value();
                 }
                 finished = rendezvous.finishedField();
-                sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(w, 0, sendMr, off, Wire.DESCRIPTOR)
+                sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(w, 0, buffers.region(), buffers.offset(slot), Wire.DESCRIPTOR)
                         .immediate(w, Wire.LARGE | window.owed() | finished);
             }
             case LARGE_READ -> {
@@ -516,38 +381,16 @@ final class SendQueue {
                 sendBatch.set(w, op.index, SendOpcode.RDMA_READ, flags).sge(w, 0, r.region, at, n)
                         .rdma(w, r.remoteAddress + at, r.rkey);
             }
-            case READ -> sendBatch.set(w, op.index, SendOpcode.RDMA_READ, flags)
-                    .sge(w, 0, local.segment().address(), (int) remote.length(), Registration.lkeyOf(local))
-                    .rdma(w, remote.address(), remote.rkey());
-            case WRITE, WRITE_IMM -> {
-                sendBatch.set(w, op.index, kind == Kind.WRITE ? SendOpcode.RDMA_WRITE
-                                : SendOpcode.RDMA_WRITE_WITH_IMM, flags)
-                        .sge(w, 0, local.segment().address(), (int) local.length(), Registration.lkeyOf(local))
-                        .rdma(w, remote.address(), remote.rkey());
-                if (kind == Kind.WRITE_IMM) {
-                    sendBatch.immediate(w, (int) a);
-                }
-            }
-            case CAS, FAA -> sendBatch.set(w, op.index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
-                            : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
-                    .sge(w, 0, atomicMr, 8L * op.index, 8)
-                    .atomic(w, remote.address(), remote.rkey(), a, b);
-            case BIND -> {
-                WindowGrant g = (WindowGrant) large;
-                sendBatch.set(w, op.index, SendOpcode.BIND_MW, flags);
+            default -> {
                 try {
-                    op.large = sendBatch.bindWindow(w, g.window, g.registration.region(), g.offset, g.length, g.access);
+                    op.writeOneSided(sendBatch, w, flags, local, remote, a, b, large, buffers);
                 } catch (RuntimeException e) {
-                    finishOp(op, null, e); // checked before posting: nothing reached the QP
+                    finishOp(op, null, e); // a bind's window is checked before posting: nothing reached the QP
                     return true;
                 }
             }
-            case INVALIDATE -> sendBatch.set(w, op.index, SendOpcode.LOCAL_INV, flags)
-                    .invalidate(w, ((WindowGrant) large).rkey());
-            default -> throw new IllegalStateException(kind.toString());
         }
-        batchOps[w] = op;
-        batched = w + 1;
+        boolean full = batches.added(op);
         if (needsCredit(kind)) {
             window.spend();
         }
@@ -561,121 +404,48 @@ final class SendQueue {
             LargeReceive r = (LargeReceive) large;
             r.nextRead += op.bytes;
         }
-        if (batched == batchOps.length || kind == Kind.BIND) {
-            flushNow();
+        if (full || kind == Kind.BIND) {
+            batches.flushNow();
         }
         return true;
     }
 
-    /**
-     * Guarded by the lock, as its holder lets go: seals the requests written since the last seal for
-     * {@link #postSealed()} and switches to the other batch. While an earlier batch is still being posted it
-     * leaves them written (the other batch is in use) and says so ({@link #leftWritten}): they leave after
-     * it, sealed by its poster or the next holder. Never waits.
-     *
-     * @return whether there is a batch to post (then the caller must call {@link #postSealed()} once it let
-     *         go of the lock)
-     */
+    /** Guarded by the lock, as its holder lets go: see {@link SendBatches#seal()}. */
     boolean seal() {
-        int n = batched;
-        if (n == 0) {
-            return false;
-        }
-        if (!posting.compareAndSet(false, true)) {
-            leftWritten = true;
-            if (!posting.compareAndSet(false, true)) {
-                return false; // the poster finds leftWritten when it is done
-            }
-        }
-        leftWritten = false;
-        sealed = sendBatch;
-        sealedOps = batchOps;
-        sealedCount = n;
-        batched = 0;
-        int next = sendBatch == batches[0] ? 1 : 0;
-        sendBatch = batches[next];
-        batchOps = batchOpsOf[next];
-        return true;
+        return batches.seal();
     }
 
-    /**
-     * By the thread whose {@link #seal()} returned true, not holding the lock: posts the sealed batch as one
-     * chain. A post that fails (the QP is closed or in the error state: the queue never writes more than it
-     * has room for) fails the requests the device did not take, and the connection.
-     */
+    /** After the holder let go, when {@link #seal()} returned true: see {@link SendBatches#postSealed()}. */
     void postSealed() {
-        SendRequests b = sealed;
-        Op[] batchedOps = sealedOps;
-        int n = sealedCount;
-        sealed = null;
-        sealedOps = null;
-        sealedCount = 0;
-        int posted = n;
-        RuntimeException failure = null;
-        Op[] refused = null;
-        try {
-            try {
-                qp.postSend(b, n);
-            } catch (RuntimeException e) {
-                failure = e;
-                posted = b.lastPosted();
-                refused = java.util.Arrays.copyOfRange(batchedOps, posted, n);
-            }
-            outstanding(posted);
-            java.util.Arrays.fill(batchedOps, 0, n, null);
-        } finally {
-            posting.set(false);
-        }
-        if (leftWritten && lock.tryLock()) {
-            lock.unlock(); // seals and posts what a holder wrote meanwhile (else that holder or the next does)
-        }
-        if (failure != null) {
-            lock.lock();
-            try {
-                for (Op op : refused) {
-                    Object large = op.large;
-                    finishOp(op, null, failure);
-                    if (large instanceof LargeReceive lr) {
-                        lr.nextRead = lr.length; // nothing more of it is posted
-                    }
-                }
-                if (!closed) {
-                    // Large sends already counted as posted fail with the connection (Rendezvous.close).
-                    owner.transferFailed(failure);
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
-    /**
-     * Guarded by the lock: posts what was written now, without letting go (a close, a bind, a full batch);
-     * after the post in progress, if there is one (it does not need the lock).
-     */
-    private void flushNow() {
-        while (batched > 0) {
-            if (seal()) {
-                postSealed();
-                return;
-            }
-            Thread.yield();
-        }
+        batches.postSealed();
     }
 
     /** {@return whether requests were left written for a post that has ended since; any thread} */
     boolean leftWritten() {
-        return leftWritten && !posting.get();
+        return batches.leftWritten();
     }
 
-    /** Guarded by the lock. The view of send buffer {@code slot} (at {@code offset}); see {@link #sendViews}. */
-    private ByteBuffer sendView(int slot, long offset) {
-        ByteBuffer v = sendViews[slot];
-        if (v == null) {
-            v = sendBuffers.asSlice(offset, options.bufferSize()).asByteBuffer();
-            sendViews[slot] = v;
+    /**
+     * Any thread, without the lock: the device refused a post. Fails the requests it did not take, and the
+     * connection unless it is closing anyway.
+     */
+    private void refused(SendOp[] refused, RuntimeException failure) {
+        lock.lock();
+        try {
+            for (SendOp op : refused) {
+                Object large = op.large;
+                finishOp(op, null, failure);
+                if (large instanceof LargeReceive lr) {
+                    lr.nextRead = lr.length; // nothing more of it is posted
+                }
+            }
+            if (!closed) {
+                // Large sends already counted as posted fail with the connection (Rendezvous.close).
+                owner.transferFailed(failure);
+            }
+        } finally {
+            lock.unlock();
         }
-        return v;
     }
 
     /** Guarded by the lock. Returns credits with a control message when no data send will carry them soon. */
@@ -710,7 +480,7 @@ final class SendQueue {
      * batch; the close message at once, so the caller knows whether it left.
      */
     private boolean postControl(Kind kind) {
-        Op op = freeOps.poll();
+        SendOp op = freeOps.poll();
         if (op == null) {
             return false;
         }
@@ -718,27 +488,26 @@ final class SendQueue {
         int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
         op.kind = kind;
         op.started = System.nanoTime();
-        int w = batched;
-        sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
-        batchOps[w] = op;
-        batched = w + 1;
+        int w = batches.size();
+        batches.requests().set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
+        boolean full = batches.added(op);
         rendezvous.finishedSent(finished);
         if (kind == Kind.CONTROL) {
             window.controlSent();
         } else {
             window.takeOwed();
         }
-        if (kind == Kind.CLOSE || batched == batchOps.length) {
-            flushNow();
+        if (kind == Kind.CLOSE || full) {
+            batches.flushNow();
             return op.kind == kind; // a request the device refused was finished (and its kind cleared)
         }
         return true;
     }
 
     /** Guarded by the lock. */
-    private void finishOp(Op op, Object result, Throwable error) {
+    private void finishOp(SendOp op, Object result, Throwable error) {
         if (op.sendSlot >= 0) {
-            freeSendSlots[freeSendTop++] = op.sendSlot;
+            buffers.free(op.sendSlot);
             op.sendSlot = -1;
         }
         MonoSink<Object> s = op.sink;
@@ -761,7 +530,7 @@ final class SendQueue {
 
     /** Guarded by the lock: every unfinished operation and queued request fails with {@code cause}. */
     void failAll(Throwable cause) {
-        for (Op op : ops) {
+        for (SendOp op : ops) {
             if (op.sink != null) {
                 MonoSink<Object> s = op.sink;
                 op.sink = null;
@@ -779,15 +548,14 @@ final class SendQueue {
 
     /** CM loop, after the QP is destroyed: deregisters the send buffers and atomic words (idempotent). */
     void closeRegions() {
-        sendMr.close();
-        atomicMr.close();
+        buffers.close();
     }
 
     /** After the QP is destroyed: the registrations operations never completed with are free again. */
     void releaseLeases() {
         lock.lock();
         try {
-            for (Op op : ops) {
+            for (SendOp op : ops) {
                 if (op.lease != null) {
                     op.lease.release();
                     op.lease = null;
@@ -798,7 +566,4 @@ final class SendQueue {
         }
     }
 
-    private void outstanding(int delta) {
-        outstanding.accept(delta);
-    }
 }

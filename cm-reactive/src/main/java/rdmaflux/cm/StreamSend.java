@@ -275,7 +275,7 @@ final class StreamSend<T> extends Mono<Void> {
      *
      * @param <T> the source's message type
      */
-    private static final class Element<T> implements SendQueue.QueueSink, SendQueue.Withdrawable {
+    private static final class Element<T> implements QueueSink, QueueSink.Withdrawable {
         private static final VarHandle ENDED = FieldHandles.of(MethodHandles.lookup(), Element.class, "ended",
                 boolean.class);
 

@@ -1,0 +1,120 @@
+package rdmaflux.cm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+
+import rdmaflux.verbs.MemoryRegion;
+import rdmaflux.verbs.ProtectionDomain;
+
+/**
+ * A connection's registered send memory: the send buffers messages are copied into (one per slot, of
+ * {@link ConnectionOptions#bufferSize()}), and the atomic result words (8 bytes per send-queue entry), both
+ * in the loops' protection domain, so the connection closes them itself ({@link #close()}).
+ *
+ * <p>Threads: made and closed on the CM loop; slots taken and freed under the connection's lock.
+ */
+final class SendBuffers {
+    private static final ValueLayout.OfLong BIG_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BIG_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+
+    private final int size;
+    private final MemorySegment memory;
+    private final MemoryRegion region;
+    private final MemorySegment atomics;
+    private final MemoryRegion atomicRegion;
+    private final int[] free;
+    private int top;
+    /**
+     * Per slot, a ByteBuffer view of its memory, made on the slot's first use: copying a message in through
+     * it allocates nothing (MemorySegment.ofBuffer would wrap each message).
+     */
+    private final ByteBuffer[] views;
+
+    /**
+     * CM loop: allocates and registers the memory; on failure what was registered is closed before the
+     * throw.
+     *
+     * @param size bytes per send buffer
+     * @param count send buffers
+     * @param atomicWords atomic result words (one per send-queue entry)
+     */
+    SendBuffers(ProtectionDomain pd, Arena arena, int size, int count, int atomicWords) {
+        this.size = size;
+        memory = RcQueue.allocate(arena, (long) size * count, 64);
+        region = pd.register(memory);
+        try {
+            atomics = RcQueue.allocate(arena, 8L * atomicWords, 8);
+            atomicRegion = pd.register(atomics);
+        } catch (RuntimeException | Error e) {
+            region.close();
+            throw e;
+        }
+        free = new int[count];
+        for (int i = 0; i < count; i++) {
+            free[i] = count - 1 - i;
+        }
+        top = count;
+        views = new ByteBuffer[count];
+    }
+
+    /** {@return whether a send buffer is free} */
+    boolean available() {
+        return top > 0;
+    }
+
+    /** {@return a free send buffer's slot; call only when {@link #available()}} */
+    int take() {
+        return free[--top];
+    }
+
+    /** Gives back a slot {@link #take()} gave. */
+    void free(int slot) {
+        free[top++] = slot;
+    }
+
+    /** {@return where slot {@code slot} starts in {@link #region()}} */
+    long offset(int slot) {
+        return (long) size * slot;
+    }
+
+    /** {@return the region of the send buffers} */
+    MemoryRegion region() {
+        return region;
+    }
+
+    /** Copies {@code len} bytes of {@code data} from its position into slot {@code slot} (position unchanged). */
+    void copy(int slot, ByteBuffer data, int len) {
+        ByteBuffer v = views[slot];
+        if (v == null) {
+            v = memory.asSlice(offset(slot), size).asByteBuffer();
+            views[slot] = v;
+        }
+        v.put(0, data, data.position(), len);
+    }
+
+    /** Writes a large message's descriptor (its address, key and length, big-endian) into slot {@code slot}. */
+    void descriptor(int slot, long address, int rkey, int length) {
+        long off = offset(slot);
+        memory.set(BIG_LONG, off, address);
+        memory.set(BIG_INT, off + 8, rkey);
+        memory.set(BIG_INT, off + 12, length);
+    }
+
+    /** {@return the region of the atomic result words; entry {@code i}'s word is at {@code 8 * i}} */
+    MemoryRegion atomicRegion() {
+        return atomicRegion;
+    }
+
+    /** {@return the value an atomic operation of send-queue entry {@code index} returned} */
+    long atomicResult(int index) {
+        return atomics.get(ValueLayout.JAVA_LONG, 8L * index);
+    }
+
+    /** CM loop, after the QP is destroyed: deregisters both regions (idempotent). */
+    void close() {
+        region.close();
+        atomicRegion.close();
+    }
+}

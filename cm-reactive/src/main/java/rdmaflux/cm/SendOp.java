@@ -1,0 +1,105 @@
+package rdmaflux.cm;
+
+import reactor.core.publisher.MonoSink;
+import rdmaflux.cm.RcQueue.Kind;
+import rdmaflux.verbs.RemoteBuffer;
+import rdmaflux.verbs.SendOpcode;
+import rdmaflux.verbs.SendRequests;
+
+/**
+ * One entry of a {@link SendQueue}'s operation table: a posted send-queue work request (its id is
+ * {@link #index}) and whom to tell when it completes. Entries are made once per connection and reused.
+ *
+ * <p>Threads: guarded by the connection's lock ({@link ConnectionLock}).
+ */
+final class SendOp {
+    /** The work request id, and where its atomic result word is. */
+    final int index;
+    Kind kind;
+    MonoSink<Object> sink;
+    /** The send buffer it copied into, or -1. */
+    int sendSlot = -1;
+    int bytes;
+    long started;
+    /**
+     * The large message a {@link Kind#LARGE} or {@link Kind#LARGE_READ} operation is for; the
+     * {@link rdmaflux.verbs.RemoteBuffer} a {@link Kind#BIND} gave.
+     */
+    Object large;
+    /** The application's registration it uses, leased until it completes or the QP is gone. */
+    Registration lease;
+
+    SendOp(int index) {
+        this.index = index;
+    }
+
+    /**
+     * Writes the work request of a one-sided operation ({@link Kind#READ}, {@link Kind#WRITE},
+     * {@link Kind#WRITE_IMM}, {@link Kind#CAS}, {@link Kind#FAA}, {@link Kind#BIND}, {@link Kind#INVALIDATE})
+     * at {@code w} of {@code requests}: no send buffer and no credit.
+     *
+     * @param a the immediate data of a write, the compare (or add) operand of an atomic
+     * @param b the swap operand of a compare-and-swap
+     * @param subject the {@link WindowGrant} of a bind or invalidate
+     * @throws RuntimeException a bind the window refuses (checked before anything is posted)
+     */
+    void writeOneSided(SendRequests requests, int w, int flags, RegisteredBuffer local, RemoteBuffer remote, long a,
+                       long b, Object subject, SendBuffers buffers) {
+        switch (kind) {
+            case READ -> requests.set(w, index, SendOpcode.RDMA_READ, flags)
+                    .sge(w, 0, local.segment().address(), (int) remote.length(), Registration.lkeyOf(local))
+                    .rdma(w, remote.address(), remote.rkey());
+            case WRITE, WRITE_IMM -> {
+                requests.set(w, index, kind == Kind.WRITE ? SendOpcode.RDMA_WRITE : SendOpcode.RDMA_WRITE_WITH_IMM,
+                                flags)
+                        .sge(w, 0, local.segment().address(), (int) local.length(), Registration.lkeyOf(local))
+                        .rdma(w, remote.address(), remote.rkey());
+                if (kind == Kind.WRITE_IMM) {
+                    requests.immediate(w, (int) a);
+                }
+            }
+            case CAS, FAA -> requests.set(w, index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
+                            : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
+                    .sge(w, 0, buffers.atomicRegion(), 8L * index, 8)
+                    .atomic(w, remote.address(), remote.rkey(), a, b);
+            case BIND -> {
+                WindowGrant g = (WindowGrant) subject;
+                requests.set(w, index, SendOpcode.BIND_MW, flags);
+                large = requests.bindWindow(w, g.window, g.registration.region(), g.offset, g.length, g.access);
+            }
+            case INVALIDATE -> requests.set(w, index, SendOpcode.LOCAL_INV, flags)
+                    .invalidate(w, ((WindowGrant) subject).rkey());
+            default -> throw new IllegalStateException(String.valueOf(kind));
+        }
+    }
+
+    /**
+     * Records the completed operation's latency (and a send's bytes) and gives its sink's result: an
+     * atomic's earlier value, a bind's {@link RemoteBuffer}, else {@code null}.
+     */
+    Object completed(RdmaRecorder recorder, SendBuffers buffers) {
+        long latency = System.nanoTime() - started;
+        switch (kind) {
+            case SEND -> {
+                recorder.messageSent(bytes);
+                recorder.operationLatency("send", latency);
+            }
+            case CAS, FAA -> {
+                recorder.operationLatency(kind == Kind.CAS ? "cas" : "faa", latency);
+                return buffers.atomicResult(index);
+            }
+            case READ -> recorder.operationLatency("read", latency);
+            case WRITE -> recorder.operationLatency("write", latency);
+            case WRITE_IMM -> recorder.operationLatency("write_imm", latency);
+            case LARGE -> recorder.operationLatency("send_large_descriptor", latency);
+            case LARGE_READ -> recorder.operationLatency("read_large", latency);
+            case BIND -> {
+                recorder.operationLatency("bind_window", latency);
+                return large;
+            }
+            case INVALIDATE -> recorder.operationLatency("invalidate", latency);
+            case CONTROL, CLOSE -> { }
+        }
+        return null;
+    }
+}
