@@ -19,6 +19,55 @@ interface QueueSink extends MonoSink<Object> {
     }
 
     /**
+     * The sink of a message whose bytes are copied into a send buffer ({@link RcQueue.Kind#SEND}) that, when
+     * it must wait for a send buffer, an entry or a credit, waits as itself: its owner reuses it, so a
+     * message that waits allocates nothing. It withdraws itself through {@link SendQueue#withdraw}.
+     */
+    interface Message extends QueueSink, SendQueue.Waiting {
+        /**
+         * Under the queue's lock: it waits in {@code queue} until it is posted, refused or withdrawn.
+         *
+         * @param queue where to withdraw it
+         */
+        void waiting(SendQueue queue);
+
+        @Override
+        default RcQueue.Kind kind() {
+            return RcQueue.Kind.SEND;
+        }
+
+        @Override
+        default RegisteredBuffer local() {
+            return null;
+        }
+
+        @Override
+        default rdmaflux.verbs.RemoteBuffer remote() {
+            return null;
+        }
+
+        @Override
+        default long a() {
+            return 0;
+        }
+
+        @Override
+        default long b() {
+            return 0;
+        }
+
+        @Override
+        default MonoSink<Object> sink() {
+            return this;
+        }
+
+        @Override
+        default Object large() {
+            return null;
+        }
+    }
+
+    /**
      * A sink that wants to know when its request was withdrawn (a cancelled {@code Mono}'s sink is not told:
      * nobody listens any more). Told under the connection's lock: it must only record and hand over.
      */

@@ -33,12 +33,41 @@ final class SendQueue {
      * on some NICs), so any message size works on any device.
      */
     static final int READ_PIECE = 64 << 20;
+    /** A request waiting for a send buffer, a send-queue entry or a credit: its fields. */
+    interface Waiting {
+        /** {@return the operation} */
+        Kind kind();
+
+        /** {@return the bytes to copy, or null} */
+        ByteBuffer data();
+
+        /** {@return the registered memory it uses, or null} */
+        RegisteredBuffer local();
+
+        /** {@return the remote memory it uses, or null} */
+        RemoteBuffer remote();
+
+        /** {@return the first operand (see {@link SendOp#writeOneSided})} */
+        long a();
+
+        /** {@return the second operand} */
+        long b();
+
+        /** {@return whom to tell} */
+        MonoSink<Object> sink();
+
+        /** {@return the large message or grant it is for, or null} */
+        Object large();
+    }
+
     /**
      * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
-     * posted at once are queued, so the common case allocates none.
+     * posted at once are queued, so the common case allocates none; a {@link QueueSink.Message} waits as
+     * itself.
      */
     private record Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
-                           long a, long b, MonoSink<Object> sink, Object large) implements reactor.core.Disposable {
+                           long a, long b, MonoSink<Object> sink, Object large)
+            implements Waiting, reactor.core.Disposable {
         /** Withdraws this request if it is still queued: its own {@code Disposable}, not one more object. */
         @Override
         public void dispose() {
@@ -58,7 +87,7 @@ final class SendQueue {
     private final SendBuffers buffers;
     private final SendOp[] ops;
     private final ArrayDeque<SendOp> freeOps = new ArrayDeque<>();
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final ArrayDeque<Waiting> pending = new ArrayDeque<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
     private final SendBatches batches;
@@ -238,23 +267,28 @@ final class SendQueue {
             if (needsCredit(kind) && !window.canSpend()) {
                 recorder.creditWait();
             }
-            Pending p = new Pending(this, kind, data, local, remote, a, b, sink, large);
-            pending.add(p);
             // Withdrawn if it is still queued: its buffer is never read after the cancel (queued first, so a
             // cancel that came before finds it).
-            sink.onCancel(p);
+            if (kind == Kind.SEND && local == null && sink instanceof QueueSink.Message m) {
+                pending.add(m);
+                m.waiting(this);
+            } else {
+                Pending p = new Pending(this, kind, data, local, remote, a, b, sink, large);
+                pending.add(p);
+                sink.onCancel(p);
+            }
         } finally {
             lock.unlock();
         }
     }
 
     /** Any thread: a waiting request's subscriber cancelled. Posted ones complete or fail with the connection. */
-    private void withdraw(Pending p) {
+    void withdraw(Waiting p) {
         lock.lock();
         try {
             if (pending.removeIf(q -> q == p)) {
                 forget(p);
-                if (p.sink instanceof QueueSink.Withdrawable w) {
+                if (p.sink() instanceof QueueSink.Withdrawable w) {
                     w.withdrawn();
                 }
                 drainPending();
@@ -265,13 +299,13 @@ final class SendQueue {
     }
 
     /** Guarded by the lock: a request that will never be posted gives back what it holds. */
-    private void forget(Pending p) {
-        if (p.large instanceof LargeSend ls) {
+    private void forget(Waiting p) {
+        if (p.large() instanceof LargeSend ls) {
             rendezvous.cancelled(ls); // returns its lease too
-        } else if (p.local != null) {
-            Registration.of(p.local).release();
-        } else if (p.kind == Kind.BIND) {
-            ((WindowGrant) p.large).end(); // never bound
+        } else if (p.local() != null) {
+            Registration.of(p.local()).release();
+        } else if (p.kind() == Kind.BIND) {
+            ((WindowGrant) p.large()).end(); // never bound
         }
     }
 
@@ -290,8 +324,9 @@ final class SendQueue {
             }
             reads.poll();
         }
-        Pending p;
-        while ((p = pending.peek()) != null && tryPost(p.kind, p.data, p.local, p.remote, p.a, p.b, p.sink, p.large)) {
+        Waiting p;
+        while ((p = pending.peek()) != null
+                && tryPost(p.kind(), p.data(), p.local(), p.remote(), p.a(), p.b(), p.sink(), p.large())) {
             pending.poll();
         }
     }
@@ -537,11 +572,11 @@ final class SendQueue {
                 s.error(cause);
             }
         }
-        Pending p;
+        Waiting p;
         while ((p = pending.poll()) != null) {
             forget(p);
-            if (p.sink != null) {
-                p.sink.error(cause);
+            if (p.sink() != null) {
+                p.sink().error(cause);
             }
         }
     }

@@ -23,11 +23,14 @@ import reactor.util.context.Context;
 
 /**
  * {@link RdmaConnection#send(Publisher)} and {@link RdmaConnection#send(Publisher, Function, Consumer)}: a
- * stream of messages with at most {@code window} in flight, each handed to the send queue with a small sink
- * of its own rather than a {@code Mono} (no operator assembly, no scheduler hop per message). Completions
- * only count; more is requested from the source on the connection's scheduler, once per batch of
- * completions, so the source never runs on a completion loop. With a {@code release} callback, the messages
- * whose send ended are handed back in the same batch, on the scheduler.
+ * stream of messages with at most {@code window} in flight, each handed to the send queue with a sink of its
+ * own rather than a {@code Mono} (no operator assembly, no scheduler hop per message). The sinks are made
+ * once per subscription, one per place in the window, and reused; a message that must wait for a credit or
+ * buffer waits as its sink. Completions only count; more is requested from the source on the connection's
+ * scheduler once half the window has finished (or nothing is in flight), so the source never runs on a
+ * completion loop and the scheduler is called once per half window, not per message. With a
+ * {@code release} callback, the messages whose send ended are handed back in the same batch, on the
+ * scheduler.
  *
  * <p>Threads: the source's {@code onNext} on its own threads, completions on the completion loop (under the
  * send queue's lock: they record and hand over, nothing else), requests, releases and the terminal signal on
@@ -73,8 +76,15 @@ final class StreamSend<T> extends Mono<Void> {
         private final Scheduler scheduler;
         private final Function<? super T, ? extends ByteBuffer> content;
         private final Consumer<? super T> release;
-        /** The messages handed over and not finished, by slot: a cancel withdraws the queued ones. */
+        /**
+         * The messages handed over and not finished (or not released yet), by slot: a cancel withdraws the
+         * queued ones. A free slot's element can be reused.
+         */
         private final AtomicReferenceArray<Element<T>> live;
+        /** The element of each slot, made on the slot's first use. Only the source's thread touches it. */
+        private final Element<T>[] elements;
+        /** Finished messages after which more is requested: half the window. */
+        private final int batch;
         /** Ended messages not yet given to {@code release}, linked through {@link Element#next}. */
         private final AtomicReference<Element<T>> ended = new AtomicReference<>();
         private final AtomicInteger inFlight = new AtomicInteger();
@@ -92,6 +102,10 @@ final class StreamSend<T> extends Mono<Void> {
             this.content = send.content;
             this.release = send.release;
             this.live = new AtomicReferenceArray<>(send.window);
+            @SuppressWarnings("unchecked")
+            Element<T>[] made = new Element[send.window];
+            this.elements = made;
+            this.batch = Math.max(1, send.window / 2);
         }
 
         @Override
@@ -119,9 +133,7 @@ final class StreamSend<T> extends Mono<Void> {
                 return;
             }
             inFlight.incrementAndGet();
-            Element<T> e = new Element<>(this, release == null ? null : message);
-            e.slot = take(e);
-            connection.sendElement(bytes, e);
+            connection.sendElement(bytes, take(release == null ? null : message, bytes));
         }
 
         /** The source's thread: a message that never reached the send queue goes back at once. */
@@ -131,15 +143,27 @@ final class StreamSend<T> extends Mono<Void> {
             }
         }
 
-        /** A free slot for {@code e}: at most {@code window} are in flight, as that much is requested. */
-        private int take(Element<T> e) {
+        /**
+         * The source's thread: the element of a free slot, which holds it from now on. At most {@code window}
+         * are in flight (or unreleased), as that much is requested; only this thread fills slots.
+         */
+        private Element<T> take(T message, ByteBuffer bytes) {
             int n = live.length();
             for (int i = 0; i < n; i++) {
-                if (live.get(i) == null && live.compareAndSet(i, null, e)) {
-                    return i;
+                if (live.get(i) == null) {
+                    Element<T> e = elements[i];
+                    if (e == null) {
+                        e = new Element<>(this, i);
+                        elements[i] = e;
+                    }
+                    e.use(message, bytes);
+                    live.set(i, e);
+                    return e;
                 }
             }
-            return -1; // a source emitting beyond its demand: sent, not withdrawable
+            Element<T> e = new Element<>(this, -1); // a source emitting beyond its demand: sent, not withdrawable
+            e.use(message, bytes);
+            return e;
         }
 
         @Override
@@ -161,26 +185,28 @@ final class StreamSend<T> extends Mono<Void> {
          * message finished.
          */
         void finished(Element<T> e, Throwable error) {
-            if (e.slot >= 0) {
-                live.compareAndSet(e.slot, e, null);
-            }
+            // The element is reused once its slot is free: it is not touched after that.
             if (e.message != null) {
                 Element<T> head;
                 do {
                     head = ended.get();
                     e.next = head;
-                } while (!ended.compareAndSet(head, e));
+                } while (!ended.compareAndSet(head, e)); // its slot is freed once it is released
+            } else if (e.slot >= 0) {
+                live.compareAndSet(e.slot, e, null);
             }
             int left = inFlight.decrementAndGet();
+            int due = 0;
             if (error != null) {
                 end(error);
             } else if (sourceDone && left == 0) {
                 end(null);
             } else {
-                toRequest.incrementAndGet();
+                due = toRequest.incrementAndGet();
             }
-            // Releases are due even after the end: posted messages finish after a cancel.
-            if (requestScheduled.compareAndSet(false, true)) {
+            // Releases are due even after the end: posted messages finish after a cancel. Otherwise the
+            // source still has demand, or messages in flight that will finish, until half the window is due.
+            if ((due >= batch || left == 0 || terminated.get()) && requestScheduled.compareAndSet(false, true)) {
                 schedule(this);
             }
         }
@@ -205,6 +231,9 @@ final class StreamSend<T> extends Mono<Void> {
                 T m = e.message;
                 e.next = null;
                 e.message = null;
+                if (e.slot >= 0) {
+                    live.compareAndSet(e.slot, e, null);
+                }
                 release.accept(m);
                 e = next;
             }
@@ -269,36 +298,65 @@ final class StreamSend<T> extends Mono<Void> {
     }
 
     /**
-     * One message's sink: counts its end; withdraws it while it is still queued. It is its own "ended" flag
-     * (one object per message, not two); the send queue makes a request object only for a message that
-     * must wait (the common case allocates nothing more).
+     * One message's sink: counts its end; withdraws it while it is still queued, where it waits as itself.
+     * One per place in the window, reused for the message after (see {@link Sender#take}); it is its own
+     * "ended" flag.
      *
      * @param <T> the source's message type
      */
-    private static final class Element<T> implements QueueSink, QueueSink.Withdrawable {
+    private static final class Element<T> implements QueueSink.Message, QueueSink.Withdrawable {
         private static final VarHandle ENDED = FieldHandles.of(MethodHandles.lookup(), Element.class, "ended",
                 boolean.class);
 
         private volatile boolean ended;
         private final Sender<T> sender;
-        int slot = -1;
+        /** Its place in the window, or -1 (a message beyond the source's demand). */
+        final int slot;
         /** The source's message while {@code release} is owed it; null without a release callback. */
         T message;
+        /** The bytes, while the message is queued or posted. */
+        private ByteBuffer data;
         /** The next ended element waiting for its release. */
         Element<T> next;
-        /** Set under the send queue's lock when the message is queued; null once it ended. */
-        private volatile Disposable withdraw;
+        /** Set under the send queue's lock when the message waits there as itself; null once it ended. */
+        private volatile SendQueue queue;
+        /** Withdraws a large message's waiting request (which is not the element); null once it ended. */
+        private volatile Disposable request;
 
-        Element(Sender<T> sender, T message) {
+        Element(Sender<T> sender, int slot) {
             this.sender = sender;
+            this.slot = slot;
+        }
+
+        /** The source's thread, holding the slot: starts the element's next message. */
+        void use(T message, ByteBuffer data) {
             this.message = message;
+            this.data = data;
+            this.queue = null;
+            this.request = null;
+            this.ended = false;
         }
 
         void withdraw() {
-            Disposable w = withdraw;
-            if (w != null) {
-                w.dispose();
+            SendQueue q = queue;
+            if (q != null) {
+                q.withdraw(this);
+            } else {
+                Disposable d = request;
+                if (d != null) {
+                    d.dispose();
+                }
             }
+        }
+
+        @Override
+        public ByteBuffer data() {
+            return data;
+        }
+
+        @Override
+        public void waiting(SendQueue q) {
+            queue = q;
         }
 
         /** Under the send queue's lock: it took the message off its queue, so no completion will come. */
@@ -309,7 +367,9 @@ final class StreamSend<T> extends Mono<Void> {
 
         private void end(Throwable error) {
             if (ENDED.compareAndSet(this, false, true)) {
-                withdraw = null;
+                queue = null;
+                request = null;
+                data = null;
                 sender.finished(this, error);
             }
         }
@@ -336,7 +396,7 @@ final class StreamSend<T> extends Mono<Void> {
 
         @Override
         public MonoSink<Object> onCancel(Disposable d) {
-            withdraw = d;
+            request = d; // only a large message's request: a small one waits as the element itself
             return this;
         }
     }
