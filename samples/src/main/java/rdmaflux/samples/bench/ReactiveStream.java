@@ -34,6 +34,9 @@ final class ReactiveStream implements AutoCloseable {
     static final String CLIENT = "bench-stream-cli";
     /** Thread name prefix of the server side (its loops and its scheduler). */
     static final String SERVER = "bench-stream-srv";
+    /** Thread name prefixes of a pair whose server side takes its signals on its completion loop. */
+    private static final String LOOP_CLIENT = "bench-onloop-cli";
+    private static final String LOOP_SERVER = "bench-onloop-srv";
 
     /**
      * One timed stream.
@@ -69,10 +72,10 @@ final class ReactiveStream implements AutoCloseable {
     private Disposable sink;
     private RdmaConnection conn;
 
-    private ReactiveStream(Duration timeout) {
+    private ReactiveStream(Duration timeout, boolean serverOnLoop) {
         this.timeout = timeout;
-        this.client = new Sides(CLIENT);
-        this.server = new Sides(SERVER);
+        this.client = new Sides(serverOnLoop ? LOOP_CLIENT : CLIENT);
+        this.server = serverOnLoop ? new Sides(LOOP_SERVER, true) : new Sides(SERVER);
     }
 
     /**
@@ -85,7 +88,18 @@ final class ReactiveStream implements AutoCloseable {
      * @return the connected pair
      */
     static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout) {
-        ReactiveStream s = new ReactiveStream(timeout);
+        return open(address, maxSize, timeout, false);
+    }
+
+    /**
+     * As {@link #open(InetSocketAddress, int, Duration)}, with the server's signals ({@code receive()}'s
+     * messages) delivered on its completion loop ({@code Schedulers.immediate()}) if {@code serverOnLoop}.
+     *
+     * @param serverOnLoop whether the server side has no scheduler
+     * @return the connected pair
+     */
+    static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout, boolean serverOnLoop) {
+        ReactiveStream s = new ReactiveStream(timeout, serverOnLoop);
         try {
             ConnectionOptions base = ConnectionOptions.defaults().toBuilder()
                     .bufferSize(Math.max(ConnectionOptions.defaults().bufferSize(), maxSize)).build();

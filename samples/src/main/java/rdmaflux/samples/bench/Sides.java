@@ -23,6 +23,7 @@ final class Sides implements AutoCloseable {
     private final String prefix;
     private final RdmaLoops loops;
     private final Scheduler scheduler;
+    private final boolean onLoop;
     private Thread caller;
 
     /**
@@ -31,9 +32,20 @@ final class Sides implements AutoCloseable {
      * @param prefix the name prefix of all its threads
      */
     Sides(String prefix) {
+        this(prefix, false);
+    }
+
+    /**
+     * Starts the side's loops and, unless {@code onLoop}, its scheduler.
+     *
+     * @param prefix the name prefix of all its threads
+     * @param onLoop signals on the loops' threads ({@code Schedulers.immediate()}) instead of a scheduler
+     */
+    Sides(String prefix, boolean onLoop) {
         this.prefix = prefix;
+        this.onLoop = onLoop;
         this.loops = RdmaLoops.create(prefix, 1);
-        this.scheduler = Schedulers.newSingle(prefix + "-sched", true);
+        this.scheduler = onLoop ? Schedulers.immediate() : Schedulers.newSingle(prefix + "-sched", true);
     }
 
     /** {@return {@code base} on this side's loops and scheduler} */
@@ -89,7 +101,9 @@ final class Sides implements AutoCloseable {
 
     @Override
     public void close() {
-        scheduler.dispose();
+        if (!onLoop) {
+            scheduler.dispose();
+        }
         loops.dispose();
     }
 }

@@ -28,6 +28,8 @@ final class StreamRows {
     static final String ALLOC = "heap allocation, steady state: ";
     /** Metric of the allocation row of {@code receive()} and {@code release()}. */
     static final String ALLOC_RECEIVE = ALLOC + "receive() + release()";
+    /** Metric of the allocation row of {@code receive()} and {@code release()} with signals on the loop. */
+    static final String ALLOC_RECEIVE_LOOP = ALLOC_RECEIVE + ", signals on the completion loop";
     /** Metric of the allocation row of {@code send(Publisher)}. */
     static final String ALLOC_PUBLISHER = ALLOC + "send(Publisher)";
     /** Metric of the allocation row of {@code send(ByteBuffer)}. */
@@ -191,12 +193,30 @@ final class StreamRows {
             failed = true;
             error = "failed: " + e.getMessage();
         }
+        // The same streams to a server whose receive() has no scheduler hop: what the data path itself
+        // allocates, apart from the Scheduler's task per hop.
+        List<Double> onLoop = new ArrayList<>();
+        String loopError = null;
+        try (ReactiveStream loopPair = ReactiveStream.open(new InetSocketAddress(ip, 0), 8192, timeout, true)) {
+            settle("send(Publisher) to a server on its loop", quick ? 3 : 10, () -> loopPair.stream(2, n / 2)
+                    .messagesPerSecond());
+            for (int r = 0; r < repeat; r++) {
+                onLoop.add(loopPair.stream(2, n).serverAlloc());
+            }
+        } catch (RuntimeException e) {
+            failed = true;
+            loopError = "failed: " + e.getMessage();
+        }
         String runs = n + " messages of 2 B" + (repeat > 1 ? ", median of " + repeat + " runs" : "");
         String err = error != null ? "; " + error : "";
         List<Row> rows = new ArrayList<>();
         rows.add(allocRow(ALLOC_RECEIVE, Row.Target.ZERO, receive, runs + "; the server's threads (its completion "
                 + "loop, CM loop and scheduler: receive's signals and release's repost and credits) during the "
-                + "send(Publisher) streams" + range(receive) + err));
+                + "send(Publisher) streams; receive() hops to the options' scheduler (a single-thread one), whose "
+                + "schedule() allocates a task" + range(receive) + err));
+        rows.add(allocRow(ALLOC_RECEIVE_LOOP, Row.Target.ZERO, onLoop, runs + "; as the row above, to a server "
+                + "with Schedulers.immediate(): receive()'s messages and release() on its completion loop"
+                + range(onLoop) + (loopError != null ? "; " + loopError : "")));
         rows.add(allocRow(ALLOC_PUBLISHER, Row.Target.AT_MOST, publisher, runs + "; the client's threads (its loops, "
                 + "its scheduler, the driving thread) during the same streams, the source allocating nothing"
                 + range(publisher) + "; all threads " + Row.fmt(Bench.median(all)) + err));
