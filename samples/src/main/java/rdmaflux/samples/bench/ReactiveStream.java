@@ -186,6 +186,7 @@ final class ReactiveStream implements AutoCloseable {
         c0.mark();
         s0.mark();
         long all0 = Sides.THREADS.getTotalThreadAllocatedBytes();
+        CpuTime.start();
         long t0 = System.nanoTime();
         start.run();
         arrivedTarget = base + n;
@@ -204,6 +205,7 @@ final class ReactiveStream implements AutoCloseable {
             LockSupport.parkNanos(10_000_000);
         }
         long t1 = lastArrival;
+        CpuTime.stop();
         // The send side's completions (one for the stream, or one per message) end the run, so their cost
         // is in the allocation too.
         finishedTarget = doneBase + sends;

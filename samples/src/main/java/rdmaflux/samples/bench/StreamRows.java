@@ -134,6 +134,8 @@ final class StreamRows {
         int warm = Math.max(16, n / 10);
         List<Double> mine = new ArrayList<>();
         List<Double> verbs = new ArrayList<>();
+        List<Double> myCpu = new ArrayList<>();
+        List<Double> verbsCpu = new ArrayList<>();
         double alloc = Double.NaN;
         String error = null;
         for (int r = 0; r < repeat; r++) {
@@ -142,9 +144,12 @@ final class StreamRows {
                     t.sendBandwidth(size, warm);
                     return t.sendBandwidth(size, n).bytesPerSecond() / size;
                 }));
+                verbsCpu.add(CpuTime.take(n));
                 pair.stream(size, warm);
+                CpuTime.take(1); // the warm-up's: not the row's
                 ReactiveStream.Run run = pair.stream(size, n);
                 mine.add(run.messagesPerSecond());
+                myCpu.add(CpuTime.take(n));
                 alloc = Double.isNaN(alloc) ? run.allAlloc() : Math.max(alloc, run.allAlloc());
             } catch (RuntimeException e) {
                 failed = true;
@@ -153,11 +158,13 @@ final class StreamRows {
         }
         String note = n + " messages, each run after one of " + warm + "; send(Publisher) of one reused buffer "
                 + "to receive() + release() in this process, each side on its own loops and scheduler; verbs as the "
-                + "send bandwidth rows (ib_send_bw's loop); alloc = all threads, the largest run"
+                + "send bandwidth rows (ib_send_bw's loop); alloc = all threads, the largest run; CPU = this JVM's "
+                + "process CPU time per message over each stream (both sides are in it), ours against the verbs "
+                + "stream's"
                 + (repeat > 1 && !mine.isEmpty() && !verbs.isEmpty() ? "; median of " + repeat + ": ours "
                 + Bench.range(mine) + ", verbs " + Bench.range(verbs) : "") + (error != null ? "; " + error : "");
         Row row = new Row(STREAM_METRIC, size, "msg/s", Bench.median(mine), Bench.median(verbs), VERBS,
-                Row.Target.RATIO_AT_LEAST, alloc, note);
+                Row.Target.RATIO_AT_LEAST, alloc, note).withCpu(Bench.median(myCpu), Bench.median(verbsCpu));
         progress.accept(row);
         return row;
     }
