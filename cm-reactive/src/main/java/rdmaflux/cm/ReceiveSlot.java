@@ -5,7 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * One receive buffer of an {@link RcQueue}: posted, or lent to the application as a message until
+ * One receive buffer of a connection ({@link Receives}): posted, or lent to the application as a message until
  * {@link #release()}.
  *
  * <p>The application gets a {@link #lend() view} of one delivery, not the slot: the buffer is reposted
@@ -28,7 +28,7 @@ final class ReceiveSlot implements RdmaMessage {
     private static final VarHandle STAMP = FieldHandles.of(MethodHandles.lookup(), ReceiveSlot.class, "stamp",
             long.class);
 
-    private final RcQueue owner;
+    private final Receives owner;
     final int index;
     private final MemorySegment buffer;
     /** The delivery's generation (high bits) and the state (low two bits). */
@@ -41,7 +41,7 @@ final class ReceiveSlot implements RdmaMessage {
     private boolean write;
     private int imm;
 
-    ReceiveSlot(RcQueue owner, int index, MemorySegment buffer) {
+    ReceiveSlot(Receives owner, int index, MemorySegment buffer) {
         this.owner = owner;
         this.index = index;
         this.buffer = buffer;
