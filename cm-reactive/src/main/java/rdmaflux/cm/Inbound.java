@@ -83,14 +83,14 @@ final class Inbound {
      */
     RdmaCmException.ProtocolViolation receive(ReceiveSlot slot, WorkCompletions wc, int i) {
         if (violation != null) {
-            slot.state(ReceiveSlot.DEAD);
+            receives.failed(slot);
             return null;
         }
         try {
             received(slot, wc, i);
             return null;
         } catch (RuntimeException e) {
-            slot.state(ReceiveSlot.DEAD);
+            receives.failed(slot);
             if (e instanceof RdmaCmException.ProtocolViolation v) {
                 violation = v;
             } else {
@@ -122,6 +122,7 @@ final class Inbound {
             }
             return;
         }
+        boolean lent = false;
         if (credits) {
             if (!wc.hasImmediate(i)) {
                 throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "a SEND of " + len + " bytes without "
@@ -156,12 +157,20 @@ final class Inbound {
                     sends.drainPending();
                     return;
                 }
+                // On a shared pool, the credit of a message the application will hold may go back now.
+                lent = receives.lend(slot);
+                if (lent) {
+                    window.released();
+                }
                 sends.drainPending();
+                if (lent) {
+                    sends.maybeReturnCredits();
+                }
             } finally {
                 lock.unlock();
             }
         }
-        slot.deliver(len, false, 0, credits);
+        slot.deliver(len, false, 0, credits && !lent);
         if (!rendezvous.queueBehindLarge(slot)) {
             emit(slot, len);
         }

@@ -122,9 +122,11 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * made here are closed before the failure is thrown.
      *
      * @param registrations the loops' protection domain for the id's device
+     * @param pool the server's shared receive pool on that device, or {@code null}: the connection posts
+     *             its own receive buffers
      */
     RcQueue(CmId id, Registrations registrations, ConnectionOptions options, RdmaRecorder recorder,
-            CompletionLoop loop, Owner owner) {
+            CompletionLoop loop, Owner owner, ReceivePool pool) {
         this.owner = owner;
         this.options = options;
         this.recorder = recorder;
@@ -138,34 +140,39 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         this.registrations = registrations;
         pd = registrations.pd();
         leases = new Leases(registrations);
-        int recvCount = options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
+        int recvCount = pool != null ? pool.perConnection() : options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
         cq = ctx.createCompletionQueue(depth + recvCount, loop.channel(id.sharedContext()),
                 loop.completionVector(ctx.completionVectorCount()));
         drain = new CqDrain(cq, this, options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL
                 ? Math.max(1, options.busyPoll().toNanos()) : 0);
         qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cq)
+                .sharedReceiveQueue(pool == null ? null : pool.srq())
                 .depth(depth, recvCount).sge(1, 1).maxInlineData(options.maxInlineData()).build());
-        ReceiveRing ring = new ReceiveRing(lock, pd, qp, arena, recvCount, options.bufferSize(), this::outstanding);
+        ReceiveRing ring = pool == null
+                ? new ReceiveRing(lock, pd, qp, arena, recvCount, options.bufferSize(), this::outstanding) : null;
+        Receives recv = ring != null ? ring : pool.join(lock);
         SendQueue made = null;
         try {
             made = new SendQueue(lock, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
                     this::outstanding);
             sends = made;
             this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
-            ring.postAll();
+            if (ring != null) {
+                ring.postAll();
+            }
         } catch (RuntimeException | Error e) {
             // The shared domain would keep these until the loops end. A region a posted receive uses is
             // deregistered once the id's close destroyed the QP (its work lease).
-            ring.close();
+            recv.close();
             if (made != null) {
                 made.closeRegions();
             }
             throw e;
         }
-        receives = ring;
+        receives = recv;
         inbound = new Inbound(options, recorder, lock, window, rendezvous, sends, receives,
-                options.receiveBuffers() + CONTROL_SLOTS + 1);
+                Math.max(recvCount, options.receiveBuffers() + CONTROL_SLOTS) + 1);
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
             public boolean pending() {
@@ -379,11 +386,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         keepalive.touch();
         long wrId = wc.wrId(i);
         boolean ok = wc.isSuccess(i);
-        outstanding(-1);
         if (Receives.isReceive(wrId)) {
             ReceiveSlot slot = receives.slot(wrId);
             if (!ok) {
-                slot.state(ReceiveSlot.DEAD);
+                receives.failed(slot);
                 completionError(wc, i);
                 return;
             }
@@ -394,6 +400,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             }
             return;
         }
+        outstanding(-1);
         if (!ok) {
             sends.failed((int) wrId, completionError(wc, i));
             return;

@@ -72,6 +72,7 @@ final class ReceiveRing implements Receives {
 
     @Override
     public ReceiveSlot slot(long wrId) {
+        posted.accept(-1);
         return slots[(int) (wrId & ~TAG)];
     }
 

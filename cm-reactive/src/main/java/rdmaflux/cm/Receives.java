@@ -24,12 +24,34 @@ interface Receives {
     }
 
     /**
-     * Completion loop: the slot a receive completion names.
+     * Completion loop: the slot a receive completion names; the receive is no longer posted.
      *
      * @param wrId the completion's work request id ({@link #isReceive})
      * @return its slot
      */
     ReceiveSlot slot(long wrId);
+
+    /**
+     * Under the lock: a data message just delivered is held by the application; whether its credit may
+     * go back to the peer now, its buffer charged to a shared reserve (then {@link ReceiveSlot#lent} is
+     * set). A connection's own ring never lends.
+     *
+     * @param slot the slot
+     * @return whether the credit is owed now, as if the message were released
+     */
+    default boolean lend(ReceiveSlot slot) {
+        return false;
+    }
+
+    /**
+     * Under the lock: a receive into {@code slot} failed, or its message broke the protocol: the slot is
+     * never delivered. A connection's own buffer dies with it; a pool's goes back to the pool.
+     *
+     * @param slot the slot
+     */
+    default void failed(ReceiveSlot slot) {
+        slot.state(ReceiveSlot.DEAD);
+    }
 
     /**
      * Any thread, after {@link ReceiveSlot#take}: the slot waits for the lock's holder (this thread, if the
