@@ -61,6 +61,8 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     private reactor.core.Disposable portWatch;
     /** Why the connection ended; written on the CM and completion loops, read by the completion loop. */
     private volatile Throwable failure;
+    /** The server's shared receive pool for a device, or {@code null} (or a client): own receive buffers. */
+    private java.util.function.Function<Registrations, ReceivePool> pools;
 
     private ConnectionLifecycle(Role role, ConnectionOptions options, Loops loops) {
         this.role = role;
@@ -131,8 +133,10 @@ final class ConnectionLifecycle implements RcQueue.Owner {
      * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
      */
     static Connection accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
-                             MonoSink<RdmaConnection> established) {
+                             MonoSink<RdmaConnection> established,
+                             java.util.function.Function<Registrations, ReceivePool> pools) {
         ConnectionLifecycle c = new ConnectionLifecycle(Role.SERVER, options, loops);
+        c.pools = pools;
         c.id = request.id();
         c.connectSink = established;
         c.remote = request.id().peerAddress();
@@ -258,7 +262,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             case CONNECT -> {
                 ConnectionParameters p = TransportParameters.forConnect(options,
                         TransportParameters.limits(id.context()), handshakeData());
-                queue = new RcQueue(id, loops.domain(id.sharedContext()), options, recorder, completions, this);
+                queue = new RcQueue(id, loops.domain(id.sharedContext()), options, recorder, completions, this, null);
                 setAckTimeout();
                 id.connect(p);
             }
@@ -266,7 +270,9 @@ final class ConnectionLifecycle implements RcQueue.Owner {
                 try {
                     ConnectionParameters p = TransportParameters.forAccept(options,
                             TransportParameters.limits(id.context()), request, handshakeData());
-                    queue = new RcQueue(id, loops.domain(id.sharedContext()), options, recorder, completions, this);
+                    Registrations domain = loops.domain(id.sharedContext());
+                    queue = new RcQueue(id, domain, options, recorder, completions, this,
+                            pools == null ? null : pools.apply(domain));
                     setAckTimeout();
                     id.accept(p);
                 } catch (rdmaflux.verbs.RdmaResourceException e) {

@@ -2,35 +2,28 @@ package rdmaflux.cm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
-import reactor.core.publisher.Sinks;
-import reactor.util.concurrent.Queues;
 import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.CompletionQueue;
-import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RdmaContext;
-import rdmaflux.verbs.ReceiveRequests;
 import rdmaflux.verbs.RemoteBuffer;
-import rdmaflux.verbs.WcOpcode;
 import rdmaflux.verbs.WcStatus;
 import rdmaflux.verbs.WorkCompletions;
 
 /**
  * The data path of one RC connection: its native objects, its CQ (drained by a {@link CqDrain} on the
- * completion loop) and the dispatch of each completion, the receive slots lent to the application and
- * their re-posting, the {@link CreditWindow}, and teardown. The send side (operations, send buffers,
- * posting) is its {@link SendQueue}.
+ * completion loop) and the dispatch of each completion, the {@link CreditWindow}, and teardown. The send
+ * side (operations, send buffers, posting) is its {@link SendQueue}; the receive buffers, lent to the
+ * application and reposted, are its {@link Receives}; what a receive means is its {@link Inbound}.
  *
  * <p>Threads: created on the CM loop (the CQ is made through the CM id's context and the QP through the id,
  * so closing the id frees them; the regions are made in the loops' protection domain for the device, which
@@ -47,9 +40,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * bounds how many can be unprocessed at the peer.
      */
     private static final int CONTROL_SLOTS = ConnectionOptions.CONTROL_RECEIVE_BUFFERS;
-    private static final long RECV_TAG = 1L << 62;
-    private static final ValueLayout.OfLong BIG_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfInt BIG_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
 
     /** What the queue tells its connection. */
     interface Owner {
@@ -87,25 +77,20 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private final CompletionLoop loop;
     private final boolean credits;
     private final Arena arena = Arena.ofAuto();
-    private final Sinks.Many<RdmaMessage> inbound;
+    /** Checks, counts and delivers the successful receives. */
+    private final Inbound inbound;
     private final AtomicInteger outstanding = new AtomicInteger();
 
     /** The loops' protection domain for the device and its registration cache: shared, never closed here. */
     final Registrations registrations;
     final ProtectionDomain pd;
     /** The application's registrations made through this connection, closed when it ends. */
-    private final java.util.Set<Registration.Lease> leases = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Set once {@link #afterDestroy()} started closing {@link #leases}: no registration is taken after. */
-    private volatile boolean released;
+    private final Leases leases;
     private final CompletionQueue cq;
     private final CqDrain drain;
     private final QueuePair qp;
-    private final MemoryRegion recvMr;
-    private final ReceiveSlot[] slots;
-    private final ReceiveRequests recvBatch;
-    /** The slot of each request written to {@link #recvBatch} and not posted yet; guarded by the lock. */
-    private final ReceiveSlot[] reposting;
-    private int reposts;
+    /** The receive buffers, their slots and their re-posting. */
+    private final Receives receives;
     /**
      * Guards the data path (this, the {@link SendQueue}, the {@link CreditWindow}, the {@link Rendezvous});
      * its holder reposts released buffers and posts the written sends before letting go.
@@ -113,8 +98,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     final ConnectionLock lock = new ConnectionLock();
     /** Set by the completion loop when it found the lock held: the holder drains the CQ before letting go. */
     private volatile boolean drainRequested;
-    /** Slots the application released, for the lock's holder, linked through {@link ReceiveSlot#nextReleased}. */
-    private final AtomicReference<ReceiveSlot> releasedSlots = new AtomicReference<>();
     /** The send side: operations, send buffers, posting. */
     private final SendQueue sends;
 
@@ -122,16 +105,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private boolean registered;
     /** Set under the lock when the connection left its loop; read by any thread. */
     private volatile boolean tornDown;
-    // Guarded by the lock (written while completions are dispatched).
-    private boolean peerClosed;
     private final Keepalive keepalive;
     private final Rendezvous rendezvous;
-    /** The peer's protocol violation this queue failed the connection with, or null. */
-    private RdmaCmException.ProtocolViolation violation;
     /** A work completion error this queue failed the connection with, or null. */
     private Throwable localFailure;
-    /** Whether the peer speaks large messages; set before the queue is started. */
-    private volatile boolean largeMessages;
 
     /** Guarded by the lock; shared with the send side. */
     private final CreditWindow window;
@@ -145,16 +122,16 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * made here are closed before the failure is thrown.
      *
      * @param registrations the loops' protection domain for the id's device
+     * @param pool the server's shared receive pool on that device, or {@code null}: the connection posts
+     *             its own receive buffers
      */
     RcQueue(CmId id, Registrations registrations, ConnectionOptions options, RdmaRecorder recorder,
-            CompletionLoop loop, Owner owner) {
+            CompletionLoop loop, Owner owner, ReceivePool pool) {
         this.owner = owner;
         this.options = options;
         this.recorder = recorder;
         this.loop = loop;
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
-        this.inbound = Sinks.many().unicast().onBackpressureBuffer(
-                Queues.<RdmaMessage>get(options.receiveBuffers() + CONTROL_SLOTS + 1).get());
         this.window = new CreditWindow(options.receiveBuffers(), 0);
         this.rendezvous = new Rendezvous(this, options.largeMessageBudget(), options.largeMessageMemory());
         int maxRead = (int) Math.min(SendQueue.READ_PIECE, Math.max(4096,
@@ -162,45 +139,44 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         RdmaContext ctx = id.context();
         this.registrations = registrations;
         pd = registrations.pd();
-        int recvCount = options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
+        leases = new Leases(registrations);
+        int recvCount = pool != null ? pool.perConnection() : options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
         cq = ctx.createCompletionQueue(depth + recvCount, loop.channel(id.sharedContext()),
                 loop.completionVector(ctx.completionVectorCount()));
         drain = new CqDrain(cq, this, options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL
                 ? Math.max(1, options.busyPoll().toNanos()) : 0);
         qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cq)
+                .sharedReceiveQueue(pool == null ? null : pool.srq())
                 .depth(depth, recvCount).sge(1, 1).maxInlineData(options.maxInlineData()).build());
-        int size = options.bufferSize();
-        MemorySegment recvMemory = allocate(arena, (long) size * recvCount, 64);
-        recvMr = pd.register(recvMemory);
+        ReceiveRing ring = pool == null
+                ? new ReceiveRing(lock, pd, qp, arena, recvCount, options.bufferSize(), this::outstanding) : null;
+        Receives recv = ring != null ? ring : pool.join(lock);
         SendQueue made = null;
         try {
             made = new SendQueue(lock, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
                     this::outstanding);
             sends = made;
             this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
-            recvBatch = new ReceiveRequests(recvCount, 1);
-            slots = new ReceiveSlot[recvCount];
-            for (int i = 0; i < recvCount; i++) {
-                slots[i] = new ReceiveSlot(this, i, recvMemory.asSlice((long) size * i, size));
-                recvBatch.set(i, RECV_TAG | i).sge(i, 0, recvMr, (long) size * i, size);
+            if (ring != null) {
+                ring.postAll();
             }
-            qp.postReceive(recvBatch, recvCount);
         } catch (RuntimeException | Error e) {
             // The shared domain would keep these until the loops end. A region a posted receive uses is
             // deregistered once the id's close destroyed the QP (its work lease).
-            recvMr.close();
+            recv.close();
             if (made != null) {
                 made.closeRegions();
             }
             throw e;
         }
-        outstanding(recvCount);
-        reposting = new ReceiveSlot[recvCount];
+        receives = recv;
+        inbound = new Inbound(options, recorder, lock, window, rendezvous, sends, receives,
+                Math.max(recvCount, options.receiveBuffers() + CONTROL_SLOTS) + 1);
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
             public boolean pending() {
-                return drainRequested || releasedSlots.get() != null || sends.leftWritten();
+                return drainRequested || receives.hasReleased() || sends.leftWritten();
             }
 
             @Override
@@ -246,13 +222,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * @throws IllegalStateException when the connection ended meanwhile
      */
     RegisteredBuffer register(MemorySegment memory, rdmaflux.verbs.AccessFlags access) {
-        Registration.Lease lease = registrations.lease(memory, access, leases);
-        // Added to the set before the flag is read; afterDestroy sets it before reading the set: one sees the other.
-        if (released) {
-            lease.close();
-            throw new IllegalStateException("the connection is closed");
-        }
-        return lease.view();
+        return leases.register(memory, access);
     }
 
     /** {@return the queue pair (queries only: posting belongs to {@link SendQueue} and the receive re-posting here)} */
@@ -267,7 +237,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     /** {@return the received messages, in order; one subscriber} */
     Flux<RdmaMessage> inbound() {
-        return inbound.asFlux();
+        return inbound.flux();
     }
 
     /**
@@ -277,7 +247,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      * @param peerLargeMessages whether the peer's hello says it speaks large messages
      */
     void start(int peerCredits, boolean peerLargeMessages) {
-        largeMessages = credits && peerLargeMessages;
+        inbound.largeMessages(credits && peerLargeMessages);
         if (credits) {
             lock.lock();
             try {
@@ -346,7 +316,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     /** {@return whether the peer agreed on large messages} */
     boolean largeMessages() {
-        return largeMessages;
+        return inbound.largeMessages();
     }
 
     // ---------------------------------------------------------------- completions (completion loop)
@@ -416,42 +386,26 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         keepalive.touch();
         long wrId = wc.wrId(i);
         boolean ok = wc.isSuccess(i);
-        outstanding(-1);
-        if ((wrId & RECV_TAG) != 0) {
-            ReceiveSlot slot = slots[(int) (wrId & ~RECV_TAG)];
+        if (Receives.isReceive(wrId)) {
+            ReceiveSlot slot = receives.slot(wrId);
             if (!ok) {
-                slot.state(ReceiveSlot.DEAD);
+                receives.failed(slot);
                 completionError(wc, i);
                 return;
             }
+            RdmaCmException.ProtocolViolation violation = inbound.receive(slot, wc, i);
             if (violation != null) {
-                slot.state(ReceiveSlot.DEAD); // nothing more the peer sends is believed
-                return;
-            }
-            try {
-                received(slot, wc, i);
-            } catch (RuntimeException e) {
-                // What the peer's bytes make of this connection fails it alone: never the completion
-                // loop, nor the completions polled with this one (other connections' included).
-                slot.state(ReceiveSlot.DEAD);
-                violation = e instanceof RdmaCmException.ProtocolViolation v ? v
-                        : violation("its message broke the receiver (" + e + ")", e);
                 localFailure = violation;
                 owner.transferFailed(violation);
             }
             return;
         }
+        outstanding(-1);
         if (!ok) {
             sends.failed((int) wrId, completionError(wc, i));
             return;
         }
         sends.completed((int) wrId);
-    }
-
-    private static RdmaCmException.ProtocolViolation violation(String message, Throwable cause) {
-        RdmaCmException.ProtocolViolation v = new RdmaCmException.ProtocolViolation(Step.TRANSFER, message);
-        v.initCause(cause);
-        return v;
     }
 
     private Throwable completionError(WorkCompletions wc, int i) {
@@ -482,116 +436,9 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         return e;
     }
 
-    /**
-     * Completion loop: one successful receive. Everything the peer controls (immediate data, length,
-     * descriptor) is checked before anything is delivered or counted.
-     *
-     * @throws RdmaCmException.ProtocolViolation when the peer broke the protocol (docs/protocol.md)
-     */
-    private void received(ReceiveSlot slot, WorkCompletions wc, int i) {
-        int len = wc.byteLength(i);
-        if (wc.opcode(i) == WcOpcode.RECV_RDMA_WITH_IMM) {
-            if (credits) {
-                lock.lock();
-                try {
-                    window.delivered();
-                } finally {
-                    lock.unlock();
-                }
-            }
-            slot.deliver(0, true, wc.immediateData(i), credits);
-            if (!rendezvous.queueBehindLarge(slot)) {
-                emit(slot, 0);
-            }
-            return;
-        }
-        if (credits) {
-            if (!wc.hasImmediate(i)) {
-                throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "a SEND of " + len + " bytes without "
-                        + "immediate data (every SEND of the credits protocol carries it)");
-            }
-            int imm = wc.immediateData(i);
-            boolean control = (imm & Wire.CONTROL) != 0;
-            boolean large = !control && (imm & Wire.LARGE) != 0;
-            if (large) {
-                checkDescriptor(slot, len);
-            }
-            lock.lock();
-            try {
-                int finished = (imm >>> Wire.FINISHED_SHIFT) & Wire.FINISHED;
-                if (finished > 0) {
-                    rendezvous.finished(finished);
-                }
-                window.grant(imm & Wire.CREDITS);
-                if (control) {
-                    if ((imm & Wire.CLOSE) != 0) {
-                        peerClosed = true;
-                    }
-                    repost(slot);
-                    sends.drainPending();
-                    return;
-                }
-                window.delivered();
-                if (large) {
-                    slot.deliver(len, false, 0, true);
-                    MemorySegment d = slot.data();
-                    rendezvous.arrived(slot, d.get(BIG_LONG, 0), d.get(BIG_INT, 8), d.get(BIG_INT, 12));
-                    sends.drainPending();
-                    return;
-                }
-                sends.drainPending();
-            } finally {
-                lock.unlock();
-            }
-        }
-        slot.deliver(len, false, 0, credits);
-        if (!rendezvous.queueBehindLarge(slot)) {
-            emit(slot, len);
-        }
-    }
-
-    /**
-     * Completion loop: a large message's descriptor (docs/protocol.md) is valid, before it counts.
-     *
-     * @throws RdmaCmException.ProtocolViolation when it is not
-     */
-    private void checkDescriptor(ReceiveSlot slot, int len) {
-        int length = len == Wire.DESCRIPTOR ? slot.rawData().get(BIG_INT, 12) : 0;
-        if (!largeMessages || len != Wire.DESCRIPTOR || length <= 0) {
-            throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "a large-message descriptor of " + len
-                    + " bytes announcing " + length + " bytes" + (largeMessages ? ""
-                    : " on a connection that did not agree on large messages"));
-        }
-        if (length > options.maxInboundMessageSize()) {
-            throw new RdmaCmException.ProtocolViolation(Step.TRANSFER, "a message of " + length
-                    + " bytes, more than this side accepts (ConnectionOptions.maxInboundMessageSize "
-                    + options.maxInboundMessageSize() + ")");
-        }
-    }
-
     @Override
     public void emit(RdmaMessage message, int len) {
-        recorder.messageReceived(len);
-        // The application holds one delivery, never the slot, which takes newer messages.
-        RdmaMessage out = message instanceof ReceiveSlot slot ? slot.lend() : message;
-        if (inbound.tryEmitNext(out).isFailure()) {
-            out.release();
-        }
-    }
-
-    /**
-     * Any thread, after {@link ReceiveSlot#take}: the slot waits on the release stack for the lock's holder
-     * (this thread, if the lock is free), who reposts it and counts its credit. Never waits for the lock.
-     *
-     * @param slot the slot, taken from the application
-     */
-    void released(ReceiveSlot slot) {
-        ReceiveSlot head;
-        do {
-            head = releasedSlots.get();
-            slot.nextReleased = head;
-        } while (!releasedSlots.compareAndSet(head, slot));
-        lock.offer();
+        inbound.emit(message, len);
     }
 
     /**
@@ -606,60 +453,12 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         if (drainRequested) {
             drainNow();
         }
-        boolean credited = false;
-        for (ReceiveSlot s = releasedSlots.get() == null ? null : releasedSlots.getAndSet(null); s != null; ) {
-            ReceiveSlot next = s.nextReleased;
-            s.nextReleased = null;
-            if (tornDown || qp.isClosed()) {
-                s.state(ReceiveSlot.DEAD);
-                if (s.counted) {
-                    window.dropped();
-                }
-            } else {
-                repost(s);
-                if (s.counted) {
-                    window.released();
-                    credited = true;
-                }
-            }
-            s = next;
-        }
-        postReposts();
+        boolean credited = receives.takeReleased(tornDown, window);
+        receives.postReposts();
         if (credited) {
             sends.maybeReturnCredits();
         }
         return sends.seal();
-    }
-
-    /** Guarded by the lock: the buffer is posted again before the lock is let go. */
-    private void repost(ReceiveSlot slot) {
-        slot.state(ReceiveSlot.POSTED);
-        int i = reposts++;
-        reposting[i] = slot;
-        recvBatch.set(i, RECV_TAG | slot.index).sge(i, 0, recvMr, (long) options.bufferSize() * slot.index,
-                options.bufferSize());
-    }
-
-    /** Guarded by the lock: posts the buffers {@link #repost} wrote, as one chain. */
-    private void postReposts() {
-        int n = reposts;
-        if (n == 0) {
-            return;
-        }
-        reposts = 0;
-        int posted = n;
-        try {
-            qp.postReceive(recvBatch, n);
-        } catch (RuntimeException e) {
-            posted = recvBatch.lastPosted(); // the QP is closed or broken: the rest is never filled again
-        }
-        outstanding(posted);
-        for (int i = 0; i < n; i++) {
-            if (i >= posted) {
-                reposting[i].state(ReceiveSlot.DEAD);
-            }
-            reposting[i] = null;
-        }
     }
 
     // ---------------------------------------------------------------- teardown
@@ -691,7 +490,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                 registered = false;
             }
             keepalive.stop();
-            if (end == null && remoteClose && credits && !peerClosed) {
+            if (end == null && remoteClose && credits && !inbound.peerClosed()) {
                 end = new RdmaCmException.Disconnected(Step.TRANSFER,
                         "the peer disconnected without an orderly close (did its process die?)");
             }
@@ -702,11 +501,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             } finally {
                 lock.unlock();
             }
-            if (end != null) {
-                inbound.tryEmitError(end);
-            } else {
-                inbound.tryEmitComplete();
-            }
+            inbound.end(end);
             after.accept(end);
         });
     }
@@ -738,11 +533,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         sends.releaseLeases();
         // The domain outlives the connection: what the connection registered in it goes now, children
         // before the parent (the QP and windows are gone, so no region is bound or referenced any more).
-        released = true;
-        for (Registration.Lease lease : leases) {
-            lease.close();
-        }
-        recvMr.close();
+        leases.closeAll();
+        receives.close();
         sends.closeRegions();
     }
 
@@ -791,7 +583,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     @Override
     public void releaseSlot(ReceiveSlot slot) {
         if (slot.take(slot.generation())) {
-            released(slot);
+            receives.released(slot);
         }
     }
 }

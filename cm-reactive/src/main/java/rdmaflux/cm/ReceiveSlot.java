@@ -5,7 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * One receive buffer of an {@link RcQueue}: posted, or lent to the application as a message until
+ * One receive buffer of a connection ({@link Receives}): posted, or lent to the application as a message until
  * {@link #release()}.
  *
  * <p>The application gets a {@link #lend() view} of one delivery, not the slot: the buffer is reposted
@@ -28,7 +28,11 @@ final class ReceiveSlot implements RdmaMessage {
     private static final VarHandle STAMP = FieldHandles.of(MethodHandles.lookup(), ReceiveSlot.class, "stamp",
             long.class);
 
-    private final RcQueue owner;
+    /**
+     * Whose release stack the slot goes to: its connection's; for a slot of a {@link ReceivePool}, set by
+     * the completion loop before each delivery (published to the releasing thread by {@link #stamp}).
+     */
+    private Receives owner;
     final int index;
     private final MemorySegment buffer;
     /** The delivery's generation (high bits) and the state (low two bits). */
@@ -37,14 +41,25 @@ final class ReceiveSlot implements RdmaMessage {
     ReceiveSlot nextReleased;
     /** Whether the message took a credit (credits protocol: data and write notifications). */
     boolean counted;
+    /** Whether the buffer is lent from a {@link ReceivePool}'s reserve (its credit went back at delivery). */
+    boolean lent;
     private int length;
     private boolean write;
     private int imm;
 
-    ReceiveSlot(RcQueue owner, int index, MemorySegment buffer) {
+    ReceiveSlot(Receives owner, int index, MemorySegment buffer) {
         this.owner = owner;
         this.index = index;
         this.buffer = buffer;
+    }
+
+    /**
+     * Completion loop, before {@link #deliver}: the connection a pool's buffer landed on.
+     *
+     * @param receives that connection's receive side
+     */
+    void owner(Receives receives) {
+        owner = receives;
     }
 
     /** Completion loop: the buffer holds a message for the application. */

@@ -44,9 +44,19 @@ final class Server implements RdmaServer {
     private CmId listener;
     private InetSocketAddress address;
     private boolean stopped;
+    /** The shared receive pool's options, or null. */
+    private final SharedReceivePool poolSpec;
+    /** The shared receive pool on each device, made on its first connection; CM loop only. */
+    private final java.util.Map<Registrations, ReceivePool> pools = new java.util.HashMap<>();
 
     private Server(ConnectionOptions options, ServerOptions serverOptions, AcceptFilter filter, Loops loops) {
-        this.options = options;
+        poolSpec = serverOptions.sharedReceivePool().orElse(null);
+        if (poolSpec != null && options.protocol() != ConnectionOptions.Protocol.CREDITS) {
+            throw new IllegalArgumentException("a shared receive pool needs ConnectionOptions.Protocol.CREDITS: "
+                    + "its flow control is what keeps the pool from running dry");
+        }
+        // On a pool, each connection grants its quota: its hello, window and prefetch follow.
+        this.options = poolSpec == null ? options : options.toBuilder().receiveBuffers(poolSpec.quota()).build();
         this.serverOptions = serverOptions;
         this.filter = filter;
         this.loops = loops;
@@ -156,7 +166,8 @@ final class Server implements RdmaServer {
             return;
         }
         try {
-            Connection c = ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink(slot));
+            Connection c = ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink(slot),
+                    poolSpec == null ? null : this::pool);
             // A request that ends without reaching the subscriber keeps its place until everything
             // allocated for it is freed, so the queue bounds memory, not just requests.
             c.onDispose().subscribe(null, err -> slot.release(), slot::release);
@@ -165,6 +176,16 @@ final class Server implements RdmaServer {
             reject(id, new byte[0]);
             slot.release();
         }
+    }
+
+    /** CM loop: the pool on a device, made on its first connection. */
+    private ReceivePool pool(Registrations domain) {
+        return pools.computeIfAbsent(domain, d -> new ReceivePool(d.pd(), poolSpec, options.bufferSize()));
+    }
+
+    /** {@return the shared receive pools, by device, for tests} */
+    java.util.Collection<ReceivePool> poolsForTest() {
+        return pools.values();
     }
 
     private static void reject(CmId id, byte[] data) {
@@ -287,6 +308,8 @@ final class Server implements RdmaServer {
             stopped = true;
             cm.unregister(listener);
             listener.close();
+            // The SRQs and regions go once the last connection using them is gone.
+            pools.values().forEach(ReceivePool::close);
             accepted.tryEmitComplete();
             disposed.tryEmitEmpty();
             loops.untrack(this);

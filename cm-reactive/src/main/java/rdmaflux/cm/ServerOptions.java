@@ -33,15 +33,17 @@ public final class ServerOptions {
      */
     public static final String ACCEPT_QUEUE_FULL = "RFX1FULL";
 
-    private static final ServerOptions DEFAULTS = new ServerOptions(DEFAULT_ACCEPT_QUEUE);
+    private static final ServerOptions DEFAULTS = new ServerOptions(DEFAULT_ACCEPT_QUEUE, null);
 
     private final int acceptQueue;
+    private final SharedReceivePool sharedReceivePool;
 
-    private ServerOptions(int acceptQueue) {
+    private ServerOptions(int acceptQueue, SharedReceivePool sharedReceivePool) {
         if (acceptQueue < 1 || acceptQueue > MAX_ACCEPT_QUEUE) {
             throw new IllegalArgumentException("acceptQueue must be 1.." + MAX_ACCEPT_QUEUE + ", got " + acceptQueue);
         }
         this.acceptQueue = acceptQueue;
+        this.sharedReceivePool = sharedReceivePool;
     }
 
     /** {@return the default options: an accept queue of {@value #DEFAULT_ACCEPT_QUEUE}} */
@@ -65,11 +67,32 @@ public final class ServerOptions {
      * @throws IllegalArgumentException when {@code requests} is out of range
      */
     public ServerOptions withAcceptQueue(int requests) {
-        return new ServerOptions(requests);
+        return new ServerOptions(requests, sharedReceivePool);
+    }
+
+    /**
+     * {@return the shared receive pool the accepted connections receive into, or empty (the default):
+     * each connection posts its own receive buffers}
+     */
+    public java.util.Optional<SharedReceivePool> sharedReceivePool() {
+        return java.util.Optional.ofNullable(sharedReceivePool);
+    }
+
+    /**
+     * Makes the accepted connections receive into a pool shared by all of them (one SRQ per device), in
+     * place of {@link ConnectionOptions#receiveBuffers()} buffers each; see {@link SharedReceivePool}.
+     * Only with {@link ConnectionOptions.Protocol#CREDITS}, checked when the server binds.
+     *
+     * @param pool the pool's options, or {@code null} for none
+     * @return options with that pool
+     */
+    public ServerOptions withSharedReceivePool(SharedReceivePool pool) {
+        return new ServerOptions(acceptQueue, pool);
     }
 
     @Override
     public String toString() {
-        return "ServerOptions[acceptQueue=" + acceptQueue + "]";
+        return "ServerOptions[acceptQueue=" + acceptQueue
+                + (sharedReceivePool == null ? "" : ", sharedReceivePool=" + sharedReceivePool) + "]";
     }
 }

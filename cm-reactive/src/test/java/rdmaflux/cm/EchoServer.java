@@ -24,7 +24,11 @@ final class EchoServer implements AutoCloseable {
     }
 
     EchoServer(InetSocketAddress at, ConnectionOptions options, AcceptFilter filter) {
-        server = RdmaServer.bind(at, options, filter).block(Duration.ofSeconds(30));
+        this(at, options, filter, ServerOptions.defaults());
+    }
+
+    EchoServer(InetSocketAddress at, ConnectionOptions options, AcceptFilter filter, ServerOptions serverOptions) {
+        server = RdmaServer.bind(at, options, filter, serverOptions).block(Duration.ofSeconds(30));
         handlers.add(server.connections().subscribe(c -> {
             handlers.add(c); // closed with the fixture if the client did not close it first
             Disposable echoing = echo(c, options);

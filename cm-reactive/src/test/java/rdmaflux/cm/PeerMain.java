@@ -14,6 +14,8 @@ import rdmaflux.testing.RdmaTestEnv;
  *
  * <ul>
  *   <li>{@code echo}: echoes every message on every connection ({@link EchoServer}).</li>
+ *   <li>{@code echo-pool}: the same with {@link #POOL_OPTIONS} and every connection receiving into the
+ *   shared receive pool {@link #POOL} ({@code ManyConnectionsIT}).</li>
  *   <li>{@code stream}: sends every connection an endless stream of 1 KiB {@link Payloads} messages.</li>
  *   <li>{@code storm}: echoes, with an accept queue of {@link #STORM_QUEUE} and a subscriber that takes a
  *   connection at a time, the next {@link #STORM_TAKE_EVERY} after the previous one closed
@@ -24,6 +26,17 @@ public final class PeerMain {
     /** How long the many-connections test may take per handshake step under emulation. */
     static final ConnectionOptions OPTIONS = ConnectionOptions.defaults().toBuilder()
             .timeout(Step.ACCEPT, Duration.ofSeconds(60)).timeout(Step.CONNECT, Duration.ofSeconds(60)).build();
+
+    /**
+     * The pooled echo server's connections: 4 KiB buffers, few send buffers (each connection still has
+     * its own), so 1,000 connections pin little beside the pool.
+     */
+    static final ConnectionOptions POOL_OPTIONS = OPTIONS.toBuilder().bufferSize(4096).sendBuffers(4).build();
+    /**
+     * 1,000 connections' quota of 2 credits and 3 control buffers, and a reserve of 1,024 lent at most 8
+     * at a time: 6,124 buffers of 4 KiB, about 24 MiB, whatever the number of connections.
+     */
+    static final SharedReceivePool POOL = SharedReceivePool.of(1_000 * 5 + 1_024 + 100, 2).withReserve(1_024, 8);
 
     /** The storm server's accept queue: small, so a storm overflows it at once. */
     static final int STORM_QUEUE = 8;
@@ -49,6 +62,11 @@ public final class PeerMain {
         switch (args.length == 1 ? args[0] : "") {
             case "echo" -> {
                 EchoServer echo = new EchoServer(OPTIONS);
+                System.out.println("PORT " + echo.address().getPort());
+            }
+            case "echo-pool" -> {
+                EchoServer echo = new EchoServer(new InetSocketAddress(RdmaTestEnv.address(), 0), POOL_OPTIONS,
+                        AcceptFilter.ACCEPT_ALL, ServerOptions.defaults().withSharedReceivePool(POOL));
                 System.out.println("PORT " + echo.address().getPort());
             }
             case "stream" -> {

@@ -40,6 +40,42 @@ public final class RdmaResources {
         return sum;
     }
 
+    /**
+     * The memory one process has registered right now, from the kernel's own list
+     * ({@code rdma -j resource show mr}). The kernel names each region's creator by its task, which for
+     * a thread other than the main one is the thread's id, not the process's: regions are matched against
+     * every thread of the process ({@code /proc/<pid>/task}), so one made by a thread that ended since is
+     * missed.
+     *
+     * @param pid the process
+     * @return the bytes of its regions, over all devices
+     */
+    public static long registeredBytesOf(long pid) {
+        java.util.Set<String> tasks = new java.util.HashSet<>();
+        try (var dir = java.nio.file.Files.list(java.nio.file.Path.of("/proc", Long.toString(pid), "task"))) {
+            dir.forEach(t -> tasks.add(t.getFileName().toString()));
+        } catch (IOException e) {
+            throw new AssertionError("cannot list the threads of process " + pid, e);
+        }
+        String out = run("rdma", "-j", "resource", "show", "mr");
+        long sum = 0;
+        Matcher entry = Pattern.compile("\\{[^{}]*\\}").matcher(out);
+        Pattern task = Pattern.compile("\"pid\":(\\d+)");
+        while (entry.find()) {
+            String e = entry.group();
+            Matcher t = task.matcher(e);
+            Matcher len = MR_LENGTH.matcher(e);
+            if (t.find() && tasks.contains(t.group(1)) && len.find()) {
+                sum += Long.parseLong(len.group(1));
+            }
+        }
+        if (sum == 0 && out.contains("mrlen")) {
+            throw new AssertionError("no region of the kernel's list belongs to a thread of process " + pid + " ("
+                    + tasks.size() + " threads); the list starts: " + out.substring(0, Math.min(out.length(), 600)));
+        }
+        return sum;
+    }
+
     private static String run(String... command) {
         try {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
