@@ -12,7 +12,6 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.MemoryRegion;
-import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RemoteBuffer;
 import rdmaflux.verbs.SendFlag;
@@ -87,6 +86,11 @@ final class SendQueue {
 
     private final MemoryRegion sendMr;
     private final MemoryRegion atomicMr;
+    /** The blocks of {@link #sendMr} and {@link #atomicMr} (slabs of the loops' domain), at these offsets. */
+    private final BufferSlabs.Block sendBlock;
+    private final BufferSlabs.Block atomicBlock;
+    private final long sendBase;
+    private final long atomicBase;
     private final MemorySegment sendBuffers;
     private final MemorySegment atomics;
     private final Op[] ops;
@@ -131,14 +135,14 @@ final class SendQueue {
     private volatile boolean closed;
 
     /**
-     * CM loop: registers the send buffers and atomic result words in {@code pd} (the loops' shared domain:
-     * {@link #closeRegions()} frees them; on failure here, what was registered is closed before the throw).
+     * CM loop: carves the send buffers and atomic result words from {@code slabs} (the loops' shared domain:
+     * {@link #closeRegions()} frees them; on failure here, what was carved is freed before the throw).
      *
      * @param lock the connection's lock, which guards this
      * @param maxRead the largest piece of a large message read at once
      * @param outstanding told of each posted (+1) and completed (-1) work request
      */
-    SendQueue(ConnectionLock lock, ProtectionDomain pd, QueuePair qp, Arena arena, ConnectionOptions options,
+    SendQueue(ConnectionLock lock, BufferSlabs slabs, QueuePair qp, Arena arena, ConnectionOptions options,
               RdmaRecorder recorder, RcQueue.Owner owner, CreditWindow window, Rendezvous rendezvous,
               boolean credits, int maxRead, IntConsumer outstanding) {
         this.lock = lock;
@@ -151,16 +155,20 @@ final class SendQueue {
         this.credits = credits;
         this.maxRead = maxRead;
         this.outstanding = outstanding;
-        sendBuffers = RcQueue.allocate(arena, (long) options.bufferSize() * options.sendBuffers(), 64);
-        sendMr = pd.register(sendBuffers);
+        sendBlock = slabs.carve(arena, (long) options.bufferSize() * options.sendBuffers());
+        sendBuffers = sendBlock.memory();
+        sendMr = sendBlock.region();
+        sendBase = sendBlock.offset();
         ops = new Op[qp.maxSendWr()];
         try {
-            atomics = RcQueue.allocate(arena, 8L * ops.length, 8);
-            atomicMr = pd.register(atomics);
+            atomicBlock = slabs.carve(arena, 8L * ops.length);
         } catch (RuntimeException | Error e) {
-            sendMr.close();
+            sendBlock.free();
             throw e;
         }
+        atomics = atomicBlock.memory();
+        atomicMr = atomicBlock.region();
+        atomicBase = atomicBlock.offset();
         for (int i = 0; i < ops.length; i++) {
             ops[i] = new Op(i);
             freeOps.add(ops[i]);
@@ -481,7 +489,7 @@ final class SendQueue {
                     long off = (long) options.bufferSize() * slot;
                     sendView(slot, off).put(0, data, data.position(), len);
                     if (len > 0) {
-                        sendBatch.sge(w, 0, sendMr, off, len);
+                        sendBatch.sge(w, 0, sendMr, sendBase + off, len);
                     }
                 }
                 if (credits) {
@@ -504,7 +512,7 @@ final class SendQueue {
                     flags |= SendFlag.INLINE.value();
                 }
                 finished = rendezvous.finishedField();
-                sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(w, 0, sendMr, off, Wire.DESCRIPTOR)
+                sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(w, 0, sendMr, sendBase + off, Wire.DESCRIPTOR)
                         .immediate(w, Wire.LARGE | window.owed() | finished);
             }
             case LARGE_READ -> {
@@ -530,7 +538,7 @@ final class SendQueue {
             }
             case CAS, FAA -> sendBatch.set(w, op.index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
                             : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
-                    .sge(w, 0, atomicMr, 8L * op.index, 8)
+                    .sge(w, 0, atomicMr, atomicBase + 8L * op.index, 8)
                     .atomic(w, remote.address(), remote.rkey(), a, b);
             case BIND -> {
                 WindowGrant g = (WindowGrant) large;
@@ -777,10 +785,10 @@ final class SendQueue {
         }
     }
 
-    /** CM loop, after the QP is destroyed: deregisters the send buffers and atomic words (idempotent). */
+    /** CM loop, after the QP is destroyed: the send buffers and atomic words go back to their slabs (idempotent). */
     void closeRegions() {
-        sendMr.close();
-        atomicMr.close();
+        sendBlock.free();
+        atomicBlock.free();
     }
 
     /** After the QP is destroyed: the registrations operations never completed with are free again. */
