@@ -6,7 +6,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * Decides whether a server accepts a connect request. Never runs on the connection manager thread:
- * the server subscribes to {@link #decideAsync} on its options' scheduler.
+ * the server subscribes to {@link #decideAsync} on its options' scheduler ({@link #ACCEPT_ALL}, which
+ * runs no code of the application, the server applies at once on that thread).
  *
  * <p>Two forms, one type. A lambda is the synchronous form, {@link #decide}, which may block for a
  * while (it runs on the scheduler, within the accept timeout). {@link #async(Async)} wraps a filter that
@@ -22,7 +23,7 @@ import reactor.core.publisher.Mono;
  */
 @FunctionalInterface
 public interface AcceptFilter {
-    /** Accepts everything. */
+    /** Accepts everything; the server takes this decision on its CM loop, without a scheduler hop. */
     AcceptFilter ACCEPT_ALL = (peer, data) -> Decision.accept();
 
     /**

@@ -135,7 +135,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         this.window = new CreditWindow(options.receiveBuffers(), 0);
         this.rendezvous = new Rendezvous(this, options.largeMessageBudget(), options.largeMessageMemory());
         int maxRead = (int) Math.min(SendQueue.READ_PIECE, Math.max(4096,
-                id.context().queryPort(id.portNumber()).maxMessageSize()));
+                registrations.maxMessageSize(id.context(), id.portNumber())));
         RdmaContext ctx = id.context();
         this.registrations = registrations;
         pd = registrations.pd();
@@ -154,8 +154,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         Receives recv = ring != null ? ring : pool.join(lock);
         SendQueue made = null;
         try {
-            made = new SendQueue(lock, pd, qp, arena, options, recorder, owner, window, rendezvous, credits, maxRead,
-                    this::outstanding);
+            made = new SendQueue(lock, registrations.slabs(), qp, arena, options, recorder, owner, window, rendezvous,
+                    credits, maxRead, this::outstanding);
             sends = made;
             this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
             if (ring != null) {
@@ -163,7 +163,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             }
         } catch (RuntimeException | Error e) {
             // The shared domain would keep these until the loops end. A region a posted receive uses is
-            // deregistered once the id's close destroyed the QP (its work lease).
+            // deregistered once the id's close destroyed the QP (its work lease); the send side's blocks go
+            // back to their slabs now: nothing was posted from them.
             recv.close();
             if (made != null) {
                 made.closeRegions();

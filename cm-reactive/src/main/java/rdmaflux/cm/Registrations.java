@@ -33,16 +33,45 @@ final class Registrations {
     }
 
     private final ProtectionDomain pd;
+    private final BufferSlabs slabs;
     /** Guarded by this: every registration with at least one holder. */
     private final Map<Key, Registration> live = new HashMap<>();
+    /**
+     * Each port's largest message ({@code max_msg_sz}), queried once: a port query is a system call that
+     * every connection's setup made on the CM loop, for a value fixed by the device.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<Integer, Long> maxMessageSizes =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     Registrations(ProtectionDomain pd) {
         this.pd = pd;
+        this.slabs = new BufferSlabs(pd);
+    }
+
+    /** {@return the slabs connections carve their own buffers from, in this domain} */
+    BufferSlabs slabs() {
+        return slabs;
     }
 
     /** {@return the protection domain} */
     ProtectionDomain pd() {
         return pd;
+    }
+
+    /**
+     * {@return the largest message of a port of this domain's device, from its first query}
+     *
+     * @param context a context of this domain's device (a connection's own)
+     * @param port the port number
+     */
+    long maxMessageSize(rdmaflux.verbs.RdmaContext context, int port) {
+        Long known = maxMessageSizes.get(port);
+        if (known != null) {
+            return known;
+        }
+        long size = context.queryPort(port).maxMessageSize();
+        maxMessageSizes.putIfAbsent(port, size);
+        return size;
     }
 
     /**

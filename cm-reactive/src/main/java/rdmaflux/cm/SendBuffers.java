@@ -6,12 +6,12 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 
 import rdmaflux.verbs.MemoryRegion;
-import rdmaflux.verbs.ProtectionDomain;
 
 /**
  * A connection's registered send memory: the send buffers messages are copied into (one per slot, of
  * {@link ConnectionOptions#bufferSize()}), and the atomic result words (8 bytes per send-queue entry), both
- * in the loops' protection domain, so the connection closes them itself ({@link #close()}).
+ * blocks of the loops' {@link BufferSlabs} (regions registered once per protection domain), so the
+ * connection gives them back itself ({@link #close()}).
  *
  * <p>Threads: made and closed on the CM loop; slots taken and freed under the connection's lock.
  */
@@ -20,10 +20,10 @@ final class SendBuffers {
     private static final ValueLayout.OfInt BIG_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
 
     private final int size;
+    private final BufferSlabs.Block block;
+    private final BufferSlabs.Block atomicBlock;
     private final MemorySegment memory;
-    private final MemoryRegion region;
     private final MemorySegment atomics;
-    private final MemoryRegion atomicRegion;
     private final int[] free;
     private int top;
     /**
@@ -33,24 +33,24 @@ final class SendBuffers {
     private final ByteBuffer[] views;
 
     /**
-     * CM loop: allocates and registers the memory; on failure what was registered is closed before the
+     * CM loop: carves the memory from {@code slabs}; on failure what was carved is given back before the
      * throw.
      *
      * @param size bytes per send buffer
      * @param count send buffers
      * @param atomicWords atomic result words (one per send-queue entry)
      */
-    SendBuffers(ProtectionDomain pd, Arena arena, int size, int count, int atomicWords) {
+    SendBuffers(BufferSlabs slabs, Arena arena, int size, int count, int atomicWords) {
         this.size = size;
-        memory = RcQueue.allocate(arena, (long) size * count, 64);
-        region = pd.register(memory);
+        block = slabs.carve(arena, (long) size * count);
         try {
-            atomics = RcQueue.allocate(arena, 8L * atomicWords, 8);
-            atomicRegion = pd.register(atomics);
+            atomicBlock = slabs.carve(arena, 8L * atomicWords);
         } catch (RuntimeException | Error e) {
-            region.close();
+            block.free();
             throw e;
         }
+        memory = block.memory();
+        atomics = atomicBlock.memory();
         free = new int[count];
         for (int i = 0; i < count; i++) {
             free[i] = count - 1 - i;
@@ -74,21 +74,21 @@ final class SendBuffers {
         free[top++] = slot;
     }
 
-    /** {@return where slot {@code slot} starts in {@link #region()}} */
+    /** {@return where slot {@code slot} starts in {@link #region()} (the block's slab)} */
     long offset(int slot) {
-        return (long) size * slot;
+        return block.offset() + (long) size * slot;
     }
 
-    /** {@return the region of the send buffers} */
+    /** {@return the region of the send buffers: the slab their block is in} */
     MemoryRegion region() {
-        return region;
+        return block.region();
     }
 
     /** Copies {@code len} bytes of {@code data} from its position into slot {@code slot} (position unchanged). */
     void copy(int slot, ByteBuffer data, int len) {
         ByteBuffer v = views[slot];
         if (v == null) {
-            v = memory.asSlice(offset(slot), size).asByteBuffer();
+            v = memory.asSlice((long) size * slot, size).asByteBuffer();
             views[slot] = v;
         }
         v.put(0, data, data.position(), len);
@@ -96,15 +96,20 @@ final class SendBuffers {
 
     /** Writes a large message's descriptor (its address, key and length, big-endian) into slot {@code slot}. */
     void descriptor(int slot, long address, int rkey, int length) {
-        long off = offset(slot);
+        long off = (long) size * slot;
         memory.set(BIG_LONG, off, address);
         memory.set(BIG_INT, off + 8, rkey);
         memory.set(BIG_INT, off + 12, length);
     }
 
-    /** {@return the region of the atomic result words; entry {@code i}'s word is at {@code 8 * i}} */
+    /** {@return the region of the atomic result words: the slab their block is in} */
     MemoryRegion atomicRegion() {
-        return atomicRegion;
+        return atomicBlock.region();
+    }
+
+    /** {@return where send-queue entry {@code index}'s atomic result word is in {@link #atomicRegion()}} */
+    long atomicOffset(int index) {
+        return atomicBlock.offset() + 8L * index;
     }
 
     /** {@return the value an atomic operation of send-queue entry {@code index} returned} */
@@ -112,9 +117,9 @@ final class SendBuffers {
         return atomics.get(ValueLayout.JAVA_LONG, 8L * index);
     }
 
-    /** CM loop, after the QP is destroyed: deregisters both regions (idempotent). */
+    /** CM loop, after the QP is destroyed: gives both blocks back to their slabs (idempotent). */
     void close() {
-        region.close();
-        atomicRegion.close();
+        block.free();
+        atomicBlock.free();
     }
 }

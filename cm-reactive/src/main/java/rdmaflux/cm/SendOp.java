@@ -60,7 +60,7 @@ final class SendOp {
             }
             case CAS, FAA -> requests.set(w, index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
                             : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
-                    .sge(w, 0, buffers.atomicRegion(), 8L * index, 8)
+                    .sge(w, 0, buffers.atomicRegion(), buffers.atomicOffset(index), 8)
                     .atomic(w, remote.address(), remote.rkey(), a, b);
             case BIND -> {
                 WindowGrant g = (WindowGrant) subject;

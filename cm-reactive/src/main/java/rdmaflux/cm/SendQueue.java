@@ -9,7 +9,6 @@ import java.util.function.IntConsumer;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import rdmaflux.cm.RcQueue.Kind;
-import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RemoteBuffer;
 import rdmaflux.verbs.SendFlag;
@@ -94,14 +93,14 @@ final class SendQueue {
     private volatile boolean closed;
 
     /**
-     * CM loop: registers the send buffers and atomic result words in {@code pd} (the loops' shared domain:
-     * {@link #closeRegions()} frees them; on failure here, what was registered is closed before the throw).
+     * CM loop: carves the send buffers and atomic result words from {@code slabs} (the loops' shared domain:
+     * {@link #closeRegions()} frees them; on failure here, what was carved is freed before the throw).
      *
      * @param lock the connection's lock, which guards this
      * @param maxRead the largest piece of a large message read at once
      * @param outstanding told of each posted (+1) and completed (-1) work request
      */
-    SendQueue(ConnectionLock lock, ProtectionDomain pd, QueuePair qp, Arena arena, ConnectionOptions options,
+    SendQueue(ConnectionLock lock, BufferSlabs slabs, QueuePair qp, Arena arena, ConnectionOptions options,
               RdmaRecorder recorder, RcQueue.Owner owner, CreditWindow window, Rendezvous rendezvous,
               boolean credits, int maxRead, IntConsumer outstanding) {
         this.lock = lock;
@@ -113,7 +112,7 @@ final class SendQueue {
         this.credits = credits;
         this.maxRead = maxRead;
         ops = new SendOp[qp.maxSendWr()];
-        buffers = new SendBuffers(pd, arena, options.bufferSize(), options.sendBuffers(), ops.length);
+        buffers = new SendBuffers(slabs, arena, options.bufferSize(), options.sendBuffers(), ops.length);
         for (int i = 0; i < ops.length; i++) {
             ops[i] = new SendOp(i);
             freeOps.add(ops[i]);
@@ -581,7 +580,7 @@ final class SendQueue {
         }
     }
 
-    /** CM loop, after the QP is destroyed: deregisters the send buffers and atomic words (idempotent). */
+    /** CM loop, after the QP is destroyed: gives the send buffers and atomic words back to their slabs (idempotent). */
     void closeRegions() {
         buffers.close();
     }

@@ -127,6 +127,12 @@ final class Server implements RdmaServer {
         }
         queued.incrementAndGet();
         Slot slot = new Slot();
+        if (filter == AcceptFilter.ACCEPT_ALL) {
+            // Runs no user code and never waits: decided here, without the hop to the options' scheduler
+            // and back, and without an accept timer (one of each per request on a busy CM loop).
+            decided(e, hello, AcceptFilter.Decision.accept(), slot);
+            return;
+        }
         byte[] appData = hello != null ? hello.applicationData() : raw;
         Duration timeout = options.timeout(Step.ACCEPT);
         // The accept timeout runs on the CM loop's timer, not on the options' scheduler: that one need

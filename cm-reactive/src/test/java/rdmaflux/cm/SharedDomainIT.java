@@ -83,6 +83,42 @@ class SharedDomainIT {
         }
     }
 
+    @Test
+    void connectionsCarveTheirSendBuffersFromSlabsDeregisteredWithTheLastConnection() {
+        RdmaLoops loops = RdmaLoops.create("rdmaflux-it-slabs", 2);
+        // Small buffers, as a many-connection server would use: every ring fits a slab's block.
+        ConnectionOptions small = ConnectionOptions.defaults().toBuilder().loops(loops).bufferSize(1024)
+                .receiveBuffers(8).sendBuffers(8).build();
+        try (EchoServer echo = new EchoServer(small)) {
+            Map<String, Integer> baseline = Resources.baseline(); // with the server's listener
+            List<RdmaConnection> cs = Flux.range(0, CONNECTIONS)
+                    .flatMap(i -> RdmaConnection.connect(echo.address(), small)).collectList().block(T);
+            for (int i = 0; i < CONNECTIONS; i++) {
+                RdmaConnection c = cs.get(i);
+                c.send(Payloads.message(i, 1000)).block(T);
+                Payloads.verify(next(c), i, 1000);
+            }
+            Map<String, Integer> open = RdmaResources.snapshot();
+            // Each endpoint registers its receive ring; both sides' send buffers and atomic words (two sizes)
+            // come from slabs: at most two more regions for the 2 * CONNECTIONS endpoints, where each
+            // registered three before.
+            int regions = open.get("mr") - baseline.get("mr");
+            assertTrue(regions > 2 * CONNECTIONS && regions <= 2 * CONNECTIONS + 2,
+                    "regions for " + 2 * CONNECTIONS + " endpoints: " + regions);
+
+            Flux.fromIterable(cs).flatMap(c -> {
+                c.dispose();
+                return c.onDispose();
+            }).then().block(T);
+            // The server's sides close when their clients went: then every slab is free and deregistered.
+            Map<String, Integer> closed = new java.util.TreeMap<>(baseline);
+            closed.merge("pd", 1, Integer::sum);
+            Resources.awaitBaseline(closed, T, "after the connections closed, the loops' domain left");
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
     /** Polls the kernel's count of memory regions until it is {@code expected}, then asserts it is. */
     private static void awaitRegions(int expected, String what) {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();

@@ -133,20 +133,51 @@ final class ReactiveRows {
     }
 
     /**
+     * Untimed rounds of {@code conns} connections until one leaves the JIT nearly idle (compilation under
+     * 5% of the round's time), at most 8, then the wait for a quiet JIT: the verbs setup row's rule. Each
+     * connection runs the setup path once per side, so a single round leaves most of it interpreted or
+     * queued for the compiler, and the timed run would measure the compiler threads, which share the CPUs
+     * with the CM loop, more than the steady state cmtime (native code) is compared with.
+     *
+     * @return how many rounds ran
+     */
+    private int warmUpSetup(int conns, Duration longer) {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        int rounds = 0;
+        while (rounds < 8) {
+            long compiled = monitored ? jit.getTotalCompilationTime() : 0;
+            long t0 = System.nanoTime();
+            ReactiveSetup.Result r = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
+            rounds++;
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            long compiling = monitored ? jit.getTotalCompilationTime() - compiled : -1;
+            System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup warm-up %d: %.1f conn/s, JIT %d ms of %.0f ms%n",
+                    rounds, r.rate(), compiling, wallMs);
+            if (!monitored || compiling < 0.05 * wallMs) {
+                break;
+            }
+        }
+        awaitJitQuiet.run();
+        return rounds;
+    }
+
+    /**
      * Connection setup through the reactive API ({@link ReactiveSetup}: N {@code RdmaConnection.connect}
      * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
-     * row. One untimed round of at most 100 connections warms the JIT first (not in a quick run).
+     * row. Untimed rounds of at most 100 connections warm the JIT first ({@link #warmUpSetup}; not in a quick
+     * run).
      */
     Row setupRow(int conns, CTools c) {
         List<Double> mine = new ArrayList<>();
         List<Double> theirs = new ArrayList<>();
         List<String> errors = new ArrayList<>();
         int retries = 0;
+        int warmups = 0;
         Duration longer = timeout.multipliedBy(5);
         try {
             if (!quick) { // the quick run stays short and checks that the row works
-                ReactiveSetup.run(new InetSocketAddress(ip, 0), Math.min(conns, 100), longer);
-                awaitJitQuiet.run();
+                warmups = warmUpSetup(Math.min(conns, 100), longer);
             }
         } catch (RuntimeException e) {
             ourFailure = true;
@@ -157,6 +188,8 @@ final class ReactiveRows {
                 ReactiveSetup.Result o = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
                 mine.add(o.rate());
                 retries += o.retries();
+                System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n", r + 1,
+                        o.rate(), o.profile());
             } catch (RuntimeException e) {
                 ourFailure = true;
                 errors.add("ours failed: " + e.getMessage());
@@ -165,13 +198,16 @@ final class ReactiveRows {
             Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
             if (error.isEmpty()) {
                 theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
+                System.out.printf(java.util.Locale.ROOT, "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n",
+                        r + 1, new ConnectionRate.Result(conns, cm).setupRate(), cm);
             } else {
                 errors.add(error.toString());
             }
         }
         String note = conns + " connections at once; RdmaConnection.connect to an in-process RdmaServer (accept "
                 + "queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
-                + "cmtime create id..connect; " + retries + " retried connects";
+                + "cmtime create id..connect; " + retries + " retried connects"
+                + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + Math.min(conns, 100) : "");
         if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
             note += "; median of " + repeat + ": ours " + Bench.range(mine) + ", C " + Bench.range(theirs);
         }

@@ -1,16 +1,21 @@
 package rdmaflux.samples.bench;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaRecorder;
 import rdmaflux.cm.RdmaRetry;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.ServerOptions;
@@ -42,11 +47,65 @@ final class ReactiveSetup {
      * @param seconds first subscription to the last one established
      * @param retries connects that failed with a retryable error and were tried again
      */
-    record Result(int connections, double seconds, int retries) {
+    record Result(int connections, double seconds, int retries, String profile) {
         /** {@return connections per second} */
         double rate() {
             return connections / seconds;
         }
+    }
+
+    /**
+     * Sums each side's step durations ({@link RdmaRecorder#stepDuration}: wall time from entering a step to
+     * leaving it, queueing on the CM loop included), for the run's profile line.
+     */
+    private static final class StepTotals implements RdmaRecorder {
+        private final LongAdder[] nanos = new LongAdder[Step.values().length];
+        private final LongAdder[] counts = new LongAdder[Step.values().length];
+
+        StepTotals() {
+            for (int i = 0; i < nanos.length; i++) {
+                nanos[i] = new LongAdder();
+                counts[i] = new LongAdder();
+            }
+        }
+
+        @Override
+        public void stepDuration(Step step, long n) {
+            nanos[step.ordinal()].add(n);
+            counts[step.ordinal()].increment();
+        }
+
+        String describe() {
+            StringBuilder b = new StringBuilder();
+            for (Step s : Step.values()) {
+                long c = counts[s.ordinal()].sum();
+                if (c > 0) {
+                    b.append(b.isEmpty() ? "" : ", ").append(s.name().toLowerCase(java.util.Locale.ROOT)).append(' ')
+                            .append(String.format(java.util.Locale.ROOT, "%.1f ms avg", nanos[s.ordinal()].sum() / 1e6 / c));
+                }
+            }
+            return b.toString();
+        }
+    }
+
+    /** {@return CPU seconds so far of the threads whose name starts with each prefix} */
+    private static double[] threadCpu(String... prefixes) {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        double[] s = new double[prefixes.length];
+        for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+            if (t == null) {
+                continue;
+            }
+            for (int i = 0; i < prefixes.length; i++) {
+                if (t.getThreadName().startsWith(prefixes[i])) {
+                    long n = mx.getThreadCpuTime(t.getThreadId());
+                    if (n > 0) {
+                        s[i] += n / 1e9;
+                    }
+                }
+            }
+        }
+        return s;
     }
 
     /**
@@ -78,8 +137,11 @@ final class ReactiveSetup {
      * @return the time and the retries
      */
     static Result run(InetSocketAddress address, int connections, Duration timeout) {
-        ConnectionOptions options = options();
-        RdmaServer server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL,
+        StepTotals clientSteps = new StepTotals();
+        StepTotals serverSteps = new StepTotals();
+        ConnectionOptions options = options().toBuilder().recorder(clientSteps).build();
+        ConnectionOptions serverOptions = options().toBuilder().recorder(serverSteps).build();
+        RdmaServer server = RdmaServer.bind(address, serverOptions, AcceptFilter.ACCEPT_ALL,
                 ServerOptions.defaults().withAcceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)))
                 .block(timeout);
         ConcurrentLinkedQueue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
@@ -88,6 +150,9 @@ final class ReactiveSetup {
         AtomicInteger retries = new AtomicInteger();
         try {
             InetSocketAddress target = server.address();
+            String[] threads = {"rdmaflux-cm", "rdmaflux-completion", "parallel"};
+            double[] cpu0 = threadCpu(threads);
+            long process0 = CpuTime.available() ? CpuTime.processMicros() : 0;
             long t0 = System.nanoTime();
             clients = Flux.range(0, connections)
                     .flatMap(i -> RdmaConnection.connect(target, options)
@@ -95,7 +160,13 @@ final class ReactiveSetup {
                             .retryWhen(RdmaRetry.reconnect(20, Duration.ofMillis(200))), connections)
                     .collectList().block(timeout);
             long t1 = System.nanoTime();
-            return new Result(connections, (t1 - t0) / 1e9, retries.get());
+            double[] cpu1 = threadCpu(threads);
+            long process1 = CpuTime.available() ? CpuTime.processMicros() : 0;
+            String profile = String.format(java.util.Locale.ROOT, "%.2f s; CPU s: process %.2f, cm loop %.2f, "
+                    + "completion loops %.2f, parallel %.2f; client steps: %s; server steps: %s", (t1 - t0) / 1e9,
+                    (process1 - process0) / 1e6, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1], cpu1[2] - cpu0[2],
+                    clientSteps.describe(), serverSteps.describe());
+            return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile);
         } finally {
             Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {
                 c.dispose();
