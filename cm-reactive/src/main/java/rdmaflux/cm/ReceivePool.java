@@ -2,7 +2,6 @@ package rdmaflux.cm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicReference;
 
 import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
@@ -151,7 +150,7 @@ final class ReceivePool implements AutoCloseable {
         private final ReceiveRequests batch;
         private final ReceiveSlot[] reposting;
         private int reposts;
-        private final AtomicReference<ReceiveSlot> releasedSlots = new AtomicReference<>();
+        private final ReleasedSlots releasedSlots = new ReleasedSlots();
         private volatile boolean left;
 
         private Share(SharedCredits.Member member, ConnectionLock lock) {
@@ -187,23 +186,19 @@ final class ReceivePool implements AutoCloseable {
 
         @Override
         public void released(ReceiveSlot slot) {
-            ReceiveSlot head;
-            do {
-                head = releasedSlots.get();
-                slot.nextReleased = head;
-            } while (!releasedSlots.compareAndSet(head, slot));
+            releasedSlots.push(slot);
             lock.offer();
         }
 
         @Override
         public boolean hasReleased() {
-            return releasedSlots.get() != null;
+            return releasedSlots.any();
         }
 
         @Override
         public boolean takeReleased(boolean dead, CreditWindow window) {
             boolean credited = false;
-            for (ReceiveSlot s = releasedSlots.get() == null ? null : releasedSlots.getAndSet(null); s != null; ) {
+            for (ReceiveSlot s = releasedSlots.takeAll(); s != null; ) {
                 ReceiveSlot next = s.nextReleased;
                 s.nextReleased = null;
                 // The buffer goes back to the SRQ even when this connection is gone: the pool outlives it.

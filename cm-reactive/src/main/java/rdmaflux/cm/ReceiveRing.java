@@ -2,7 +2,6 @@ package rdmaflux.cm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
 
 import rdmaflux.verbs.MemoryRegion;
@@ -29,7 +28,7 @@ final class ReceiveRing implements Receives {
     private final ReceiveSlot[] reposting;
     private int reposts;
     /** Slots the application released, for the lock's holder, linked through {@link ReceiveSlot#nextReleased}. */
-    private final AtomicReference<ReceiveSlot> releasedSlots = new AtomicReference<>();
+    private final ReleasedSlots releasedSlots = new ReleasedSlots();
     /** Told how many receives were posted, for the connection's count of outstanding work requests. */
     private final IntConsumer posted;
 
@@ -78,23 +77,19 @@ final class ReceiveRing implements Receives {
 
     @Override
     public void released(ReceiveSlot slot) {
-        ReceiveSlot head;
-        do {
-            head = releasedSlots.get();
-            slot.nextReleased = head;
-        } while (!releasedSlots.compareAndSet(head, slot));
+        releasedSlots.push(slot);
         lock.offer();
     }
 
     @Override
     public boolean hasReleased() {
-        return releasedSlots.get() != null;
+        return releasedSlots.any();
     }
 
     @Override
     public boolean takeReleased(boolean dead, CreditWindow window) {
         boolean credited = false;
-        for (ReceiveSlot s = releasedSlots.get() == null ? null : releasedSlots.getAndSet(null); s != null; ) {
+        for (ReceiveSlot s = releasedSlots.takeAll(); s != null; ) {
             ReceiveSlot next = s.nextReleased;
             s.nextReleased = null;
             if (dead || qp.isClosed()) {
