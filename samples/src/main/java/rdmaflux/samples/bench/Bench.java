@@ -12,7 +12,6 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 
@@ -153,8 +152,8 @@ public final class Bench implements Callable<Integer> {
 
     private PrintWriter pw;
     private boolean ourFailure;
+    private Comparison comparison;
     private int repeat;
-    private int groupsUsed;
 
     /**
      * Runs the benchmark.
@@ -191,6 +190,7 @@ public final class Bench implements Callable<Integer> {
         }
         int lat = latIters != null ? latIters : quick ? 30 : 300;
         repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : 3;
+        comparison = new Comparison(repeat, this::progress);
         int latWarm = quick ? 10 : 30;
         int readWarm = quick ? 200 : 3000; // reads take microseconds, ping-pong rounds milliseconds
         long budget = (bwMib != null ? bwMib : quick ? 2 : 16) * 1024L * 1024L;
@@ -258,13 +258,18 @@ public final class Bench implements Callable<Integer> {
             rows.addAll(largeRows(ip, timeout, c));
         }
         if (only.contains("setup")) {
-            rows.addAll(setupRows(ip, conns, timeout, c));
+            SetupRows setup = new SetupRows(ip, basePort, repeat, timeout, this::progress, this::awaitJitQuiet);
+            rows.addAll(setup.rows(conns, c));
+            ourFailure |= setup.failed();
             rows.add(reactive.setupRow(reactiveConnections != null ? reactiveConnections : quick ? 20 : 1000, c));
         }
         if (only.contains("multicast")) {
-            rows.addAll(multicastRows(ip, mcN, mcSizes, timeout, pin, c));
+            MulticastRows mc = new MulticastRows(ip, device, mcGroup, quick, repeat, verbose, timeout, pin, comparison,
+                    this::progress, this::awaitJitQuiet, line -> say("%s", line));
+            rows.addAll(mc.rows(mcN, mcSizes, c));
+            ourFailure |= mc.failed();
         }
-        ourFailure |= reactive.failed();
+        ourFailure |= reactive.failed() | comparison.failed();
 
         String table = Table.text(rows);
         pw.println();
@@ -505,68 +510,6 @@ public final class Bench implements Callable<Integer> {
         return row;
     }
 
-    /**
-     * One measurement of ours: the value, the heap bytes per message its threads allocated, and the
-     * process CPU microseconds per message over the timed part (NaN if not measured).
-     */
-    private record Measured(double value, double alloc, double cpu) {
-        Measured(double value, double alloc) {
-            this(value, alloc, Double.NaN);
-        }
-    }
-
-    /**
-     * Measures ours and C {@link #repeat} times, alternating, and reports each side's median, so a hiccup
-     * of the (emulated) machine in one run does not decide a row. The note gives both sides' ranges.
-     */
-    private Row compare(String metric, long size, String unit, String tool, Row.Target target,
-                        Supplier<Measured> ours, Supplier<CTools.Outcome> c, String baseNote) {
-        List<Double> mine = new ArrayList<>();
-        List<Double> theirs = new ArrayList<>();
-        List<Double> myCpu = new ArrayList<>();
-        List<Double> theirCpu = new ArrayList<>();
-        double alloc = Double.NaN;
-        List<String> errors = new ArrayList<>();
-        for (int r = 0; r < repeat; r++) {
-            try {
-                Measured m = ours.get();
-                mine.add(m.value());
-                alloc = Double.isNaN(alloc) ? m.alloc() : Math.max(alloc, m.alloc());
-                if (!Double.isNaN(m.cpu())) {
-                    myCpu.add(m.cpu());
-                }
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                errors.add("ours failed: " + e.getMessage());
-            }
-            CTools.Outcome o = c.get();
-            if (o.ok()) {
-                theirs.add(o.value());
-                if (!Double.isNaN(o.cpuPerMessage())) {
-                    theirCpu.add(o.cpuPerMessage());
-                }
-            } else {
-                errors.add(o.error());
-            }
-        }
-        String note = baseNote;
-        if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
-            note = (note.isEmpty() ? "" : note + "; ") + "median of " + repeat + ": ours " + range(mine) + ", C "
-                    + range(theirs);
-        }
-        if (!errors.isEmpty()) {
-            note = (note.isEmpty() ? "" : note + "; ") + String.join("; ", errors.stream().distinct().toList());
-        }
-        if (repeat > 1 && (!myCpu.isEmpty() || !theirCpu.isEmpty())) {
-            note += "; CPU us/msg " + (myCpu.isEmpty() ? "" : "ours " + range(myCpu)) + (theirCpu.isEmpty() ? ""
-                    : (myCpu.isEmpty() ? "" : ", ") + "C " + range(theirCpu));
-        }
-        Row row = new Row(metric, size, unit, median(mine), median(theirs), tool, target, alloc, note)
-                .withCpu(median(myCpu), median(theirCpu));
-        progress(row);
-        return row;
-    }
-
     static double median(List<Double> values) {
         if (values.isEmpty()) {
             return Double.NaN;
@@ -584,9 +527,9 @@ public final class Bench implements Callable<Integer> {
 
     private Row latencyRow(String metric, int size, String tool, int iters, Supplier<VerbsTests.Latency> ours,
                            int rttFactor, CTools c) {
-        return compare(metric, size, "us", tool, Row.Target.RATIO_AT_MOST, () -> {
+        return comparison.compare(metric, size, "us", tool, Row.Target.RATIO_AT_MOST, () -> {
             VerbsTests.Latency r = ours.get();
-            return new Measured(Stats.typicalMicros(r.stamps(), rttFactor), r.allocPerMessage(),
+            return new Comparison.Measured(Stats.typicalMicros(r.stamps(), rttFactor), r.allocPerMessage(),
                     CpuTime.take(r.messages()));
         }, () -> c.latency(tool, size, iters), "");
     }
@@ -602,13 +545,13 @@ public final class Bench implements Callable<Integer> {
         long[] rnr = new long[2];
         java.util.Set<String> apis = new java.util.TreeSet<>();
         boolean counts = metric.startsWith("send") && PortCounters.read(device, PortCounters.RNR_NAKS_SENT) >= 0;
-        Row row = compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
+        Row row = comparison.compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
             warm.run();
             long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
             VerbsTests.Bandwidth r = ours.get();
             double cpu = CpuTime.take(r.messages());
             rnr[0] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
-            return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage(), cpu);
+            return new Comparison.Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage(), cpu);
         }, () -> {
             long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
             CTools.Outcome o = c.bandwidth(tool, size, n, wrApi);
@@ -666,10 +609,10 @@ public final class Bench implements Callable<Integer> {
                 // perftest takes 5 iterations at least.
                 int n = (int) Math.max(5, Math.min(512, budget / size));
                 awaitJitQuiet();
-                rows.add(compare(Row.LARGE_METRIC, size, "Gbit/s", "ib_read_bw", Row.Target.RATIO_AT_LEAST, () -> {
+                rows.add(comparison.compare(Row.LARGE_METRIC, size, "Gbit/s", "ib_read_bw", Row.Target.RATIO_AT_LEAST, () -> {
                     pair.stream(size, Math.max(2, n / 8));
                     ReactiveLarge.Run r = pair.stream(size, n);
-                    return new Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
+                    return new Comparison.Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
                 }, () -> {
                     CTools.Outcome o = c.bandwidth("ib_read_bw", size, n, false);
                     return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
@@ -723,215 +666,6 @@ public final class Bench implements Callable<Integer> {
         return rows;
     }
 
-    private List<Row> setupRows(InetAddress ip, int conns, Duration timeout, CTools c) throws InterruptedException {
-        List<Row> rows = new ArrayList<>();
-        List<ConnectionRate.Result> ours = new ArrayList<>();
-        List<ConnectionRate.Result> theirs = new ArrayList<>();
-        List<String> errors = new ArrayList<>();
-        int warmRounds = 0;
-        try {
-            warmRounds = warmUpSetup(ip, conns, timeout);
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            errors.add("ours failed: " + e.getMessage());
-        }
-        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
-            try {
-                ours.add(ConnectionRate.run(new InetSocketAddress(ip, basePort + 2 + r), conns, timeout));
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                errors.add("ours failed: " + e.getMessage());
-            }
-            StringBuilder error = new StringBuilder();
-            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-            if (error.isEmpty()) {
-                theirs.add(new ConnectionRate.Result(conns, cm));
-            } else {
-                errors.add(error.toString());
-            }
-        }
-        ConnectionRate.Result o = medianRun(ours);
-        ConnectionRate.Result t = medianRun(theirs);
-        String note = conns + " connections; create id..connect; ours after " + warmRounds + " untimed rounds";
-        if (repeat > 1 && !ours.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + repeat + ": ours " + range(ours.stream().map(ConnectionRate.Result::setupRate)
-                    .toList()) + ", C " + range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
-        }
-        if (!errors.isEmpty()) {
-            note += "; " + String.join("; ", errors);
-        }
-        Row rate = new Row("connection setup rate", 0, "conn/s", o == null ? Double.NaN : o.setupRate(),
-                t == null ? Double.NaN : t.setupRate(), "cmtime", Row.Target.RATIO_AT_LEAST, Double.NaN, note);
-        progress(rate);
-        rows.add(rate);
-        for (ConnectionRate.Step s : ConnectionRate.Step.values()) {
-            rows.add(new Row("setup step: " + s.label + " (total)", 0, "ms",
-                    o == null ? Double.NaN : o.totalMillis().getOrDefault(s, Double.NaN),
-                    t == null ? Double.NaN : t.totalMillis().getOrDefault(s, Double.NaN), "cmtime", Row.Target.NONE,
-                    Double.NaN, "from the median run"));
-        }
-        return rows;
-    }
-
-    /**
-     * Untimed setup rounds until one leaves the JIT nearly idle (compilation under 5% of the round's time),
-     * at most 8, then {@link #awaitJitQuiet()}. Connection setup makes each CM call a few times per
-     * connection, so a single round leaves most of that path interpreted or queued for the compiler, and
-     * the timed rounds would measure the compiler threads, which share the CPUs, more than the steady state
-     * that cmtime (native code) is compared with; the latency rows wait for the JIT the same way.
-     *
-     * @return how many rounds ran
-     */
-    private int warmUpSetup(InetAddress ip, int conns, Duration timeout) throws InterruptedException {
-        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
-        int rounds = 0;
-        while (rounds < 8) {
-            long compiled = monitored ? jit.getTotalCompilationTime() : 0;
-            long t0 = System.nanoTime();
-            ConnectionRate.run(new InetSocketAddress(ip, basePort + 50 + rounds), conns, timeout);
-            rounds++;
-            double wallMs = (System.nanoTime() - t0) / 1e6;
-            if (!monitored || jit.getTotalCompilationTime() - compiled < 0.05 * wallMs) {
-                break;
-            }
-        }
-        awaitJitQuiet();
-        return rounds;
-    }
-
-    /**
-     * Multicast datagram rate, per size: ours on the verbs layer vs mckey (alternating, medians, target as
-     * bandwidth); then the reactive API's rate against the same mckey medians (no target). The reactive runs
-     * come after all verbs runs, so the JIT compiling Reactor code does not compete with the verbs loops.
-     * Every run joins a fresh group, so nothing of an earlier run can arrive in it. The notes give the
-     * datagrams lost (sent but not received) per side over the timed runs, and what the port's counters saw.
-     */
-    private List<Row> multicastRows(InetAddress ip, int count, int[] sizes, Duration timeout, boolean pin, CTools c) {
-        List<Row> rows = new ArrayList<>();
-        // At least 4000 datagrams a round, so a quick run's short loops get compiled before they are timed.
-        int warmCount = Math.max(count, 4000);
-        String warmError = warmUntilSettled("multicast verbs loop", warmCount, quick ? 3 : 6, () -> pinned(pin,
-                () -> MulticastRate.verbs(ip, nextGroup(), warmCount, sizes[0], timeout, pin, this::awaitJitQuiet)));
-        for (int size : sizes) {
-            // [0] ours, [1] C: datagrams lost; the port's sent_pkts and rcvd_pkts over the runs
-            long[] lost = new long[2];
-            long[] sentPkts = new long[2];
-            long[] rcvdPkts = new long[2];
-            boolean[] lossUnknown = new boolean[1];
-            Row verbs = compare("multicast datagram rate", size, "msg/s", "mckey", Row.Target.RATIO_AT_LEAST, () -> {
-                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
-                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
-                MulticastRate.Run r = pinned(pin, () -> MulticastRate.verbs(ip, nextGroup(), count, size, timeout,
-                        pin, this::awaitJitQuiet));
-                sentPkts[0] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
-                rcvdPkts[0] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
-                lost[0] += r.lost();
-                if (verbose) {
-                    say("bench:   multicast %s ours (verbs): %.0f datagrams/s, %d of %d received", Row.sizeText(size),
-                            r.datagramsPerSecond(), r.received(), count);
-                }
-                return new Measured(r.datagramsPerSecond(), r.allocPerDatagram(), CpuTime.take(r.sent()));
-            }, () -> {
-                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
-                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
-                CTools.Mckey m = c.mckey(nextGroup().getHostAddress(), count, size);
-                sentPkts[1] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
-                rcvdPkts[1] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
-                if (verbose) {
-                    say("bench:   multicast %s mckey: %s", Row.sizeText(size), m.ok()
-                            ? String.format("%.0f datagrams/s", m.datagramsPerSecond()) : m.error());
-                }
-                if (m.received() < 0) {
-                    lossUnknown[0] = true;
-                } else {
-                    lost[1] += count - m.received();
-                }
-                return m.ok() ? new CTools.Outcome(m.datagramsPerSecond(), null, null, m.cpuPerDatagram())
-                        : CTools.Outcome.failed(m.error());
-            }, count + " datagrams; verbs layer");
-            String note = verbs.note() + "; lost ours " + lost[0] + ", C " + (lossUnknown[0] ? "?" : lost[1]);
-            if (PortCounters.read(device, PortCounters.SENT_PKTS) >= 0) {
-                note += "; port sent/rcvd pkts ours " + sentPkts[0] + "/" + rcvdPkts[0] + ", C " + sentPkts[1] + "/"
-                        + rcvdPkts[1];
-            }
-            if (warmError != null) {
-                note += "; " + warmError;
-            }
-            rows.add(verbs.withNote(note));
-        }
-
-        String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : 4, () -> pinned(pin,
-                () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout, this::awaitJitQuiet)));
-        for (int i = 0; i < sizes.length; i++) {
-            int size = sizes[i];
-            List<Double> mine = new ArrayList<>();
-            List<Double> cpu = new ArrayList<>();
-            double alloc = Double.NaN;
-            long lost = 0;
-            String note = count + " datagrams; rdmaflux.cm RdmaMulticast, " + count + " receive and send buffers; "
-                    + "alloc = all threads";
-            for (int r = 0; r < repeat; r++) {
-                try {
-                    MulticastRate.Run run = pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, size,
-                            timeout, this::awaitJitQuiet));
-                    mine.add(run.datagramsPerSecond());
-                    double perDatagram = CpuTime.take(run.sent());
-                    if (!Double.isNaN(perDatagram)) {
-                        cpu.add(perDatagram);
-                    }
-                    lost += run.lost();
-                    alloc = Double.isNaN(alloc) ? run.allocPerDatagram() : Math.max(alloc, run.allocPerDatagram());
-                    if (verbose) {
-                        say("bench:   multicast %s ours (reactive): %.0f datagrams/s, %d of %d received",
-                                Row.sizeText(size), run.datagramsPerSecond(), run.received(), count);
-                    }
-                } catch (RuntimeException e) {
-                    ourFailure = true;
-                    note += "; ours failed: " + e.getMessage();
-                }
-            }
-            if (repeat > 1 && !mine.isEmpty()) {
-                note += "; median of " + repeat + ": " + range(mine);
-            }
-            note += "; lost " + lost + (reactiveWarmError != null ? "; " + reactiveWarmError : "");
-            if (repeat > 1 && !cpu.isEmpty()) {
-                note += "; CPU us/msg " + range(cpu);
-            }
-            Row reactive = new Row(Row.REACTIVE_MULTICAST_METRIC, size, "msg/s", median(mine), rows.get(i).c(),
-                    "mckey", Row.Target.RATIO_AT_LEAST, alloc, note).withCpu(median(cpu), rows.get(i).cpuC());
-            progress(reactive);
-            rows.add(reactive);
-        }
-        return rows;
-    }
-
-    /**
-     * Untimed multicast rounds until two in a row agree within 5 % (at most {@code rounds}), so the JIT has
-     * compiled what the timed runs execute.
-     *
-     * @return why ours failed, or {@code null}
-     */
-    private String warmUntilSettled(String what, int count, int rounds, Supplier<MulticastRate.Run> run) {
-        try {
-            double previous = 0;
-            for (int round = 1; round <= rounds; round++) {
-                double rate = run.get().datagramsPerSecond();
-                boolean settled = round >= 2 && Math.abs(rate - previous) < 0.05 * previous;
-                if (settled || round == rounds) {
-                    say("bench: %s after %d x %d datagrams (%.0f datagrams/s)%s", what, round, count, rate,
-                            settled || rounds == 1 ? "" : ", rate still changing");
-                    return null;
-                }
-                previous = rate;
-            }
-            return null;
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            return "ours failed: " + e.getMessage();
-        }
-    }
-
     /** Runs {@code work} with the calling thread on CPU 0 (the C sender's CPU) when pinning. */
     static <T> T pinned(boolean pin, Supplier<T> work) {
         if (pin) {
@@ -944,32 +678,6 @@ public final class Bench implements Callable<Integer> {
                 Affinity.unpin();
             }
         }
-    }
-
-    /** {@return the next multicast group: {@code --mc-group} plus the number of groups used so far} */
-    private InetAddress nextGroup() {
-        try {
-            byte[] a = InetAddress.getByName(mcGroup).getAddress();
-            int n = groupsUsed++ % 200;
-            a[a.length - 1] = (byte) ((a[a.length - 1] & 0xff) + n);
-            InetAddress g = InetAddress.getByAddress(a);
-            if (!g.isMulticastAddress()) {
-                throw new IllegalArgumentException("--mc-group " + mcGroup + " is not a multicast address");
-            }
-            return g;
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalArgumentException("--mc-group " + mcGroup + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** {@return the run with the median setup rate (its step times are shown), or null} */
-    private static ConnectionRate.Result medianRun(List<ConnectionRate.Result> runs) {
-        if (runs.isEmpty()) {
-            return null;
-        }
-        List<ConnectionRate.Result> sorted = runs.stream()
-                .sorted(java.util.Comparator.comparingDouble(ConnectionRate.Result::setupRate)).toList();
-        return sorted.get(sorted.size() / 2);
     }
 
     private void progress(Row r) {

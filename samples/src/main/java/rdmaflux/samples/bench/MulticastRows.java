@@ -1,0 +1,217 @@
+package rdmaflux.samples.bench;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * The multicast rows: the datagram rate of the verbs layer and of the reactive API ({@link MulticastRate})
+ * against {@code mckey}, per size.
+ */
+final class MulticastRows {
+    private final InetAddress ip;
+    private final String device;
+    private final String mcGroup;
+    private final boolean quick;
+    private final int repeat;
+    private final boolean verbose;
+    private final Duration timeout;
+    private final boolean pin;
+    private final Comparison comparison;
+    private final Consumer<Row> progress;
+    private final Runnable awaitJitQuiet;
+    private final Consumer<String> say;
+    private int groupsUsed;
+    private boolean failed;
+
+    /**
+     * @param ip the RDMA interface's address
+     * @param device the RDMA device (its port counters go into the notes)
+     * @param mcGroup the first multicast group; each run takes the next
+     * @param quick a short run
+     * @param repeat runs of each side
+     * @param verbose print each run
+     * @param timeout the longest wait for any step
+     * @param pin pin the sending thread to CPU 0, as the C sender
+     * @param comparison measures the verbs rows against mckey
+     * @param progress prints a finished row
+     * @param awaitJitQuiet waits until the JIT has gone quiet
+     * @param say prints a line
+     */
+    MulticastRows(InetAddress ip, String device, String mcGroup, boolean quick, int repeat, boolean verbose,
+                  Duration timeout, boolean pin, Comparison comparison, Consumer<Row> progress, Runnable awaitJitQuiet,
+                  Consumer<String> say) {
+        this.ip = ip;
+        this.device = device;
+        this.mcGroup = mcGroup;
+        this.quick = quick;
+        this.repeat = repeat;
+        this.verbose = verbose;
+        this.timeout = timeout;
+        this.pin = pin;
+        this.comparison = comparison;
+        this.progress = progress;
+        this.awaitJitQuiet = awaitJitQuiet;
+        this.say = say;
+    }
+
+    /** {@return whether a run of ours failed (the rows say which)} */
+    boolean failed() {
+        return failed;
+    }
+
+    /**
+     * Multicast datagram rate, per size: ours on the verbs layer vs mckey (alternating, medians, target as
+     * bandwidth); then the reactive API's rate against the same mckey medians (no target). The reactive runs
+     * come after all verbs runs, so the JIT compiling Reactor code does not compete with the verbs loops.
+     * Every run joins a fresh group, so nothing of an earlier run can arrive in it. The notes give the
+     * datagrams lost (sent but not received) per side over the timed runs, and what the port's counters saw.
+     */
+    List<Row> rows(int count, int[] sizes, CTools c) {
+        List<Row> rows = new ArrayList<>();
+        // At least 4000 datagrams a round, so a quick run's short loops get compiled before they are timed.
+        int warmCount = Math.max(count, 4000);
+        String warmError = warmUntilSettled("multicast verbs loop", warmCount, quick ? 3 : 6, () -> Bench.pinned(pin,
+                () -> MulticastRate.verbs(ip, nextGroup(), warmCount, sizes[0], timeout, pin, awaitJitQuiet)));
+        for (int size : sizes) {
+            // [0] ours, [1] C: datagrams lost; the port's sent_pkts and rcvd_pkts over the runs
+            long[] lost = new long[2];
+            long[] sentPkts = new long[2];
+            long[] rcvdPkts = new long[2];
+            boolean[] lossUnknown = new boolean[1];
+            Row verbs = comparison.compare("multicast datagram rate", size, "msg/s", "mckey", Row.Target.RATIO_AT_LEAST, () -> {
+                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
+                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
+                MulticastRate.Run r = Bench.pinned(pin, () -> MulticastRate.verbs(ip, nextGroup(), count, size, timeout,
+                        pin, awaitJitQuiet));
+                sentPkts[0] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
+                rcvdPkts[0] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
+                lost[0] += r.lost();
+                if (verbose) {
+                    say("bench:   multicast %s ours (verbs): %.0f datagrams/s, %d of %d received", Row.sizeText(size),
+                            r.datagramsPerSecond(), r.received(), count);
+                }
+                return new Comparison.Measured(r.datagramsPerSecond(), r.allocPerDatagram(), CpuTime.take(r.sent()));
+            }, () -> {
+                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
+                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
+                CTools.Mckey m = c.mckey(nextGroup().getHostAddress(), count, size);
+                sentPkts[1] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
+                rcvdPkts[1] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
+                if (verbose) {
+                    say("bench:   multicast %s mckey: %s", Row.sizeText(size), m.ok()
+                            ? String.format("%.0f datagrams/s", m.datagramsPerSecond()) : m.error());
+                }
+                if (m.received() < 0) {
+                    lossUnknown[0] = true;
+                } else {
+                    lost[1] += count - m.received();
+                }
+                return m.ok() ? new CTools.Outcome(m.datagramsPerSecond(), null, null, m.cpuPerDatagram())
+                        : CTools.Outcome.failed(m.error());
+            }, count + " datagrams; verbs layer");
+            String note = verbs.note() + "; lost ours " + lost[0] + ", C " + (lossUnknown[0] ? "?" : lost[1]);
+            if (PortCounters.read(device, PortCounters.SENT_PKTS) >= 0) {
+                note += "; port sent/rcvd pkts ours " + sentPkts[0] + "/" + rcvdPkts[0] + ", C " + sentPkts[1] + "/"
+                        + rcvdPkts[1];
+            }
+            if (warmError != null) {
+                note += "; " + warmError;
+            }
+            rows.add(verbs.withNote(note));
+        }
+
+        String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : 4, () -> Bench.pinned(pin,
+                () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout, awaitJitQuiet)));
+        for (int i = 0; i < sizes.length; i++) {
+            int size = sizes[i];
+            List<Double> mine = new ArrayList<>();
+            List<Double> cpu = new ArrayList<>();
+            double alloc = Double.NaN;
+            long lost = 0;
+            String note = count + " datagrams; rdmaflux.cm RdmaMulticast, " + count + " receive and send buffers; "
+                    + "alloc = all threads";
+            for (int r = 0; r < repeat; r++) {
+                try {
+                    MulticastRate.Run run = Bench.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, size,
+                            timeout, awaitJitQuiet));
+                    mine.add(run.datagramsPerSecond());
+                    double perDatagram = CpuTime.take(run.sent());
+                    if (!Double.isNaN(perDatagram)) {
+                        cpu.add(perDatagram);
+                    }
+                    lost += run.lost();
+                    alloc = Double.isNaN(alloc) ? run.allocPerDatagram() : Math.max(alloc, run.allocPerDatagram());
+                    if (verbose) {
+                        say("bench:   multicast %s ours (reactive): %.0f datagrams/s, %d of %d received",
+                                Row.sizeText(size), run.datagramsPerSecond(), run.received(), count);
+                    }
+                } catch (RuntimeException e) {
+                    failed = true;
+                    note += "; ours failed: " + e.getMessage();
+                }
+            }
+            if (repeat > 1 && !mine.isEmpty()) {
+                note += "; median of " + repeat + ": " + Bench.range(mine);
+            }
+            note += "; lost " + lost + (reactiveWarmError != null ? "; " + reactiveWarmError : "");
+            if (repeat > 1 && !cpu.isEmpty()) {
+                note += "; CPU us/msg " + Bench.range(cpu);
+            }
+            Row reactive = new Row(Row.REACTIVE_MULTICAST_METRIC, size, "msg/s", Bench.median(mine), rows.get(i).c(),
+                    "mckey", Row.Target.RATIO_AT_LEAST, alloc, note).withCpu(Bench.median(cpu), rows.get(i).cpuC());
+            progress.accept(reactive);
+            rows.add(reactive);
+        }
+        return rows;
+    }
+
+    /**
+     * Untimed multicast rounds until two in a row agree within 5 % (at most {@code rounds}), so the JIT has
+     * compiled what the timed runs execute.
+     *
+     * @return why ours failed, or {@code null}
+     */
+    private String warmUntilSettled(String what, int count, int rounds, Supplier<MulticastRate.Run> run) {
+        try {
+            double previous = 0;
+            for (int round = 1; round <= rounds; round++) {
+                double rate = run.get().datagramsPerSecond();
+                boolean settled = round >= 2 && Math.abs(rate - previous) < 0.05 * previous;
+                if (settled || round == rounds) {
+                    say("bench: %s after %d x %d datagrams (%.0f datagrams/s)%s", what, round, count, rate,
+                            settled || rounds == 1 ? "" : ", rate still changing");
+                    return null;
+                }
+                previous = rate;
+            }
+            return null;
+        } catch (RuntimeException e) {
+            failed = true;
+            return "ours failed: " + e.getMessage();
+        }
+    }
+
+    /** {@return the next multicast group: {@code --mc-group} plus the number of groups used so far} */
+    private InetAddress nextGroup() {
+        try {
+            byte[] a = InetAddress.getByName(mcGroup).getAddress();
+            int n = groupsUsed++ % 200;
+            a[a.length - 1] = (byte) ((a[a.length - 1] & 0xff) + n);
+            InetAddress g = InetAddress.getByAddress(a);
+            if (!g.isMulticastAddress()) {
+                throw new IllegalArgumentException("--mc-group " + mcGroup + " is not a multicast address");
+            }
+            return g;
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("--mc-group " + mcGroup + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void say(String format, Object... args) {
+        say.accept(String.format(format, args));
+    }
+}
