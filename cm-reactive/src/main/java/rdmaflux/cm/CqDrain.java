@@ -40,7 +40,11 @@ final class CqDrain {
     private final Sink sink;
     private final WorkCompletions wc = new WorkCompletions(32);
     private final long busyPollNanos;
-    private long lastActivity;
+    /**
+     * When a busy-polling drain last found (or, {@link #touch()}, was about to look for) completions. Read by
+     * the loop, written by whichever thread drains: volatile.
+     */
+    private volatile long lastActivity;
     private boolean draining;
 
     /**
@@ -61,6 +65,17 @@ final class CqDrain {
     void start() {
         cq.requestNotification(false);
         drain();
+    }
+
+    /**
+     * Busy polling: counts as activity now, so the loop keeps polling this CQ for another busy period. Called
+     * by a thread that drains the CQ for the loop: such a drain does not re-arm the CQ while it is busy, so
+     * the loop must still be polling it and re-arm it itself once it is idle.
+     */
+    void touch() {
+        if (busyPollNanos > 0) {
+            lastActivity = System.nanoTime();
+        }
     }
 
     /** {@return whether the loop should call {@link #drain()} again without waiting for a notification} */

@@ -98,6 +98,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     final ConnectionLock lock = new ConnectionLock();
     /** Set by the completion loop when it found the lock held: the holder drains the CQ before letting go. */
     private volatile boolean drainRequested;
+    /** Whether the CQ is busy polled ({@link ConnectionOptions.CompletionMode#BUSY_POLL}). */
+    private final boolean busyPolling;
     /** The send side: operations, send buffers, posting. */
     private final SendQueue sends;
 
@@ -144,6 +146,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         int depth = options.sendQueueDepth();
         cq = ctx.createCompletionQueue(depth + recvCount, loop.channel(id.sharedContext()),
                 loop.completionVector(ctx.completionVectorCount()));
+        busyPolling = options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL;
         drain = new CqDrain(cq, this, options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL
                 ? Math.max(1, options.busyPoll().toNanos()) : 0);
         qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cq)
@@ -324,7 +327,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     @Override
     public boolean busy() {
-        return drain.busy();
+        // A drain left to the lock's holder counts: that drain, busy polling, does not re-arm the CQ, so the
+        // loop must keep polling it (and re-arm it once idle) rather than wait for a notification. The
+        // request is read first: the holder marks the activity before it clears the request.
+        return (busyPolling && drainRequested) || drain.busy();
     }
 
     /**
@@ -452,6 +458,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      */
     private boolean beforeUnlock() {
         if (drainRequested) {
+            drain.touch(); // before the request is cleared: the loop sees one or the other (busy())
             drainNow();
         }
         boolean credited = receives.takeReleased(tornDown, window);
