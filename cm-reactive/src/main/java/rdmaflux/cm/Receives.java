@@ -24,7 +24,8 @@ interface Receives {
     }
 
     /**
-     * Completion loop: the slot a receive completion names; the receive is no longer posted.
+     * Completion loop: the slot a receive completion names. Its receive was consumed, so the implementation
+     * counts it out of what it has posted.
      *
      * @param wrId the completion's work request id ({@link #isReceive})
      * @return its slot
