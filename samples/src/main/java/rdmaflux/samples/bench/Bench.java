@@ -255,7 +255,10 @@ public final class Bench implements Callable<Integer> {
             ourFailure |= s.failed();
         }
         if (only.contains("large")) {
-            rows.addAll(largeRows(ip, timeout, c));
+            LargeRows large = new LargeRows(ip, quick, repeat, timeout, comparison, this::progress,
+                    this::awaitJitQuiet, line -> say("%s", line));
+            rows.addAll(large.rows(c));
+            ourFailure |= large.failed();
         }
         if (only.contains("setup")) {
             SetupRows setup = new SetupRows(ip, basePort, repeat, timeout, this::progress, this::awaitJitQuiet);
@@ -575,95 +578,6 @@ public final class Bench implements Callable<Integer> {
     static Row findRow(List<Row> rows, String metric, long size) {
         return rows.stream().filter(r -> r.metric().equals(metric) && r.size() == size).findFirst()
                 .orElse(new Row(metric, size, "", Double.NaN, Double.NaN, "", Row.Target.NONE, Double.NaN, ""));
-    }
-
-    /**
-     * Reactive throughput of messages larger than the receive buffers (sent by rendezvous: the receiver
-     * RDMA-READs them) against {@code ib_read_bw} at the same sizes and counts; target as
-     * {@link Row#LARGE_BOUND}; the allocation column is all threads' heap bytes per message. Each timed
-     * stream of ours follows an untimed one of an eighth of its messages at the same size.
-     */
-    private List<Row> largeRows(InetAddress ip, Duration timeout, CTools c) {
-        int[] sizes = quick ? new int[] {64 << 10, 1 << 20}
-                : new int[] {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
-        long budget = (quick ? 4L : 32L) << 20;
-        List<Row> rows = new ArrayList<>();
-        ReactiveLarge pair;
-        try {
-            pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout, false);
-            int warm = quick ? 64 : 1000;
-            say("bench: warming up the JIT on the reactive large-message stream (%d x 64 KiB)", warm);
-            pair.stream(64 << 10, warm);
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            for (int size : sizes) {
-                Row row = new Row(Row.LARGE_METRIC, size, "Gbit/s", Double.NaN, Double.NaN, "ib_read_bw",
-                        Row.Target.RATIO_AT_LEAST, Double.NaN, "ours failed: " + e.getMessage());
-                progress(row);
-                rows.add(row);
-            }
-            return rows;
-        }
-        try (pair) {
-            for (int size : sizes) {
-                // perftest takes 5 iterations at least.
-                int n = (int) Math.max(5, Math.min(512, budget / size));
-                awaitJitQuiet();
-                rows.add(comparison.compare(Row.LARGE_METRIC, size, "Gbit/s", "ib_read_bw", Row.Target.RATIO_AT_LEAST, () -> {
-                    pair.stream(size, Math.max(2, n / 8));
-                    ReactiveLarge.Run r = pair.stream(size, n);
-                    return new Comparison.Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
-                }, () -> {
-                    CTools.Outcome o = c.bandwidth("ib_read_bw", size, n, false);
-                    return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null) : o;
-                }, n + " messages; send(RegisteredBuffer), " + ReactiveLarge.IN_FLIGHT
-                        + " subscribed at a time, default options; alloc = all threads"));
-            }
-        }
-        rows.addAll(largeApplicationMemoryRows(ip, sizes, budget, rows, timeout));
-        return rows;
-    }
-
-    /**
-     * The same streams with the receiver reading into memory the bench supplies and reuses
-     * ({@code largeMessageMemory}), against the C values of {@code compared}: what allocating a region
-     * per message costs (informational, ours only).
-     */
-    private List<Row> largeApplicationMemoryRows(InetAddress ip, int[] sizes, long budget, List<Row> compared,
-                                                 Duration timeout) {
-        String metric = Row.LARGE_METRIC + ", application memory";
-        List<Row> rows = new ArrayList<>();
-        try (ReactiveLarge pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout,
-                true)) {
-            pair.stream(64 << 10, quick ? 64 : 1000);
-            for (int i = 0; i < sizes.length; i++) {
-                int size = sizes[i];
-                int n = (int) Math.max(5, Math.min(512, budget / size));
-                List<Double> mine = new ArrayList<>();
-                double alloc = Double.NaN;
-                awaitJitQuiet();
-                for (int r = 0; r < repeat; r++) {
-                    pair.stream(size, Math.max(2, n / 8));
-                    ReactiveLarge.Run run = pair.stream(size, n);
-                    mine.add(Stats.gbits(run.bytesPerSecond()));
-                    alloc = Double.isNaN(alloc) ? run.allocPerMessage() : Math.max(alloc, run.allocPerMessage());
-                }
-                String note = n + " messages; as above, received into slices of one segment reused round-robin "
-                        + "(ConnectionOptions.largeMessageMemory); alloc = all threads"
-                        + (repeat > 1 ? "; median of " + repeat + ": " + range(mine) : "");
-                Row row = new Row(metric, size, "Gbit/s", median(mine), compared.get(i).c(), "ib_read_bw",
-                        Row.Target.NONE, alloc, note);
-                progress(row);
-                rows.add(row);
-            }
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            Row row = new Row(metric, 0, "Gbit/s", Double.NaN, Double.NaN, "ib_read_bw", Row.Target.NONE, Double.NaN,
-                    "ours failed: " + e.getMessage());
-            progress(row);
-            rows.add(row);
-        }
-        return rows;
     }
 
     /** Runs {@code work} with the calling thread on CPU 0 (the C sender's CPU) when pinning. */

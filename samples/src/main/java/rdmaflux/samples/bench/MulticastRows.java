@@ -82,7 +82,8 @@ final class MulticastRows {
             long[] sentPkts = new long[2];
             long[] rcvdPkts = new long[2];
             boolean[] lossUnknown = new boolean[1];
-            Row verbs = comparison.compare("multicast datagram rate", size, "msg/s", "mckey", Row.Target.RATIO_AT_LEAST, () -> {
+            Row verbs = comparison.compare("multicast datagram rate", size, "msg/s", "mckey",
+                    Row.Target.RATIO_AT_LEAST, () -> {
                 long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
                 long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
                 MulticastRate.Run r = Bench.pinned(pin, () -> MulticastRate.verbs(ip, nextGroup(), count, size, timeout,
@@ -124,8 +125,9 @@ final class MulticastRows {
             rows.add(verbs.withNote(note));
         }
 
-        String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : 4, () -> Bench.pinned(pin,
-                () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout, awaitJitQuiet)));
+        String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : 4,
+                () -> Bench.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout,
+                        awaitJitQuiet)));
         for (int i = 0; i < sizes.length; i++) {
             int size = sizes[i];
             List<Double> mine = new ArrayList<>();

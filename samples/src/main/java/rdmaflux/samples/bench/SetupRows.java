@@ -82,7 +82,8 @@ final class SetupRows {
         ConnectionRate.Result t = medianRun(theirs);
         String note = conns + " connections; create id..connect; ours after " + warmRounds + " untimed rounds";
         if (repeat > 1 && !ours.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + repeat + ": ours " + Bench.range(ours.stream().map(ConnectionRate.Result::setupRate)
+            note += "; median of " + repeat + ": ours "
+                    + Bench.range(ours.stream().map(ConnectionRate.Result::setupRate)
                     .toList()) + ", C " + Bench.range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
         }
         if (!errors.isEmpty()) {
