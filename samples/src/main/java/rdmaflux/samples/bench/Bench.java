@@ -282,6 +282,10 @@ public final class Bench implements Callable<Integer> {
         pw.println(missed.isEmpty() ? "bench: all targets met" : "bench: targets MISSED: " + missed.size() + " ("
                 + String.join("; ", missed.stream().map(r -> r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size())
                 : "")).toList()) + ")");
+        // Repeated under the table so that a log cut to its last lines still says which row failed and why.
+        rows.stream().filter(r -> r.note() != null && r.note().contains("failed")).forEach(r -> pw.println(
+                "bench: FAILED: " + r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size()) : "") + ": "
+                        + r.note()));
         pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);
         pw.flush();
         if (out != null) {
