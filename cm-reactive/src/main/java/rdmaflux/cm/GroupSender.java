@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.reactivestreams.Publisher;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import rdmaflux.verbs.AddressHandle;
@@ -103,7 +102,11 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
 
     @Override
     public Mono<Void> send(Publisher<? extends ByteBuffer> datagrams) {
-        return Flux.from(datagrams).flatMapSequential(this::send, options.sendBuffers()).then();
+        if (disposed.get()) {
+            return Mono.error(new IllegalStateException("the sender is disposed"));
+        }
+        UdParameters p = params;
+        return join.queue().send(ah, p.qpNumber(), p.qkey(), datagrams);
     }
 
     @Override

@@ -2,18 +2,16 @@ package rdmaflux.cm;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.Queue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.concurrent.Queues;
@@ -27,9 +25,6 @@ import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RdmaContext;
 import rdmaflux.verbs.ReceiveRequests;
-import rdmaflux.verbs.SendFlag;
-import rdmaflux.verbs.SendOpcode;
-import rdmaflux.verbs.SendRequests;
 import rdmaflux.verbs.WcStatus;
 import rdmaflux.verbs.WorkCompletions;
 
@@ -58,10 +53,6 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     /** Makes the QP: through rdma_create_qp for multicast ids (librdmacm attaches it), or by hand. */
     interface QpFactory {
         QueuePair create(ProtectionDomain pd, QpInitAttributes attributes);
-    }
-
-    private record PendingSend(AddressHandle ah, int qpn, int qkey, ByteBuffer data, boolean withImmediate,
-                               int immediate, MonoSink<Void> sink) {
     }
 
     private final CompletionLoop loop;
@@ -97,17 +88,8 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private boolean registered;
     private volatile boolean tornDown;
 
-    // Send side: guarded by this.
-    private final int sendBuffers;
-    private final MemoryRegion sendMr;
-    private final SendRequests sendBatch = new SendRequests(1, 1);
-    private final MonoSink<Void>[] inFlight;
-    private final int[] inFlightBytes;
-    private final int[] freeSend;
-    private int freeSendTop;
-    private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
-    private Throwable closedCause;
-    private boolean closed;
+    /** The send side. */
+    private final UdSends sends;
 
     /**
      * Creates the resources (on the CM loop). On failure the CQ (and a QP made through the id) belong to
@@ -128,7 +110,6 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         this.deviceName = ctx.deviceName();
         this.port = port;
         this.receiveBuffers = receiveBuffers;
-        this.sendBuffers = sendBuffers;
         this.pd = domain.pd();
         QueuePair madeQp = null;
         MemoryRegion madeRecv = null;
@@ -154,14 +135,8 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 freeSlots[i] = receiveBuffers - 1 - i;
             }
             freeTop = receiveBuffers;
-            sendMr = sendBuffers > 0 ? pd.register(RcQueue.allocate(arena, (long) maxPayload * sendBuffers, 64)) : null;
-            inFlight = new MonoSink[sendBuffers];
-            inFlightBytes = new int[sendBuffers];
-            freeSend = new int[sendBuffers];
-            for (int i = 0; i < sendBuffers; i++) {
-                freeSend[i] = sendBuffers - 1 - i;
-            }
-            freeSendTop = sendBuffers;
+            sends = new UdSends(qp, pd, arena, sendBuffers, maxPayload, "the active MTU of " + deviceName
+                    + " port " + port, recorder, scheduler);
         } catch (RuntimeException | Error e) {
             // The QP first (it uses the CQ, which the id's close destroys after this), then the region.
             closeQuietly(madeQp);
@@ -344,7 +319,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             deliver(d);
             return;
         }
-        sendCompleted((int) wrId, wc.isSuccess(i) ? null : sendError(wc, i));
+        sends.completed((int) wrId, wc.isSuccess(i) ? null : sendError(wc, i));
     }
 
     private void deliver(Datagram d) {
@@ -410,105 +385,27 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     // ------------------------------------------------------------------ sending
 
-    /**
-     * Sends one datagram. The payload is copied when posted (maybe after subscription, when every send
-     * buffer is busy); the Mono completes when the device reports the send done.
-     */
+    /** One datagram ({@link UdSends#send(AddressHandle, int, int, ByteBuffer, boolean, int)}). */
     Mono<Void> send(AddressHandle ah, int qpn, int qkey, ByteBuffer data, boolean withImmediate, int immediate) {
-        int len = data.remaining();
-        if (len > maxPayload) {
-            return Mono.error(new IllegalArgumentException("datagram of " + len + " bytes exceeds the UD payload "
-                    + "limit of " + maxPayload + " bytes (the active MTU of " + deviceName + " port " + port
-                    + "); the device would drop it"));
-        }
-        if (sendBuffers == 0) {
-            return Mono.error(new IllegalStateException("this queue cannot send"));
-        }
-        return Mono.<Void>create(sink -> {
-            synchronized (this) {
-                if (closed) {
-                    sink.error(closedError());
-                    return;
-                }
-                PendingSend p = new PendingSend(ah, qpn, qkey, data, withImmediate, immediate, sink);
-                if (pending.isEmpty() && freeSendTop > 0) {
-                    post(p);
-                } else {
-                    pending.add(p);
-                }
-            }
-        }).publishOn(scheduler);
+        return sends.send(ah, qpn, qkey, data, withImmediate, immediate);
     }
 
-    /** Guarded by this. */
-    private void post(PendingSend p) {
-        int slot = freeSend[--freeSendTop];
-        long off = (long) maxPayload * slot;
-        int len = p.data.remaining();
-        try {
-            if (len > 0) {
-                MemorySegment.copy(MemorySegment.ofBuffer(p.data), 0, sendMr.segment(), off, len);
-            }
-            sendBatch.set(0, slot, p.withImmediate ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND,
-                    SendFlag.mask(SendFlag.SIGNALED));
-            if (p.withImmediate) {
-                sendBatch.immediate(0, p.immediate);
-            }
-            if (len > 0) {
-                sendBatch.sge(0, 0, sendMr, off, len);
-            }
-            sendBatch.ud(0, p.ah, p.qpn, p.qkey);
-            qp.postSend(sendBatch, 1);
-        } catch (RuntimeException e) {
-            freeSend[freeSendTop++] = slot;
-            p.sink.error(e);
-            return;
-        }
-        inFlight[slot] = p.sink;
-        inFlightBytes[slot] = len;
-    }
-
-    private void sendCompleted(int slot, Throwable error) {
-        MonoSink<Void> s;
-        synchronized (this) {
-            if (error == null) {
-                recorder.datagramSent(inFlightBytes[slot]);
-            }
-            s = inFlight[slot];
-            inFlight[slot] = null;
-            freeSend[freeSendTop++] = slot;
-            PendingSend p;
-            while (!closed && freeSendTop > 0 && (p = pending.poll()) != null) {
-                post(p);
-            }
-        }
-        if (s != null) {
-            if (error != null) {
-                s.error(error);
-            } else {
-                s.success();
-            }
-        }
+    /** Datagrams in order, without a {@code Mono} each ({@link UdSends#send(AddressHandle, int, int, Publisher)}). */
+    Mono<Void> send(AddressHandle ah, int qpn, int qkey, Publisher<? extends ByteBuffer> datagrams) {
+        return sends.send(ah, qpn, qkey, datagrams);
     }
 
     private Throwable sendError(WorkCompletions wc, int i) {
         WcStatus status = wc.status(i);
         if (status == WcStatus.WR_FLUSH_ERR) {
-            return closedError();
+            return sends.closedError();
         }
         return new RdmaCmException.CompletionError(status, "UD send failed: " + wc.describe(i));
     }
 
-    private synchronized Throwable closedError() {
-        return closedCause != null ? closedCause : new IllegalStateException("closed");
-    }
-
     /** Refuses new sends from now on; any thread. */
-    synchronized void markClosed(Throwable cause) {
-        if (!closed) {
-            closed = true;
-            closedCause = cause;
-        }
+    void markClosed(Throwable cause) {
+        sends.markClosed(cause);
     }
 
     // ------------------------------------------------------------------ teardown
@@ -529,21 +426,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 registered = false;
             }
             tornDown = true;
-            Throwable end = closedError();
-            java.util.List<MonoSink<Void>> failed = new java.util.ArrayList<>();
-            synchronized (this) {
-                for (int i = 0; i < inFlight.length; i++) {
-                    if (inFlight[i] != null) {
-                        failed.add(inFlight[i]);
-                        inFlight[i] = null;
-                    }
-                }
-                PendingSend p;
-                while ((p = pending.poll()) != null) {
-                    failed.add(p.sink);
-                }
-            }
-            failed.forEach(s -> s.error(end));
+            sends.failAll(sends.closedError());
             for (Inbox in : inboxes) {
                 in.close(cause);
             }
@@ -568,7 +451,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         }
         ahs.forEach(UdQueue::closeQuietly);
         closeQuietly(recvMr);
-        closeQuietly(sendMr);
+        closeQuietly(sends.region());
     }
 
     /** After the owning CM id is closed (the MRs are deregistered): frees the buffers. */

@@ -330,6 +330,58 @@ class MulticastIT {
         awaitResources(baseline, T);
     }
 
+    /**
+     * {@code send(Publisher)} runs as one stream that reuses a few send buffers (no {@code Mono} per datagram):
+     * it must keep the order and content over many more datagrams than buffers, stop its source on the first
+     * datagram it cannot send, and leave the sender usable after a cancel.
+     */
+    @Test
+    void oneStreamOfDatagramsThroughFewSendBuffers() throws Exception {
+        Map<String, Integer> baseline = MulticastTestSupport.resources();
+        InetAddress group = group(12);
+        MulticastOptions options = OPTIONS.toBuilder().receiveBuffers(512).sendBuffers(4).build();
+        MulticastMembership m = RdmaMulticast.join(group, options).block(T);
+        Flux<Datagram> received = m.datagrams().cache();
+        received.subscribe();
+        MulticastSender s = RdmaMulticast.sender(group, options).block(T);
+
+        // 300 datagrams through 4 buffers; fewer than the receive ring holds, so UD has no reason to drop any.
+        s.send(Flux.range(0, 300).map(i -> payload(i, 64))).block(T);
+        StepVerifier.create(received.take(300).index())
+                .thenConsumeWhile(t -> t.getT1() == seq(t.getT2()) && isPayload(t.getT2(), (int) (long) t.getT1(), 64))
+                .expectComplete().verify(T);
+
+        // A datagram above the MTU ends the stream with the typed refusal and cancels the source.
+        java.util.concurrent.atomic.AtomicBoolean sourceCancelled = new java.util.concurrent.atomic.AtomicBoolean();
+        int tooLarge = s.maxDatagramSize() + 1;
+        StepVerifier.create(s.send(Flux.range(300, 100).map(i -> i == 305 ? ByteBuffer.allocate(tooLarge)
+                        : payload(i, 64)).doOnCancel(() -> sourceCancelled.set(true))))
+                .expectErrorMatches(e -> e instanceof IllegalArgumentException && e.getMessage().contains("exceeds"))
+                .verify(T);
+        await("the source to be cancelled", T, sourceCancelled::get);
+        StepVerifier.create(received.skip(300).take(5).map(MulticastTestSupport::seq))
+                .expectNext(300, 301, 302, 303, 304).expectComplete().verify(T);
+
+        // A subscriber that cancels an endless stream: the source stops, and the sender still sends.
+        AtomicInteger generated = new AtomicInteger();
+        Disposable endless = s.send(Flux.<ByteBuffer>generate(sink -> sink.next(payload(1000 + generated.getAndIncrement(), 64))))
+                .subscribe();
+        await("the endless stream to send", T, () -> generated.get() > 20);
+        endless.dispose();
+        int stopped = generated.get();
+        Thread.sleep(200);
+        assertTrue(generated.get() <= stopped + 4, "the source was asked for more after the cancel: " + generated.get());
+        s.send(Flux.just(payload(5000, 64))).block(T);
+        StepVerifier.create(received.skip(305).map(MulticastTestSupport::seq).filter(q -> q == 5000).take(1))
+                .expectNext(5000).expectComplete().verify(T);
+
+        m.dispose();
+        s.dispose();
+        StepVerifier.create(s.send(Flux.just(payload(9, 8)))).expectError(IllegalStateException.class).verify(T);
+        m.onDispose().then(s.onDispose()).block(T);
+        awaitResources(baseline, T);
+    }
+
     @Test
     void datagramsUpToTheMtuAndNoLarger() throws Exception {
         Map<String, Integer> baseline = MulticastTestSupport.resources();
