@@ -2,12 +2,13 @@ package rdmaflux.cm;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.OptionalInt;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import rdmaflux.verbs.Gid;
 
@@ -27,6 +28,9 @@ import rdmaflux.verbs.Gid;
  * come from it; {@link #sourceQpn()} comes from the work completion.
  */
 public final class Datagram {
+    private static final VarHandle PENDING = FieldHandles.of(MethodHandles.lookup(), Datagram.class, "pending",
+            int.class);
+
     /** Bytes of the global routing header that UD receives put in front of the payload. */
     public static final int GRH_BYTES = 40;
 
@@ -39,7 +43,8 @@ public final class Datagram {
     private final int immediate;
 
     /** Credit bookkeeping: how many subscribers still have to see this datagram (see {@link UdQueue}). */
-    private final AtomicInteger pending = new AtomicInteger(1);
+    @SuppressWarnings("unused") // through PENDING
+    private volatile int pending = 1;
     private final UdQueue owner;
 
     Datagram(byte[] payload, int sourceQpn, Gid sourceGid, InetAddress source, InetAddress destination,
@@ -57,26 +62,22 @@ public final class Datagram {
     /**
      * Copies a received datagram out of its receive buffer.
      *
-     * @param buffer the receive buffer, GRH first when {@code grh}
+     * @param buffer the receive buffers
+     * @param at where this one starts, GRH first when {@code grh}
      * @param byteLength the completion's byte count (GRH included)
      * @param grh whether the completion says a GRH is present
+     * @param addresses the queue's parsed source and destination addresses
      */
-    static Datagram fromReceive(MemorySegment buffer, int byteLength, boolean grh, int sourceQpn,
-                                boolean hasImmediate, int immediate, UdQueue owner) {
+    static Datagram fromReceive(MemorySegment buffer, long at, int byteLength, boolean grh, int sourceQpn,
+                                boolean hasImmediate, int immediate, GrhAddresses addresses, UdQueue owner) {
         int offset = grh ? GRH_BYTES : 0;
         int length = Math.max(0, byteLength - offset);
-        byte[] payload = buffer.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
-        Gid srcGid = null;
-        InetAddress src = null;
-        InetAddress dst = null;
-        if (grh) {
-            byte[] header = buffer.asSlice(0, GRH_BYTES).toArray(ValueLayout.JAVA_BYTE);
-            Addresses a = parseGrh(header);
-            srcGid = a.sourceGid;
-            src = a.source;
-            dst = a.destination;
-        }
-        return new Datagram(payload, sourceQpn & 0xFFFFFF, srcGid, src, dst, hasImmediate, immediate, owner);
+        byte[] payload = new byte[length];
+        MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, at + offset, payload, 0, length);
+        Addresses a = grh ? addresses.of(buffer, at) : null;
+        return a == null ? new Datagram(payload, sourceQpn & 0xFFFFFF, null, null, null, hasImmediate, immediate, owner)
+                : new Datagram(payload, sourceQpn & 0xFFFFFF, a.sourceGid, a.source, a.destination, hasImmediate,
+                        immediate, owner);
     }
 
     record Addresses(Gid sourceGid, InetAddress source, InetAddress destination) {
@@ -91,14 +92,7 @@ public final class Datagram {
         if (h.length != GRH_BYTES) {
             throw new IllegalArgumentException("a GRH has 40 bytes, got " + h.length);
         }
-        boolean leadingZeros = true;
-        for (int i = 0; i < 20; i++) {
-            if (h[i] != 0) {
-                leadingZeros = false;
-                break;
-            }
-        }
-        if (leadingZeros && (h[20] & 0xF0) == 0x40) {
+        if (isIpv4Grh(MemorySegment.ofArray(h), 0)) {
             byte[] src = Arrays.copyOfRange(h, 32, 36);
             byte[] dst = Arrays.copyOfRange(h, 36, 40);
             byte[] mapped = new byte[16];
@@ -112,6 +106,16 @@ public final class Datagram {
         return new Addresses(sgid, sgid.toInetAddress(), dgid.toInetAddress());
     }
 
+    /** {@return whether the GRH at {@code offset} carries an IPv4 header (RoCE v2 over IPv4): 20 zero bytes, then version 4} */
+    static boolean isIpv4Grh(MemorySegment buffer, long offset) {
+        for (int i = 0; i < 20; i++) {
+            if (buffer.get(ValueLayout.JAVA_BYTE, offset + i) != 0) {
+                return false;
+            }
+        }
+        return (buffer.get(ValueLayout.JAVA_BYTE, offset + 20) & 0xF0) == 0x40;
+    }
+
     private static InetAddress inet(byte[] raw) {
         try {
             return InetAddress.getByAddress(raw);
@@ -122,14 +126,14 @@ public final class Datagram {
 
     /** Called once per subscriber that received or discarded this datagram; the last one frees its credit. */
     void consumed() {
-        if (pending.decrementAndGet() == 0 && owner != null) {
+        if ((int) PENDING.getAndAdd(this, -1) == 1 && owner != null) {
             owner.creditReturned();
         }
     }
 
     /** Adds a subscriber that has to see this datagram before its credit returns. */
     void retain() {
-        pending.incrementAndGet();
+        PENDING.getAndAdd(this, 1);
     }
 
     /** {@return the payload, without the GRH} */

@@ -84,6 +84,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     private final AtomicBoolean replenishScheduled = new AtomicBoolean();
     private final CopyOnWriteArrayList<Inbox> inboxes = new CopyOnWriteArrayList<>();
     private final AtomicLong received = new AtomicLong();
+    private final GrhAddresses grhAddresses = new GrhAddresses();
     private final AtomicLong receiveErrors = new AtomicLong();
     private boolean registered;
     private volatile boolean tornDown;
@@ -311,9 +312,9 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 }
                 return;
             }
-            Datagram d = Datagram.fromReceive(recvMr.segment().asSlice((long) slotSize * slot, slotSize),
-                    wc.byteLength(i), wc.hasGrh(i), wc.sourceQp(i), wc.hasImmediate(i),
-                    wc.hasImmediate(i) ? wc.immediateData(i) : 0, this);
+            Datagram d = Datagram.fromReceive(recvMr.segment(), (long) slotSize * slot, wc.byteLength(i),
+                    wc.hasGrh(i), wc.sourceQp(i), wc.hasImmediate(i), wc.hasImmediate(i) ? wc.immediateData(i) : 0,
+                    grhAddresses, this);
             received.incrementAndGet();
             recorder.datagramReceived(d.length());
             deliver(d);

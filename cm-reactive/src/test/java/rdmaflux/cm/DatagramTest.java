@@ -3,7 +3,9 @@ package rdmaflux.cm;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -59,7 +61,8 @@ class DatagramTest {
             MemorySegment.copy(ROCE_V2_IPV4, 0, buf, ValueLayout.JAVA_BYTE, 0, 40);
             byte[] payload = "hello multicast".getBytes();
             MemorySegment.copy(payload, 0, buf, ValueLayout.JAVA_BYTE, 40, payload.length);
-            Datagram d = Datagram.fromReceive(buf, 40 + payload.length, true, 0x7F000011, true, 0x1234, null);
+            Datagram d = Datagram.fromReceive(buf, 0, 40 + payload.length, true, 0x7F000011, true, 0x1234,
+                    new GrhAddresses(), null);
             // The copy must not change when the buffer is reused for the next receive.
             buf.fill((byte) 0);
             assertArrayEquals(payload, d.toByteArray());
@@ -79,7 +82,7 @@ class DatagramTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(64);
             buf.set(ValueLayout.JAVA_INT, 0, 42);
-            Datagram d = Datagram.fromReceive(buf, 4, false, 5, false, 0, null);
+            Datagram d = Datagram.fromReceive(buf, 0, 4, false, 5, false, 0, new GrhAddresses(), null);
             assertEquals(4, d.length());
             assertNull(d.source());
             assertNull(d.sourceGid());
@@ -92,7 +95,40 @@ class DatagramTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(64);
             MemorySegment.copy(ROCE_V2_IPV4, 0, buf, ValueLayout.JAVA_BYTE, 0, 40);
-            assertEquals(0, Datagram.fromReceive(buf, 40, true, 5, false, 0, null).length());
+            assertEquals(0, Datagram.fromReceive(buf, 0, 40, true, 5, false, 0, new GrhAddresses(), null).length());
+        }
+    }
+
+    /**
+     * Addresses are parsed once per source and destination: a header whose IPv4 identification and checksum
+     * changed (every packet's do) gives the same parsed object; another source, or a GID header, is parsed.
+     */
+    @Test
+    void addressesAreParsedOncePerSourceAndDestination() throws Exception {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(128);
+            GrhAddresses cache = new GrhAddresses();
+            MemorySegment.copy(ROCE_V2_IPV4, 0, buf, ValueLayout.JAVA_BYTE, 64, 40);
+            Datagram.Addresses first = cache.of(buf, 64);
+            buf.set(ValueLayout.JAVA_BYTE, 64 + 24, (byte) 0x11); // identification
+            buf.set(ValueLayout.JAVA_BYTE, 64 + 30, (byte) 0x22); // checksum
+            assertSame(first, cache.of(buf, 64));
+            buf.set(ValueLayout.JAVA_BYTE, 64 + 35, (byte) 2); // source 192.0.2.2
+            Datagram.Addresses other = cache.of(buf, 64);
+            assertNotSame(first, other);
+            assertEquals(InetAddress.getByName("192.0.2.2"), other.source());
+            assertEquals(InetAddress.getByName("239.1.1.10"), other.destination());
+
+            byte[] h = new byte[40];
+            h[0] = 0x60;
+            byte[] src = InetAddress.getByName("fe80::1").getAddress();
+            System.arraycopy(src, 0, h, 8, 16);
+            System.arraycopy(InetAddress.getByName("ff0e::1:2").getAddress(), 0, h, 24, 16);
+            MemorySegment.copy(h, 0, buf, ValueLayout.JAVA_BYTE, 0, 40);
+            Datagram.Addresses gids = cache.of(buf, 0);
+            assertEquals(Gid.of(src), gids.sourceGid());
+            assertEquals(InetAddress.getByName("ff0e::1:2"), gids.destination());
+            assertSame(gids, cache.of(buf, 0));
         }
     }
 }
