@@ -45,6 +45,14 @@ final class CqDrain {
      * the loop, written by whichever thread drains: volatile.
      */
     private volatile long lastActivity;
+    /**
+     * Busy polling: whether the last drain left the CQ armed, with nothing polled since, so that the loop may
+     * stop polling it and wait for its notification. The loop reads it after its own drain; a holder of the
+     * owner's lock may have drained since: the state of the last drain decides, not a second clock read
+     * (a busy period that ran out between the drain that skipped the re-arm and the loop's check would
+     * leave the CQ neither polled nor armed). Volatile for that reason.
+     */
+    private volatile boolean armed;
     private boolean draining;
 
     /**
@@ -59,6 +67,7 @@ final class CqDrain {
         this.cq = cq;
         this.sink = sink;
         this.busyPollNanos = busyPollNanos;
+        this.lastActivity = System.nanoTime() - busyPollNanos; // quiet until the first completion
     }
 
     /** Arms the CQ and takes what arrived before: the first call on the loop. */
@@ -75,12 +84,21 @@ final class CqDrain {
     void touch() {
         if (busyPollNanos > 0) {
             lastActivity = System.nanoTime();
+            armed = false;
         }
     }
 
-    /** {@return whether the loop should call {@link #drain()} again without waiting for a notification} */
+    /**
+     * {@return whether the loop should call {@link #drain()} again without waiting for a notification:
+     * busy polling, and the last drain did not arm the CQ}
+     */
     boolean busy() {
-        return busyPollNanos > 0 && System.nanoTime() - lastActivity < busyPollNanos;
+        return busyPollNanos > 0 && !armed;
+    }
+
+    /** {@return whether the busy period since the last completion ran out} */
+    private boolean quiet() {
+        return System.nanoTime() - lastActivity >= busyPollNanos;
     }
 
     /** {@return whether a drain is running (its sink is being called)} */
@@ -103,12 +121,13 @@ final class CqDrain {
             if (pollAll() > 0) {
                 if (busyPollNanos > 0) {
                     lastActivity = System.nanoTime();
+                    armed = false;
                     return true; // busy for busyPollNanos from now: no re-arm, no second clock read
                 }
                 rearm();
                 return true;
             }
-            if (!busy()) {
+            if (busyPollNanos == 0 || quiet()) {
                 return rearm();
             }
             return false;
@@ -125,6 +144,7 @@ final class CqDrain {
             found = true;
             cq.requestNotification(false);
         }
+        armed = true;
         return found;
     }
 

@@ -197,6 +197,35 @@ class LoopsIT {
         }
     }
 
+    /**
+     * Pauses close to the busy-poll period: a busy period that ran out between the drain that skipped the
+     * re-arm and the loop's decision to stop polling once left a CQ neither polled nor armed, and the next
+     * message was never delivered (the benchmark's busy-poll row, about one run in five).
+     */
+    @Test
+    void busyPollingConnectionsWakeUpAfterPausesAroundTheBusyPeriod() throws Exception {
+        RdmaLoops loops = RdmaLoops.create(PREFIX + "-pause", 2);
+        Duration period = Duration.ofMillis(200);
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().loops(loops).busyPoll(period)
+                .scheduler(Schedulers.immediate()).build();
+        try (EchoServer echo = new EchoServer(options)) {
+            RdmaConnection c = RdmaConnection.connect(echo.address(), options).block(T);
+            java.util.concurrent.BlockingQueue<byte[]> echoes = new java.util.concurrent.LinkedBlockingQueue<>();
+            c.receiveBytes().subscribe(echoes::add);
+            long[] pausesMs = {150, 190, 198, 200, 202, 210, 250};
+            for (int n = 0; n < 70; n++) {
+                c.send(Payloads.message(n, 32)).block(T);
+                byte[] got = echoes.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+                assertTrue(got != null, "no echo of message " + n + " within 10 s");
+                Payloads.verify(got, n, 32);
+                Resources.sleep(pausesMs[n % pausesMs.length]);
+            }
+            c.disposeNow(T);
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
     @Test
     void aSpinningLoopStillServesAnEventDrivenConnectionOnIt() {
         // One completion loop: the busy-polling server side keeps it spinning, and the event-driven
