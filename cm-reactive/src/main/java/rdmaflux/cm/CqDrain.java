@@ -11,7 +11,7 @@ import rdmaflux.verbs.WorkCompletions;
  * <p>Thread: the completion loop the owner is registered with, or (RC) whichever thread holds the owner's
  * {@link ConnectionLock} when the loop found it held; never two at once.
  */
-final class CqDrain {
+final class CqDrain implements CompletionSource {
 
     /** What the owner does with completions. */
     interface Sink {
@@ -62,7 +62,8 @@ final class CqDrain {
     }
 
     /** Arms the CQ and takes what arrived before: the first call on the loop. */
-    void start() {
+    @Override
+    public void start() {
         cq.requestNotification(false);
         drain();
     }
@@ -72,14 +73,16 @@ final class CqDrain {
      * by a thread that drains the CQ for the loop: such a drain does not re-arm the CQ while it is busy, so
      * the loop must still be polling it and re-arm it itself once it is idle.
      */
-    void touch() {
+    @Override
+    public void touch() {
         if (busyPollNanos > 0) {
             lastActivity = System.nanoTime();
         }
     }
 
     /** {@return whether the loop should call {@link #drain()} again without waiting for a notification} */
-    boolean busy() {
+    @Override
+    public boolean busy() {
         return busyPollNanos > 0 && System.nanoTime() - lastActivity < busyPollNanos;
     }
 
@@ -94,7 +97,8 @@ final class CqDrain {
      *
      * @return whether it took any completion
      */
-    boolean drain() {
+    @Override
+    public boolean drain() {
         if (cq.isClosed()) {
             return false;
         }
@@ -132,7 +136,8 @@ final class CqDrain {
      * The last poll before the owner leaves the loop: completions that arrived before a disconnect are
      * still delivered. A failing poll (the CQ already broken) is logged, not thrown: teardown goes on.
      */
-    void finalDrain() {
+    @Override
+    public void finalDrain() {
         if (cq.isClosed()) {
             return;
         }

@@ -142,7 +142,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             madeQp = qp;
             this.slotSize = (maxPayload + Datagram.GRH_BYTES + 63) & ~63;
             if (receiveBuffers > 0) {
-                recvMr = pd.register(RcQueue.allocate(arena, (long) slotSize * receiveBuffers, 64));
+                recvMr = pd.register(BufferSlabs.allocate(arena, (long) slotSize * receiveBuffers, 64));
                 madeRecv = recvMr;
                 recvBatch = new ReceiveRequests(receiveBuffers, 1);
             } else {
@@ -154,7 +154,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 freeSlots[i] = receiveBuffers - 1 - i;
             }
             freeTop = receiveBuffers;
-            sendMr = sendBuffers > 0 ? pd.register(RcQueue.allocate(arena, (long) maxPayload * sendBuffers, 64)) : null;
+            sendMr = sendBuffers > 0 ? pd.register(BufferSlabs.allocate(arena, (long) maxPayload * sendBuffers, 64)) : null;
             inFlight = new MonoSink[sendBuffers];
             inFlightBytes = new int[sendBuffers];
             freeSend = new int[sendBuffers];
