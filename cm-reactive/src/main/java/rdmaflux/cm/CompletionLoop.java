@@ -244,6 +244,7 @@ final class CompletionLoop extends EventLoop {
                 c.close();
             }
             channels.clear();
+            sharedCqs.clear(); // their CQs used these channels
             polled = NO_CHANNELS;
             fds = new int[0];
         }

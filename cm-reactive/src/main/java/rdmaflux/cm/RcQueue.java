@@ -14,7 +14,6 @@ import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RemoteBuffer;
-import rdmaflux.verbs.WcStatus;
 import rdmaflux.verbs.WorkCompletions;
 
 /**
@@ -32,7 +31,7 @@ import rdmaflux.verbs.WorkCompletions;
  * inbox) when it is notified, unless another thread holds the lock: then that thread drains it before
  * letting go, so the loop never waits for it.
  */
-final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Member, Rendezvous.Port {
+final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Member {
     /**
      * Receive buffers posted beyond the credits granted, for the peer's control messages, which need
      * no credit (they return credits; needing one could deadlock). {@link CreditWindow#controlDue}
@@ -143,7 +142,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
         this.loop = loop;
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
         this.window = new CreditWindow(options.receiveBuffers(), 0);
-        this.rendezvous = new Rendezvous(this, options.largeMessageBudget(), options.largeMessageMemory());
+        RcPort port = new RcPort(owner, registrations, lock);
+        this.rendezvous = new Rendezvous(port, options.largeMessageBudget(), options.largeMessageMemory());
         int maxRead = (int) Math.min(SendQueue.READ_PIECE, Math.max(4096,
                 registrations.maxMessageSize(id.context(), id.portNumber())));
         this.registrations = registrations;
@@ -185,6 +185,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
         inbound = new Inbound(options, recorder, lock, window, rendezvous, sends, receives,
                 Math.max(recvCount, options.receiveBuffers() + CONTROL_SLOTS) + 1);
         completions = new RcCompletions(owner, recorder, keepalive, receives, sends, inbound, this::outstanding);
+        port.bind(sends, receives, inbound);
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
             public boolean pending() {
@@ -388,11 +389,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
         drain();
     }
 
-    @Override
-    public void emit(RdmaMessage message, int len) {
-        inbound.emit(message, len);
-    }
-
     /**
      * The lock's holder, before it lets go: drains the CQ if the completion loop found the lock held,
      * reposts the released buffers (one {@code ibv_post_recv}), then
@@ -487,54 +483,5 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
         leases.closeAll();
         receives.close();
         sends.closeRegions();
-    }
-
-    // ---------------------------------------------------------------- Rendezvous.Port
-
-    @Override
-    public reactor.core.scheduler.Scheduler worker() {
-        return reactor.core.scheduler.Schedulers.boundedElastic();
-    }
-
-    @Override
-    public ProtectionDomain pd() {
-        return pd;
-    }
-
-    @Override
-    public Registrations registrations() {
-        return registrations;
-    }
-
-    @Override
-    public ConnectionLock lock() {
-        return lock;
-    }
-
-    @Override
-    public void postRead(LargeReceive message) {
-        sends.postRead(message);
-    }
-
-    @Override
-    public void resume() {
-        lock.lock();
-        try {
-            sends.drainPending();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public void fail(Throwable cause) {
-        owner.transferFailed(cause);
-    }
-
-    @Override
-    public void releaseSlot(ReceiveSlot slot) {
-        if (slot.take(slot.generation())) {
-            receives.released(slot);
-        }
     }
 }

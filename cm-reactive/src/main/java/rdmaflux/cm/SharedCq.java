@@ -191,6 +191,10 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
             // Its last connection is gone (its QP destroyed and polled for): no QP uses the CQ any more.
             loop.unregister(cq);
             cq.close();
+            if (dropped > 0) {
+                EventLoop.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + cq + ": dropped " + dropped
+                        + " completions of connections that had left it");
+            }
         }
     }
 
@@ -240,18 +244,21 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
     /** The batch is in the inboxes: each connection it touched drains its own, in the order polled. */
     @Override
     public void handled() {
-        polling = false;
-        for (int k = 0; k < touchedCount; k++) {
-            Member m = touched[k];
-            touched[k] = null;
-            m.inbox().queued = false;
-            try {
-                m.dispatched();
-            } catch (RuntimeException e) {
-                // One connection's failure must not keep the others from their completions.
-                EventLoop.LOG.log(System.Logger.Level.ERROR, "draining an inbox failed", e);
+        try {
+            for (int k = 0; k < touchedCount; k++) {
+                Member m = touched[k];
+                touched[k] = null;
+                m.inbox().queued = false;
+                try {
+                    m.dispatched();
+                } catch (RuntimeException e) {
+                    // One connection's failure must not keep the others from their completions.
+                    EventLoop.LOG.log(System.Logger.Level.ERROR, "draining an inbox failed", e);
+                }
             }
+        } finally {
+            touchedCount = 0;
+            polling = false; // only now: a poll from inside a dispatch would reuse this batch's list
         }
-        touchedCount = 0;
     }
 }
