@@ -1,12 +1,9 @@
 package rdmaflux.cm;
 
-import java.util.Arrays;
-
 import rdmaflux.verbs.CompletionQueue;
 import rdmaflux.verbs.Errno;
 import rdmaflux.verbs.RdmaContext;
 import rdmaflux.verbs.RdmaResourceException;
-import rdmaflux.verbs.WorkCompletions;
 
 /**
  * A CQ shared by the RC connections of one completion loop on one device
@@ -24,15 +21,10 @@ import rdmaflux.verbs.WorkCompletions;
  * <p>Threads: made and joined on the CM loop; polled, dispatched and closed on its completion loop, which
  * owns every field not marked otherwise. Application threads never poll it: they drain inboxes only.
  */
-final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
+final class SharedCq implements CompletionLoop.Handler {
 
     /** A connection on the CQ. */
-    interface Member {
-        /** {@return where its completions are copied} */
-        CqInbox inbox();
-
-        /** Loop: completions were copied into its inbox; it drains them now or has its lock holder do it. */
-        void dispatched();
+    interface Member extends QpDispatch.Member {
     }
 
     /**
@@ -111,7 +103,7 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
          *         pair whose last completions the loop has not polled yet: the device reused it at once
          */
         void register(int qpNumber, Member member) {
-            if (!shared.members.add(qpNumber, member)) {
+            if (!shared.dispatch.add(qpNumber, member)) {
                 throw new RdmaResourceException("rdma_create_qp", Errno.EBUSY, "QP number " + qpNumber
                         + " is still registered on its shared CQ for a destroyed queue pair; retry the connection");
             }
@@ -145,7 +137,7 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
                 shared.pollNow();
                 Member m = member;
                 if (m != null) {
-                    shared.members.remove(qpNumber, m);
+                    shared.dispatch.remove(qpNumber, m);
                 }
                 shared.release(entries);
             });
@@ -156,13 +148,8 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
     private final CompletionLoop loop;
     final CompletionQueue cq;
     private final CqDrain drain;
-    private final QpNumbers<Member> members = new QpNumbers<>();
-    /** The members a batch touched, drained once it is dispatched. */
-    private Member[] touched = new Member[16];
-    private int touchedCount;
-    /** Completions for no connection, or for one that left its loop: dropped. */
-    private long dropped;
-    private boolean polling;
+    /** Who gets each completion. */
+    private final QpDispatch dispatch = new QpDispatch();
 
     /** CM loop: makes the CQ on the loop's channel for the device; the loop polls it from its next turn. */
     private SharedCq(Group group, int capacity) {
@@ -171,17 +158,12 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
         RdmaContext device = group.device;
         this.cq = device.createCompletionQueue(capacity, loop.channel(device),
                 loop.completionVector(device.completionVectorCount()));
-        this.drain = new CqDrain(cq, this, 0);
+        this.drain = new CqDrain(cq, dispatch, 0);
         loop.execute(() -> loop.register(cq, this));
     }
 
-    /** {@return completions dropped because their connection had left (or was unknown); loop thread} */
-    long dropped() {
-        return dropped;
-    }
-
     private void pollNow() {
-        if (!polling) {
+        if (!dispatch.polling()) {
             drain.drain();
         }
     }
@@ -191,6 +173,7 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
             // Its last connection is gone (its QP destroyed and polled for): no QP uses the CQ any more.
             loop.unregister(cq);
             cq.close();
+            long dropped = dispatch.dropped();
             if (dropped > 0) {
                 EventLoop.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + cq + ": dropped " + dropped
                         + " completions of connections that had left it");
@@ -202,7 +185,7 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
 
     @Override
     public boolean drain() {
-        if (polling) {
+        if (dispatch.polling()) {
             return false;
         }
         return drain.drain();
@@ -211,54 +194,5 @@ final class SharedCq implements CompletionLoop.Handler, CqDrain.Sink {
     @Override
     public boolean busy() {
         return false;
-    }
-
-    // ---------------------------------------------------------------- CqDrain.Sink
-
-    @Override
-    public void polled(int n) {
-        polling = true;
-    }
-
-    @Override
-    public void complete(WorkCompletions wc, int i) {
-        Member m = members.get(wc.qpNumber(i));
-        if (m == null) {
-            dropped++;
-            return;
-        }
-        CqInbox inbox = m.inbox();
-        if (!inbox.offer(wc, i)) {
-            dropped++;
-            return;
-        }
-        if (!inbox.queued) {
-            inbox.queued = true;
-            if (touchedCount == touched.length) {
-                touched = Arrays.copyOf(touched, touchedCount * 2);
-            }
-            touched[touchedCount++] = m;
-        }
-    }
-
-    /** The batch is in the inboxes: each connection it touched drains its own, in the order polled. */
-    @Override
-    public void handled() {
-        try {
-            for (int k = 0; k < touchedCount; k++) {
-                Member m = touched[k];
-                touched[k] = null;
-                m.inbox().queued = false;
-                try {
-                    m.dispatched();
-                } catch (RuntimeException e) {
-                    // One connection's failure must not keep the others from their completions.
-                    EventLoop.LOG.log(System.Logger.Level.ERROR, "draining an inbox failed", e);
-                }
-            }
-        } finally {
-            touchedCount = 0;
-            polling = false; // only now: a poll from inside a dispatch would reuse this batch's list
-        }
     }
 }
