@@ -135,7 +135,7 @@ final class BufferSlabs {
      */
     Block carve(Arena arena, long bytes) {
         if (bytes > MAX_BLOCK) {
-            MemorySegment memory = RcQueue.allocate(arena, bytes, 64);
+            MemorySegment memory = BufferSlabs.allocate(arena, bytes, 64);
             return new Block(pd.register(memory), 0, memory, null, -1);
         }
         int shift = Math.max(MIN_SHIFT, 64 - Long.numberOfLeadingZeros(Math.max(1, bytes) - 1));
@@ -143,7 +143,7 @@ final class BufferSlabs {
         synchronized (this) {
             Slab s = candidates.peekFirst();
             if (s == null) {
-                MemorySegment memory = RcQueue.allocate(Arena.ofAuto(), slabBytes(shift), 4096);
+                MemorySegment memory = BufferSlabs.allocate(Arena.ofAuto(), slabBytes(shift), 4096);
                 s = new Slab(this, pd.register(memory), shift);
                 candidates.addFirst(s);
                 slabs++;
@@ -185,5 +185,29 @@ final class BufferSlabs {
     /** {@return the slabs registered now (tests)} */
     synchronized int slabCount() {
         return slabs;
+    }
+
+    /**
+     * Allocates a connection's buffers. Running out of direct memory (the JVM's limit, by default the
+     * heap's maximum) fails that one connection with a typed error that says what to change, rather than
+     * escaping its loop as an {@link OutOfMemoryError}.
+     *
+     * @param arena where the memory lives
+     * @param bytes how much
+     * @param align its alignment
+     * @return the memory
+     * @throws rdmaflux.verbs.RdmaResourceException when the JVM refuses the memory
+     */
+    static MemorySegment allocate(Arena arena, long bytes, long align) {
+        try {
+            return arena.allocate(bytes, align);
+        } catch (OutOfMemoryError e) {
+            rdmaflux.verbs.RdmaResourceException x = new rdmaflux.verbs.RdmaResourceException("allocate",
+                    rdmaflux.verbs.Errno.ENOMEM, bytes + " bytes of connection buffers: " + e.getMessage()
+                    + "; raise -XX:MaxDirectMemorySize or use smaller buffers (ConnectionOptions.bufferSize, "
+                    + "receiveBuffers, sendBuffers)");
+            x.initCause(e);
+            throw x;
+        }
     }
 }

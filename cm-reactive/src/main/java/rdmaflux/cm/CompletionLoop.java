@@ -59,6 +59,8 @@ final class CompletionLoop extends EventLoop {
     /** Loop thread only: handlers polled on every turn (busy polling, or just registered). */
     private Entry[] busy = new Entry[8];
     private int busyCount;
+    /** The CQs this loop's connections share, per device ({@link ConnectionOptions#sharedCompletionQueue()}). */
+    private final Map<RdmaContext, SharedCq.Group> sharedCqs = new ConcurrentHashMap<>();
     /** Busy-polling connections given this loop and not yet gone ({@link Loops#nextCompletionLoop(boolean)}). */
     private final AtomicInteger busyPollers = new AtomicInteger();
 
@@ -112,6 +114,16 @@ final class CompletionLoop extends EventLoop {
             }
             return c;
         }
+    }
+
+    /**
+     * The CQs this loop's connections on a device share; any thread (joined on the CM loop).
+     *
+     * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()})
+     * @return the group, made on first use
+     */
+    SharedCq.Group sharedCqs(RdmaContext device) {
+        return sharedCqs.computeIfAbsent(device, d -> new SharedCq.Group(this, d));
     }
 
     /**
@@ -232,6 +244,7 @@ final class CompletionLoop extends EventLoop {
                 c.close();
             }
             channels.clear();
+            sharedCqs.clear(); // their CQs used these channels
             polled = NO_CHANNELS;
             fds = new int[0];
         }

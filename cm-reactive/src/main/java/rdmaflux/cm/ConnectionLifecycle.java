@@ -63,6 +63,8 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     private volatile Throwable failure;
     /** The server's shared receive pool for a device, or {@code null} (or a client): own receive buffers. */
     private java.util.function.Function<Registrations, ReceivePool> pools;
+    /** What runs once the id was destroyed ({@link #afterIdClosed}); CM loop. */
+    private final java.util.List<Runnable> afterIdClosed = new java.util.ArrayList<>(1);
 
     private ConnectionLifecycle(Role role, ConnectionOptions options, Loops loops) {
         this.role = role;
@@ -410,6 +412,10 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         if (q != null) {
             q.afterDestroy(); // the QP is gone: no device reads or writes that memory any more
         }
+        for (Runnable task : afterIdClosed) {
+            task.run(); // a shared CQ's reservation (its last poll for the QP hops to the completion loop)
+        }
+        afterIdClosed.clear();
         if (machine.state() instanceof Disconnecting) {
             run(end != null ? machine.fail(end) : machine.teardownComplete());
         }
@@ -448,5 +454,10 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     @Override
     public Throwable failure() {
         return failure;
+    }
+
+    @Override
+    public void afterIdClosed(Runnable task) {
+        afterIdClosed.add(task);
     }
 }

@@ -93,6 +93,7 @@ public final class ConnectionOptions {
     private final Protocol protocol;
     private final CompletionMode completionMode;
     private final Duration busyPoll;
+    private final boolean sharedCompletionQueue;
     private final Duration keepalive;
     private final long largeMessageBudget;
     private final int maxInboundMessageSize;
@@ -129,6 +130,7 @@ public final class ConnectionOptions {
         this.protocol = Objects.requireNonNull(b.protocol);
         this.completionMode = Objects.requireNonNull(b.completionMode);
         this.busyPoll = Objects.requireNonNull(b.busyPoll);
+        this.sharedCompletionQueue = b.sharedCompletionQueue;
         if (b.keepalive.isNegative()) {
             throw new IllegalArgumentException("keepalive must be >= 0 (0 = off), got " + b.keepalive);
         }
@@ -289,6 +291,37 @@ public final class ConnectionOptions {
     }
 
     /**
+     * {@return whether connections share completion queues with the other connections of their completion
+     * loop on their device; {@code false} by default}
+     *
+     * <p>Off, each connection has a CQ of its own. On, the connections of one completion loop on one device
+     * share a few CQs of up to 4,096 entries (fewer if the device's {@code max_cqe} is smaller): each
+     * reserves its send queue depth plus the receives that can complete for it, so a shared CQ never
+     * overflows, and a new CQ is made when none has room. The loop polls a shared CQ and hands each
+     * completion to its connection by QP number; the connection handles its completions as it would from a
+     * CQ of its own, in the same order. Fewer CQs for many connections: less device and kernel memory,
+     * and one poll serves many connections; the cost is one copy of each completion (one {@code ibv_wc}, 48 bytes). A server's
+     * accepted connections share CQs when its {@link RdmaServer#bind(java.net.InetSocketAddress,
+     * ConnectionOptions, AcceptFilter, ServerOptions) connection options} say so.
+     *
+     * <p>Ignored in {@link CompletionMode#BUSY_POLL}: a busy-polling connection keeps a CQ of its own,
+     * because spinning on a shared CQ would spin for all the connections on it.
+     */
+    public boolean sharedCompletionQueue() {
+        return sharedCompletionQueue;
+    }
+
+    /**
+     * A copy whose connections share completion queues, or not ({@link #sharedCompletionQueue()}).
+     *
+     * @param shared whether connections share the CQs of their completion loop on their device
+     * @return new options
+     */
+    public ConnectionOptions withSharedCompletionQueue(boolean shared) {
+        return toBuilder().sharedCompletionQueue(shared).build();
+    }
+
+    /**
      * {@return where user-visible signals are delivered: the scheduler set, else Reactor's shared
      * {@code Schedulers.parallel()} as it is at each use (so a reset of Reactor's schedulers, e.g.
      * {@code Schedulers.resetFactory()} between tests, never leaves connections with a disposed one)}
@@ -420,6 +453,7 @@ public final class ConnectionOptions {
         private Protocol protocol = Protocol.CREDITS;
         private CompletionMode completionMode = CompletionMode.EVENT_DRIVEN;
         private Duration busyPoll = Duration.ofMillis(1);
+        private boolean sharedCompletionQueue;
         private Duration keepalive = Duration.ofSeconds(4);
         private long largeMessageBudget = 64L << 20;
         private int maxInboundMessageSize = Integer.MAX_VALUE;
@@ -455,6 +489,7 @@ public final class ConnectionOptions {
             protocol = o.protocol;
             completionMode = o.completionMode;
             busyPoll = o.busyPoll;
+            sharedCompletionQueue = o.sharedCompletionQueue;
             keepalive = o.keepalive;
             largeMessageBudget = o.largeMessageBudget;
             maxInboundMessageSize = o.maxInboundMessageSize;
@@ -656,6 +691,18 @@ public final class ConnectionOptions {
         public Builder busyPoll(Duration spin) {
             busyPoll = spin;
             completionMode = CompletionMode.BUSY_POLL;
+            return this;
+        }
+
+        /**
+         * Sets whether connections share the completion queues of their completion loop on their device
+         * ({@link ConnectionOptions#sharedCompletionQueue()}); ignored in {@link CompletionMode#BUSY_POLL}.
+         *
+         * @param shared whether to share
+         * @return this
+         */
+        public Builder sharedCompletionQueue(boolean shared) {
+            sharedCompletionQueue = shared;
             return this;
         }
 

@@ -11,7 +11,7 @@ import rdmaflux.verbs.WorkCompletions;
  * <p>Thread: the completion loop the owner is registered with, or (RC) whichever thread holds the owner's
  * {@link ConnectionLock} when the loop found it held; never two at once.
  */
-final class CqDrain {
+final class CqDrain implements CompletionSource {
 
     /** What the owner does with completions. */
     interface Sink {
@@ -71,7 +71,8 @@ final class CqDrain {
     }
 
     /** Arms the CQ and takes what arrived before: the first call on the loop. */
-    void start() {
+    @Override
+    public void start() {
         cq.requestNotification(false);
         drain();
     }
@@ -81,7 +82,8 @@ final class CqDrain {
      * by a thread that drains the CQ for the loop: such a drain does not re-arm the CQ while it is busy, so
      * the loop must still be polling it and re-arm it itself once it is idle.
      */
-    void touch() {
+    @Override
+    public void touch() {
         if (busyPollNanos > 0) {
             lastActivity = System.nanoTime();
             armed = false;
@@ -92,7 +94,8 @@ final class CqDrain {
      * {@return whether the loop should call {@link #drain()} again without waiting for a notification:
      * busy polling, and the last drain did not arm the CQ}
      */
-    boolean busy() {
+    @Override
+    public boolean busy() {
         return busyPollNanos > 0 && !armed;
     }
 
@@ -112,7 +115,8 @@ final class CqDrain {
      *
      * @return whether it took any completion
      */
-    boolean drain() {
+    @Override
+    public boolean drain() {
         if (cq.isClosed()) {
             return false;
         }
@@ -152,7 +156,8 @@ final class CqDrain {
      * The last poll before the owner leaves the loop: completions that arrived before a disconnect are
      * still delivered. A failing poll (the CQ already broken) is logged, not thrown: teardown goes on.
      */
-    void finalDrain() {
+    @Override
+    public void finalDrain() {
         if (cq.isClosed()) {
             return;
         }

@@ -9,14 +9,11 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import rdmaflux.verbs.CmId;
-import rdmaflux.verbs.CompletionQueue;
 import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
-import rdmaflux.verbs.RdmaContext;
 import rdmaflux.verbs.RemoteBuffer;
-import rdmaflux.verbs.WcStatus;
 import rdmaflux.verbs.WorkCompletions;
 
 /**
@@ -25,15 +22,16 @@ import rdmaflux.verbs.WorkCompletions;
  * side (operations, send buffers, posting) is its {@link SendQueue}; the receive buffers, lent to the
  * application and reposted, are its {@link Receives}; what a receive means is its {@link Inbound}.
  *
- * <p>Threads: created on the CM loop (the CQ is made through the CM id's context and the QP through the id,
- * so closing the id frees them; the regions are made in the loops' protection domain for the device, which
+ * <p>Threads: created on the CM loop (an own CQ is made through the CM id's context and the QP through the
+ * id, so closing the id frees them; a shared CQ's reservation is returned after that, {@link CqBinding}; the regions are made in the loops' protection domain for the device, which
  * outlives the connection, so {@link #afterDestroy()} closes them); application threads post sends and
  * release messages. Everything else is guarded by the connection's {@link ConnectionLock}: the send side,
  * the receive re-posting, the credit window, and the {@link CqDrain} with the dispatch of completions and
- * the inbound sink's emission. The completion loop drains the CQ when it is notified, unless another
- * thread holds the lock: then that thread drains it before letting go, so the loop never waits for it.
+ * the inbound sink's emission. The completion loop drains the CQ (or, on a shared CQ, the connection's
+ * inbox) when it is notified, unless another thread holds the lock: then that thread drains it before
+ * letting go, so the loop never waits for it.
  */
-final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.Port {
+final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Member {
     /**
      * Receive buffers posted beyond the credits granted, for the peer's control messages, which need
      * no credit (they return credits; needing one could deadlock). {@link CreditWindow#controlDue}
@@ -55,6 +53,14 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
         /** {@return why the connection is going away, to report instead of a flush error; or {@code null}} */
         Throwable failure();
+
+        /**
+         * CM loop: {@code task} runs on the CM loop once the id, and with it the QP, was destroyed (also
+         * when this queue failed to be made after it asked).
+         *
+         * @param task what to run then
+         */
+        void afterIdClosed(Runnable task);
     }
 
     /** What a send-queue operation is. */
@@ -86,8 +92,9 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     final ProtectionDomain pd;
     /** The application's registrations made through this connection, closed when it ends. */
     private final Leases leases;
-    private final CompletionQueue cq;
-    private final CqDrain drain;
+    /** Its CQ, own or shared, and what it drains. */
+    private final CqBinding cqs;
+    private final CompletionSource drain;
     private final QueuePair qp;
     /** The receive buffers, their slots and their re-posting. */
     private final Receives receives;
@@ -109,8 +116,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
     private volatile boolean tornDown;
     private final Keepalive keepalive;
     private final Rendezvous rendezvous;
-    /** A work completion error this queue failed the connection with, or null. */
-    private Throwable localFailure;
+    /** What each completion means: the dispatch to the receive and send sides. */
+    private final RcCompletions completions;
 
     /** Guarded by the lock; shared with the send side. */
     private final CreditWindow window;
@@ -135,23 +142,23 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         this.loop = loop;
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
         this.window = new CreditWindow(options.receiveBuffers(), 0);
-        this.rendezvous = new Rendezvous(this, options.largeMessageBudget(), options.largeMessageMemory());
+        RcPort port = new RcPort(owner, registrations, lock);
+        this.rendezvous = new Rendezvous(port, options.largeMessageBudget(), options.largeMessageMemory());
         int maxRead = (int) Math.min(SendQueue.READ_PIECE, Math.max(4096,
                 registrations.maxMessageSize(id.context(), id.portNumber())));
-        RdmaContext ctx = id.context();
         this.registrations = registrations;
         pd = registrations.pd();
         leases = new Leases(registrations);
         int recvCount = pool != null ? pool.perConnection() : options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
-        cq = ctx.createCompletionQueue(depth + recvCount, loop.channel(id.sharedContext()),
-                loop.completionVector(ctx.completionVectorCount()));
         busyPolling = options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL;
-        drain = new CqDrain(cq, this, options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL
-                ? Math.max(1, options.busyPoll().toNanos()) : 0);
-        qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cq)
+        // What can be in flight: each posted send and each receive that can complete for it.
+        cqs = new CqBinding(id, loop, options, depth + recvCount, this, owner::afterIdClosed);
+        drain = cqs.source;
+        qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cqs.cq)
                 .sharedReceiveQueue(pool == null ? null : pool.srq())
                 .depth(depth, recvCount).sge(1, 1).maxInlineData(options.maxInlineData()).build());
+        cqs.created(qp, this);
         ReceiveRing ring = pool == null
                 ? new ReceiveRing(lock, pd, qp, arena, recvCount, options.bufferSize(), this::outstanding) : null;
         Receives recv = ring != null ? ring : pool.join(lock);
@@ -177,6 +184,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         receives = recv;
         inbound = new Inbound(options, recorder, lock, window, rendezvous, sends, receives,
                 Math.max(recvCount, options.receiveBuffers() + CONTROL_SLOTS) + 1);
+        completions = new RcCompletions(owner, recorder, keepalive, receives, sends, inbound, this::outstanding);
+        port.bind(sends, receives, inbound);
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
             public boolean pending() {
@@ -193,30 +202,6 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
                 sends.postSealed();
             }
         });
-    }
-
-    /**
-     * Allocates a connection's buffers. Running out of direct memory (the JVM's limit, by default the
-     * heap's maximum) fails that one connection with a typed error that says what to change, rather than
-     * escaping its loop as an {@link OutOfMemoryError}.
-     *
-     * @param arena where the memory lives
-     * @param bytes how much
-     * @param align its alignment
-     * @return the memory
-     * @throws rdmaflux.verbs.RdmaResourceException when the JVM refuses the memory
-     */
-    static MemorySegment allocate(Arena arena, long bytes, long align) {
-        try {
-            return arena.allocate(bytes, align);
-        } catch (OutOfMemoryError e) {
-            rdmaflux.verbs.RdmaResourceException x = new rdmaflux.verbs.RdmaResourceException("allocate",
-                    rdmaflux.verbs.Errno.ENOMEM, bytes + " bytes of connection buffers: " + e.getMessage()
-                    + "; raise -XX:MaxDirectMemorySize or use smaller buffers (ConnectionOptions.bufferSize, "
-                    + "receiveBuffers, sendBuffers)");
-            x.initCause(e);
-            throw x;
-        }
     }
 
     /**
@@ -264,7 +249,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             if (tornDown) {
                 return;
             }
-            loop.register(cq, this);
+            cqs.joined(this);
             registered = true;
             lock.lock();
             try {
@@ -339,8 +324,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
      */
     @Override
     public boolean drain() {
-        if (tornDown) {
-            return false;
+        if (tornDown || !registered) {
+            return false; // not established yet (shared CQ): its inbox keeps what arrived until start()
         }
         if (lock.hasQueuedThreads()) {
             // A sender waits for the lock: a spinning loop that took it back every turn would starve it
@@ -390,62 +375,18 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
 
     @Override
     public void complete(WorkCompletions wc, int i) {
-        keepalive.touch();
-        long wrId = wc.wrId(i);
-        boolean ok = wc.isSuccess(i);
-        if (Receives.isReceive(wrId)) {
-            ReceiveSlot slot = receives.slot(wrId);
-            if (!ok) {
-                receives.failed(slot);
-                completionError(wc, i);
-                return;
-            }
-            RdmaCmException.ProtocolViolation violation = inbound.receive(slot, wc, i);
-            if (violation != null) {
-                localFailure = violation;
-                owner.transferFailed(violation);
-            }
-            return;
-        }
-        outstanding(-1);
-        if (!ok) {
-            sends.failed((int) wrId, completionError(wc, i));
-            return;
-        }
-        sends.completed((int) wrId);
-    }
-
-    private Throwable completionError(WorkCompletions wc, int i) {
-        WcStatus status = wc.status(i);
-        if (status == WcStatus.WR_FLUSH_ERR) {
-            // Flushes follow a failure or a disconnect; report that, not the flush.
-            Throwable f = owner.failure();
-            if (f == null) {
-                f = localFailure;
-            }
-            if (f != null) {
-                return f;
-            }
-            if (sends.closedForSends()) {
-                return new RdmaCmException.Disconnected(Step.TRANSFER, "connection closed");
-            }
-            // Neither a failure seen here nor a close: the queue pair went to the error state on its own,
-            // as a responder does when the peer's RDMA READ, WRITE or atomic is refused (a stale or forged
-            // key: the peer gets REM_ACCESS_ERR). Nothing can be sent or received any more: fail now.
-        }
-        recorder.completionError(status);
-        RdmaCmException.CompletionError e = new RdmaCmException.CompletionError(status,
-                status == WcStatus.WR_FLUSH_ERR ? "the queue pair went to the error state without a local failure "
-                        + "(the peer's remote operation was refused?): " + wc.describe(i)
-                        : "work completion failed: " + wc.describe(i));
-        localFailure = e;
-        owner.transferFailed(e);
-        return e;
+        completions.complete(wc, i);
     }
 
     @Override
-    public void emit(RdmaMessage message, int len) {
-        inbound.emit(message, len);
+    public CqInbox inbox() {
+        return cqs.inbox();
+    }
+
+    /** A shared CQ put completions in the inbox: drained like a notified CQ of its own ({@link #drain()}). */
+    @Override
+    public void dispatched() {
+        drain();
     }
 
     /**
@@ -487,16 +428,14 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
             lock.lock();
             try {
                 if (registered) {
-                    drain.finalDrain();
+                    cqs.finalDrain();
                 }
                 tornDown = true; // no holder drains the CQ from now on
             } finally {
                 lock.unlock();
             }
-            if (registered) {
-                loop.unregister(cq);
-                registered = false;
-            }
+            cqs.left(registered);
+            registered = false;
             keepalive.stop();
             if (end == null && remoteClose && credits && !inbound.peerClosed()) {
                 end = new RdmaCmException.Disconnected(Step.TRANSFER,
@@ -544,54 +483,5 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Rendezvous.
         leases.closeAll();
         receives.close();
         sends.closeRegions();
-    }
-
-    // ---------------------------------------------------------------- Rendezvous.Port
-
-    @Override
-    public reactor.core.scheduler.Scheduler worker() {
-        return reactor.core.scheduler.Schedulers.boundedElastic();
-    }
-
-    @Override
-    public ProtectionDomain pd() {
-        return pd;
-    }
-
-    @Override
-    public Registrations registrations() {
-        return registrations;
-    }
-
-    @Override
-    public ConnectionLock lock() {
-        return lock;
-    }
-
-    @Override
-    public void postRead(LargeReceive message) {
-        sends.postRead(message);
-    }
-
-    @Override
-    public void resume() {
-        lock.lock();
-        try {
-            sends.drainPending();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public void fail(Throwable cause) {
-        owner.transferFailed(cause);
-    }
-
-    @Override
-    public void releaseSlot(ReceiveSlot slot) {
-        if (slot.take(slot.generation())) {
-            receives.released(slot);
-        }
     }
 }

@@ -98,9 +98,10 @@ public interface RdmaRecorder {
     }
 
     /**
-     * A CQ was polled.
+     * A connection's CQ was polled, or on a shared CQ ({@link ConnectionOptions#sharedCompletionQueue()})
+     * its inbox was drained: the completions it handles in one batch, under one hold of its lock.
      *
-     * @param completions how many completions one poll of a CQ returned (0 polls included)
+     * @param completions how many completions one poll of a CQ (or one drain of an inbox) returned
      */
     default void pollBatch(int completions) {
     }

@@ -62,7 +62,7 @@ final class ReceivePool implements AutoCloseable {
         srq = pd.createSharedReceiveQueue(buffers, 1, 0);
         MemoryRegion region = null;
         try {
-            MemorySegment memory = RcQueue.allocate(Arena.ofAuto(), (long) size * buffers, 64);
+            MemorySegment memory = BufferSlabs.allocate(Arena.ofAuto(), (long) size * buffers, 64);
             region = pd.register(memory);
             slots = new ReceiveSlot[buffers];
             int chunk = Math.min(buffers, 1024);

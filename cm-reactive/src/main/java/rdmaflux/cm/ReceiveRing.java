@@ -50,7 +50,7 @@ final class ReceiveRing implements Receives {
         this.qp = qp;
         this.size = size;
         this.posted = posted;
-        MemorySegment memory = RcQueue.allocate(arena, (long) size * count, 64);
+        MemorySegment memory = BufferSlabs.allocate(arena, (long) size * count, 64);
         mr = pd.register(memory);
         slots = new ReceiveSlot[count];
         reposting = new ReceiveSlot[count];

@@ -124,7 +124,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             madeQp = qp;
             this.slotSize = (maxPayload + Datagram.GRH_BYTES + 63) & ~63;
             if (receiveBuffers > 0) {
-                recvMr = pd.register(RcQueue.allocate(arena, (long) slotSize * receiveBuffers, 64));
+                recvMr = pd.register(BufferSlabs.allocate(arena, (long) slotSize * receiveBuffers, 64));
                 madeRecv = recvMr;
                 recvBatch = new ReceiveRequests(receiveBuffers, 1);
             } else {

@@ -68,7 +68,7 @@ final class UdSends {
         this.maxPayload = maxPayload;
         this.limitText = limitText;
         this.sendBuffers = sendBuffers;
-        region = sendBuffers > 0 ? pd.register(RcQueue.allocate(arena, (long) maxPayload * sendBuffers, 64)) : null;
+        region = sendBuffers > 0 ? pd.register(BufferSlabs.allocate(arena, (long) maxPayload * sendBuffers, 64)) : null;
         regionBuffer = region != null ? region.segment().asByteBuffer() : null;
         inFlight = new Object[sendBuffers];
         inFlightBytes = new int[sendBuffers];

@@ -2,6 +2,7 @@ package rdmaflux.cm;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -51,6 +52,19 @@ class ConnectionOptionsTest {
         assertEquals(17, o.ackTimeout());
         assertEquals(ConnectionOptions.DEVICE_DEFAULT, o.typeOfService());
         assertEquals(Integer.MAX_VALUE, o.maxInboundMessageSize());
+        assertFalse(o.sharedCompletionQueue());
+    }
+
+    @Test
+    void sharedCompletionQueueIsKeptByCopiesAndBuilders() {
+        ConnectionOptions shared = ConnectionOptions.defaults().withSharedCompletionQueue(true);
+        assertTrue(shared.sharedCompletionQueue());
+        assertFalse(ConnectionOptions.defaults().sharedCompletionQueue(), "the defaults are not changed");
+        assertTrue(shared.withPrivateData(new byte[] {1}).sharedCompletionQueue());
+        assertTrue(shared.toBuilder().receiveBuffers(4).build().sharedCompletionQueue());
+        assertFalse(shared.withSharedCompletionQueue(false).sharedCompletionQueue());
+        // Busy polling keeps its own CQ whatever this says (CqBinding): the option is kept, not refused.
+        assertTrue(shared.toBuilder().busyPoll(Duration.ofMillis(2)).build().sharedCompletionQueue());
     }
 
     @Test

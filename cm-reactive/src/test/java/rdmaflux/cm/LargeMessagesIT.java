@@ -171,9 +171,22 @@ class LargeMessagesIT {
 
     @Test
     void smallAndLargeMessagesInterleavedKeepTheirOrder() {
-        try (ChecksumServer s = new ChecksumServer(ConnectionOptions.defaults(), Duration.ZERO);
+        interleaved(ConnectionOptions.defaults());
+    }
+
+    /**
+     * The same with both sides on shared completion queues: the receiver's RDMA READs, the "finished"
+     * messages and the sends all complete through the loop's shared CQ and the connection's inbox.
+     */
+    @Test
+    void smallAndLargeMessagesInterleavedOnSharedCompletionQueues() {
+        interleaved(ConnectionOptions.defaults().withSharedCompletionQueue(true));
+    }
+
+    private static void interleaved(ConnectionOptions options) {
+        try (ChecksumServer s = new ChecksumServer(options, Duration.ZERO);
              Arena arena = Arena.ofShared()) {
-            RdmaConnection c = RdmaConnection.connect(s.server.address()).block(T);
+            RdmaConnection c = RdmaConnection.connect(s.server.address(), options).block(T);
             List<MemorySegment> messages = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
                 messages.add(payload(arena, i, i % 2 == 0 ? 100 + i : (i % 3 + 1) * 300 * KIB));

@@ -53,7 +53,7 @@ class ManyConnectionsIT {
 
     @Test
     void thousandConcurrentConnectionsToOneServerProcess() {
-        thousandConnections("echo", OPTIONS, SIZES, Map.of(), (pinned, server) -> {
+        thousandConnections("echo", OPTIONS, SIZES, Map.of(), Integer.MAX_VALUE, (pinned, server) -> {
             // What the two processes pinned, as the kernel lists it, against what the options ask for.
             long perSide = (long) OPTIONS.bufferSize() * (OPTIONS.receiveBuffers()
                     + ConnectionOptions.CONTROL_RECEIVE_BUFFERS + OPTIONS.sendBuffers());
@@ -66,14 +66,19 @@ class ManyConnectionsIT {
     /**
      * The same against a server whose connections receive into one shared receive pool
      * ({@link PeerMain#POOL}): the server process pins at most 64 MiB in all, measured from its regions.
+     * Both sides share completion queues ({@link ConnectionOptions#sharedCompletionQueue()}): a few dozen
+     * CQs for the 2,000 queue pairs, not one each.
      */
     @Test
     void thousandConcurrentConnectionsOnASharedReceivePool() {
         ConnectionOptions client = OPTIONS.toBuilder().bufferSize(PeerMain.POOL_OPTIONS.bufferSize()).receiveBuffers(8)
-                .sendBuffers(8).build();
+                .sendBuffers(8).sharedCompletionQueue(true).build();
+        // Each side's connection reserves about 140 entries (128 sends, 11 or 13 receives) in CQs of 4,096
+        // entries: 29 a CQ, so about 35 CQs a side, a few more for connections spread over the loops.
+        int maxCqs = 2 * (CONNECTIONS / 29 + 2 * RdmaLoops.DEFAULT_COMPLETION_LOOPS);
         // The running server keeps its pool (its SRQ and the region of its buffers) until it is disposed.
         thousandConnections("echo-pool", client, new int[] {1, 17, 256, 1000, 4096}, Map.of("srq", 1, "mr", 1),
-                (pinned, server) -> {
+                maxCqs, (pinned, server) -> {
             long pool = (long) PeerMain.POOL.buffers() * PeerMain.POOL_OPTIONS.bufferSize();
             assertTrue(server >= pool, "the server registered " + server + " bytes, less than its pool");
             assertTrue(server <= 64L << 20, "the server registered " + server + " bytes, more than 64 MiB");
@@ -86,7 +91,7 @@ class ManyConnectionsIT {
     }
 
     private static void thousandConnections(String mode, ConnectionOptions options, int[] sizes,
-                                            Map<String, Integer> keptByServer, PinnedCheck pinnedCheck) {
+                                            Map<String, Integer> keptByServer, int maxCqs, PinnedCheck pinnedCheck) {
         Map<String, Integer> baseline = Resources.baseline();
         try (PeerProcess peer = PeerProcess.start(mode)) {
             // The server process's own objects (its listener, its device context) stay until it ends.
@@ -104,6 +109,8 @@ class ManyConnectionsIT {
             // All open at once: a QP per connection on each side (both processes share the device).
             Map<String, Integer> open = RdmaResources.snapshot();
             assertTrue(open.get("qp") - baseline.get("qp") >= 2 * CONNECTIONS, "qps while connected: " + open);
+            int cqs = open.getOrDefault("cq", 0) - baseline.getOrDefault("cq", 0);
+            assertTrue(cqs <= maxCqs, cqs + " CQs for " + CONNECTIONS + " connections, at most " + maxCqs + " expected");
             long pinned = RdmaResources.registeredBytes(0);
             long serverPinned = RdmaResources.registeredBytesOf(peer.pid());
             pinnedCheck.check(pinned, serverPinned);
@@ -142,9 +149,9 @@ class ManyConnectionsIT {
                 return c.onDispose();
             }).then().block(T);
             System.out.printf("many (%s): %d connections up in %d ms (%d retried connects; slowest step durations, ms: %s), "
-                    + "%.1f MiB registered by both processes, %.1f MiB by the server, %d rdmaflux threads here, %d "
+                    + "%d CQs, %.1f MiB registered by both processes, %.1f MiB by the server, %d rdmaflux threads here, %d "
                     + "checked echoes in %d ms, closed in %d ms%n", mode, CONNECTIONS, (connected - start) / 1_000_000,
-                    RETRIES.get(), SLOWEST, pinned / 1048576.0, serverPinned / 1048576.0,
+                    RETRIES.get(), SLOWEST, cqs, pinned / 1048576.0, serverPinned / 1048576.0,
                     loopThreads, verified.get(), (exchanged - connected) / 1_000_000,
                     (System.nanoTime() - exchanged) / 1_000_000);
             // The server process closed its sides when our orderly closes arrived; it is still running.

@@ -29,9 +29,10 @@ public final class PeerMain {
 
     /**
      * The pooled echo server's connections: 4 KiB buffers, few send buffers (each connection still has
-     * its own), so 1,000 connections pin little beside the pool.
+     * its own), so 1,000 connections pin little beside the pool; they share completion queues.
      */
-    static final ConnectionOptions POOL_OPTIONS = OPTIONS.toBuilder().bufferSize(4096).sendBuffers(4).build();
+    static final ConnectionOptions POOL_OPTIONS = OPTIONS.toBuilder().bufferSize(4096).sendBuffers(4)
+            .sharedCompletionQueue(true).build();
     /**
      * 1,000 connections' quota of 2 credits and 3 control buffers, and a reserve of 1,024 lent at most 8
      * at a time: 6,124 buffers of 4 KiB, about 24 MiB, whatever the number of connections.

@@ -61,6 +61,30 @@ public final class WorkCompletions {
         count = n;
     }
 
+    /**
+     * Copies one completion into another batch, byte for byte (one {@code ibv_wc}), e.g. to hand it from a
+     * CQ polled for many queue pairs to the queue pair's own inbox. The target's {@link #count()} grows to
+     * cover index {@code at}, so its accessors read the copy.
+     *
+     * @param from index below {@link #count()} in this batch
+     * @param to the target batch (not this one)
+     * @param at index below {@code to.capacity()}
+     */
+    public void copy(int from, WorkCompletions to, int at) {
+        if (at < 0 || at >= to.capacity) {
+            throw new IndexOutOfBoundsException("slot " + at + " of " + to.capacity);
+        }
+        MemorySegment.copy(array, base(from), to.array, SIZE * at, SIZE);
+        if (at >= to.count) {
+            to.count = at + 1;
+        }
+    }
+
+    /** Empties the batch ({@link #count()} 0): a batch filled by {@link #copy} is reused from index 0. */
+    public void clear() {
+        count = 0;
+    }
+
     // Unchecked reads for the poll's own bookkeeping, which stays below the count the provider returned.
 
     long wrIdAt(int i) {
