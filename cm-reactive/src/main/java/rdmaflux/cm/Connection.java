@@ -106,6 +106,16 @@ final class Connection implements RdmaConnection {
         q.enqueue(len > eagerMessageSize() ? Kind.LARGE : Kind.SEND, message, null, null, 0, 0, sink);
     }
 
+    /**
+     * {@return the lock the send queue takes for each message, or null before the connection is established}
+     * A stream that holds it (it is reentrant) across several {@link #sendElement} calls has them posted
+     * together when it lets go.
+     */
+    ConnectionLock sendLock() {
+        RcQueue q = life.queue;
+        return q == null ? null : q.lock;
+    }
+
     private IllegalArgumentException tooLarge(int len, RcQueue q) {
         return new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
                 + "peer accepts (" + eagerMessageSize() + " bytes, its receive buffer size): "

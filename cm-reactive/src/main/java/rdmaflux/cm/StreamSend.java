@@ -15,6 +15,7 @@ import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.Fuseable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Operators;
@@ -31,6 +32,11 @@ import reactor.util.context.Context;
  * completion loop and the scheduler is called once per half window, not per message. With a
  * {@code release} callback, the messages whose send ended are handed back in the same batch, on the
  * scheduler.
+ *
+ * <p>A source that offers Reactor's {@link Fuseable#ASYNC} fusion (a queue the sender polls) is drained in
+ * runs: the messages the window allows are taken together and handed to the send queue under one hold of
+ * the connection's lock, so they leave with one doorbell ({@link SendBatches}) instead of one each. The
+ * window and the requests-per-half-window above are the same; only who takes the messages differs.
  *
  * <p>Threads: the source's {@code onNext} on its own threads, completions on the completion loop (under the
  * send queue's lock: they record and hand over, nothing else), requests, releases and the terminal signal on
@@ -94,6 +100,15 @@ final class StreamSend<T> extends Mono<Void> {
         private final AtomicBoolean terminated = new AtomicBoolean();
         private volatile boolean sourceDone;
         private Subscription upstream;
+        /** The fused source's queue, or null when the source pushes its messages. */
+        private Fuseable.QueueSubscription<T> fusedQueue;
+        /** Serializes the draining of a fused source. */
+        private final AtomicInteger drainWip = new AtomicInteger();
+        /** A fused source: messages that may still be taken (its "demand"); only the draining thread. */
+        private long credit;
+        /** A fused source: a run's messages and their bytes, between polling and handing over. */
+        private final Object[] runMessages;
+        private final ByteBuffer[] runBytes;
 
         Sender(CoreSubscriber<? super Void> actual, StreamSend<T> send) {
             this.actual = actual;
@@ -106,12 +121,24 @@ final class StreamSend<T> extends Mono<Void> {
             Element<T>[] made = new Element[send.window];
             this.elements = made;
             this.batch = Math.max(1, send.window / 2);
+            int run = Math.min(send.window, SendBatches.MAX_BATCH);
+            this.runMessages = new Object[run];
+            this.runBytes = new ByteBuffer[run];
         }
 
         @Override
         public void onSubscribe(Subscription s) {
             if (Operators.validate(upstream, s)) {
                 upstream = s;
+                if (s instanceof Fuseable.QueueSubscription<?> q && q.requestFusion(Fuseable.ASYNC) == Fuseable.ASYNC) {
+                    @SuppressWarnings("unchecked")
+                    Fuseable.QueueSubscription<T> fq = (Fuseable.QueueSubscription<T>) q;
+                    fusedQueue = fq;
+                    toRequest.addAndGet(live.length()); // the first credit, taken by the drain
+                    actual.onSubscribe(this);
+                    drainFused();
+                    return;
+                }
                 actual.onSubscribe(this);
                 s.request(live.length());
             }
@@ -119,6 +146,10 @@ final class StreamSend<T> extends Mono<Void> {
 
         @Override
         public void onNext(T message) {
+            if (fusedQueue != null) {
+                drainFused(); // a fused source only says there is something to poll
+                return;
+            }
             if (terminated.get()) {
                 releaseNow(message); // the stream ended; what the source still emits is not sent
                 return;
@@ -166,6 +197,97 @@ final class StreamSend<T> extends Mono<Void> {
             return e;
         }
 
+        /**
+         * A fused source, on whichever thread signals it or the scheduler after completions (serialized):
+         * takes as many messages as the credit allows, in runs of up to {@link SendBatches#MAX_BATCH}, each
+         * run handed to the send queue under one hold of the connection's lock. The content function (user
+         * code) runs before the lock is taken.
+         */
+        private void drainFused() {
+            if (drainWip.getAndIncrement() != 0) {
+                return;
+            }
+            Fuseable.QueueSubscription<T> q = fusedQueue;
+            int missed = 1;
+            do {
+                credit += toRequest.getAndSet(0);
+                for (;;) {
+                    if (terminated.get()) {
+                        releaseQueued(q); // what the source still holds is not sent
+                        break;
+                    }
+                    int n = 0;
+                    try {
+                        T m;
+                        while (n < runMessages.length && credit > 0 && (m = q.poll()) != null) {
+                            runMessages[n++] = m;
+                            credit--;
+                            inFlight.incrementAndGet(); // counted at once: the stream cannot end under it
+                            runBytes[n - 1] = content.apply(m);
+                        }
+                    } catch (RuntimeException | Error x) {
+                        for (int i = 0; i < n; i++) {
+                            releaseNow(message(i));
+                        }
+                        inFlight.addAndGet(-n);
+                        clearRun(n);
+                        q.cancel();
+                        end(x);
+                        continue; // releases what is left
+                    }
+                    if (n == 0) {
+                        if (sourceDone && inFlight.get() == 0 && q.isEmpty()) {
+                            end(null);
+                        }
+                        break;
+                    }
+                    sendRun(n);
+                }
+                missed = drainWip.addAndGet(-missed);
+            } while (missed != 0);
+        }
+
+        /** The draining thread, after the end: hands what the fused source still queues to {@code release}. */
+        private void releaseQueued(Fuseable.QueueSubscription<T> q) {
+            try {
+                T m;
+                while ((m = q.poll()) != null) {
+                    releaseNow(m);
+                }
+            } catch (RuntimeException e) {
+                q.clear(); // a source failing to poll now: it drops the rest itself
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        private T message(int i) {
+            return (T) runMessages[i];
+        }
+
+        private void clearRun(int n) {
+            java.util.Arrays.fill(runMessages, 0, n, null);
+            java.util.Arrays.fill(runBytes, 0, n, null);
+        }
+
+        /** The draining thread: hands {@code n} polled messages over under one hold of the lock. */
+        private void sendRun(int n) {
+            ConnectionLock lock = connection.sendLock();
+            if (lock != null) {
+                lock.lock(); // reentrant: each message's enqueue takes it again; the outermost unlock posts them all
+            }
+            try {
+                for (int i = 0; i < n; i++) {
+                    T m = message(i);
+                    connection.sendElement(runBytes[i], take(release == null ? null : m, runBytes[i]));
+                }
+            } finally {
+                clearRun(n);
+                if (lock != null) {
+                    lock.unlock();
+                }
+            }
+        }
+
         @Override
         public void onError(Throwable t) {
             sourceDone = true;
@@ -175,7 +297,9 @@ final class StreamSend<T> extends Mono<Void> {
         @Override
         public void onComplete() {
             sourceDone = true;
-            if (inFlight.get() == 0) {
+            if (fusedQueue != null) {
+                drainFused(); // ends once what the queue still holds was sent
+            } else if (inFlight.get() == 0) {
                 end(null);
             }
         }
@@ -199,7 +323,7 @@ final class StreamSend<T> extends Mono<Void> {
             int due = 0;
             if (error != null) {
                 end(error);
-            } else if (sourceDone && left == 0) {
+            } else if (sourceDone && left == 0 && (fusedQueue == null || fusedQueue.isEmpty())) {
                 end(null);
             } else {
                 due = toRequest.incrementAndGet();
@@ -219,6 +343,10 @@ final class StreamSend<T> extends Mono<Void> {
         public void run() {
             requestScheduled.set(false);
             releaseEnded();
+            if (fusedQueue != null) {
+                drainFused(); // takes the finished count as credit
+                return;
+            }
             int n = toRequest.getAndSet(0);
             if (n > 0 && !terminated.get()) {
                 upstream.request(n);
@@ -251,6 +379,9 @@ final class StreamSend<T> extends Mono<Void> {
             schedule(() -> {
                 if (error != null) {
                     upstream.cancel();
+                    if (fusedQueue != null) {
+                        drainFused(); // releases what the source still queues
+                    }
                     withdrawQueued();
                     releaseEnded();
                     actual.onError(error);
@@ -287,6 +418,9 @@ final class StreamSend<T> extends Mono<Void> {
         public void cancel() {
             if (terminated.compareAndSet(false, true)) {
                 upstream.cancel();
+                if (fusedQueue != null) {
+                    drainFused(); // releases what the source still queues
+                }
                 withdrawQueued(); // posted ones complete or fail with the connection
             }
         }

@@ -3,10 +3,16 @@ package rdmaflux.cm;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.ValueLayout;
+import java.io.IOException;
 import java.lang.invoke.MethodHandle;
+import java.lang.management.ManagementFactory;
 import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -39,13 +45,18 @@ final class LowPriorityTestThread implements InvocationInterceptor {
     public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> invocationContext,
                                     ExtensionContext extensionContext) throws Throwable {
         startParallelWorkers();
+        long wall0 = System.nanoTime();
+        long cpu0 = processCpuNanos();
         AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicLong testCpu = new AtomicLong();
         Thread test = new Thread(() -> {
             lowerPriority();
             try {
                 invocation.proceed();
             } catch (Throwable t) {
                 failure.set(t);
+            } finally {
+                testCpu.set(ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
             }
         }, "low-priority-test");
         test.start();
@@ -55,9 +66,57 @@ final class LowPriorityTestThread implements InvocationInterceptor {
             test.interrupt(); // JUnit's own timeout: pass it on
             throw e;
         }
+        report(invocationContext.getExecutable().getName() + wrappers(extensionContext), System.nanoTime() - wall0,
+                processCpuNanos() - cpu0, testCpu.get(), failure.get() == null);
         if (failure.get() != null) {
             throw failure.get();
         }
+    }
+
+    /**
+     * One line per test method on standard output, the measurement docs/rsocket.md quotes: wall time, the
+     * JVM's CPU time (every thread: transport, RSocket, JIT, GC), the test thread's own (the kit's polling
+     * verifier; the threads it started, such as {@code requestChannel256}'s pool, are not in it) and the
+     * load average, which says how far the wall time can be believed on the shared machine.
+     */
+    private static void report(String method, long wallNanos, long cpuNanos, long testThreadCpuNanos, boolean passed) {
+        String load;
+        try {
+            load = Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException | RuntimeException e) {
+            load = "?";
+        }
+        System.out.printf(Locale.ROOT, "[tck] %s %s: wall %.1f s, process CPU %.1f s, test thread CPU %.1f s,"
+                + " CPUs %d, loadavg %s%n", method, passed ? "passed" : "FAILED", wallNanos / 1e9, cpuNanos / 1e9,
+                testThreadCpuNanos / 1e9, Runtime.getRuntime().availableProcessors(), load);
+    }
+
+    /**
+     * The kit picks at random, per test, whether each side's connection gets its {@code AsyncDuplexConnection}
+     * (received frames hop to another scheduler, twice): a test's numbers are only comparable with the same
+     * pick. Read from the kit's private fields, since it reports them only to its logger.
+     */
+    private static String wrappers(ExtensionContext context) {
+        try {
+            Object instance = context.getRequiredTestInstance();
+            Object pair = instance.getClass().getMethod("getTransportPair").invoke(instance);
+            return " [client async=" + flag(pair, "runClientWithAsyncInterceptors") + ", server async="
+                    + flag(pair, "runServerWithAsyncInterceptors") + "]";
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    private static boolean flag(Object pair, String name) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = pair.getClass().getDeclaredField(name);
+        f.setAccessible(true);
+        return f.getBoolean(pair);
+    }
+
+    /** {@return the JVM's CPU time so far (all threads), or -1 where the platform does not tell} */
+    private static long processCpuNanos() {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? os.getProcessCpuTime() : -1;
     }
 
     private static void lowerPriority() {

@@ -3,31 +3,38 @@ package rdmaflux.cm.rsocket;
 import io.netty.buffer.ByteBuf;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
+import reactor.core.Fuseable;
 import reactor.core.publisher.Operators;
-import reactor.util.concurrent.Queues;
 
 import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The outbound frames of one connection: RSocket hands them over from any thread ({@link #offer}), and the
+ * The outbound frames of one connection: RSocket hands them over from any thread ({@link #enqueue}), and the
  * one subscriber (the connection's send stream) takes them as its demand allows, in order. After
  * {@link #cancel()} every frame still queued, and every frame offered later, is released at once: nothing is
  * left to leak.
  *
- * <p>Threads: {@link #offer} from any thread; delivery is serialized by a work-in-progress counter, on the
- * thread that offered or requested when nobody else is delivering.
+ * <p>The subscriber may fuse with the queue (Reactor's {@link Fuseable#ASYNC} mode): then a signal only says
+ * that frames are there, and it polls them itself, as many as it can send, so it can send a run of
+ * frames together (the connection's send stream posts them with one doorbell) instead of one per signal.
+ *
+ * <p>Threads: {@link #enqueue} from any thread; signals are serialized by a work-in-progress counter, on the
+ * thread that offered or requested when nobody else is signalling. {@link #poll()} is safe from any thread
+ * (a fused subscriber's, while a cancel releases what is left).
  */
-final class FrameQueue implements Publisher<ByteBuf>, Subscription {
-    private final Queue<ByteBuf> frames = Queues.<ByteBuf>unboundedMultiproducer().get();
+final class FrameQueue implements Publisher<ByteBuf>, Fuseable.QueueSubscription<ByteBuf> {
+    private final Queue<ByteBuf> frames = new ConcurrentLinkedQueue<>();
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicLong requested = new AtomicLong();
     private final AtomicBoolean subscribed = new AtomicBoolean();
     private volatile Subscriber<? super ByteBuf> actual;
     private volatile boolean cancelled;
+    /** Whether the subscriber fused: it polls, and {@code onNext(null)} says there is something to poll. */
+    private volatile boolean fused;
 
     @Override
     public void subscribe(Subscriber<? super ByteBuf> s) {
@@ -41,7 +48,7 @@ final class FrameQueue implements Publisher<ByteBuf>, Subscription {
     }
 
     /** Any thread: queues a frame for sending, or releases it when the sending ended. */
-    void offer(ByteBuf frame) {
+    void enqueue(ByteBuf frame) {
         if (cancelled) {
             frame.release();
             return;
@@ -69,6 +76,40 @@ final class FrameQueue implements Publisher<ByteBuf>, Subscription {
         drain();
     }
 
+    @Override
+    public int requestFusion(int requestedMode) {
+        if ((requestedMode & Fuseable.ASYNC) != 0) {
+            fused = true;
+            return Fuseable.ASYNC;
+        }
+        return Fuseable.NONE;
+    }
+
+    /** The fused subscriber: the next frame, or null; a frame taken after a cancel is the caller's to release. */
+    @Override
+    public ByteBuf poll() {
+        return frames.poll();
+    }
+
+    @Override
+    public int size() {
+        return frames.size();
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return frames.isEmpty();
+    }
+
+    /** Releases every queued frame. */
+    @Override
+    public void clear() {
+        ByteBuf f;
+        while ((f = frames.poll()) != null) {
+            f.release();
+        }
+    }
+
     private void drain() {
         if (wip.getAndIncrement() != 0) {
             return;
@@ -77,9 +118,10 @@ final class FrameQueue implements Publisher<ByteBuf>, Subscription {
         do {
             Subscriber<? super ByteBuf> s = actual;
             if (cancelled) {
-                ByteBuf f;
-                while ((f = frames.poll()) != null) {
-                    f.release();
+                clear();
+            } else if (s != null && fused) {
+                if (!frames.isEmpty()) {
+                    s.onNext(null); // it polls what it can send now, and is signalled again for later frames
                 }
             } else if (s != null) {
                 long r = requested.get();

@@ -57,7 +57,7 @@ final class RdmaDuplexConnection implements DuplexConnection {
 
     @Override
     public void sendFrame(int streamId, ByteBuf frame) {
-        outbound.offer(frame);
+        outbound.enqueue(frame);
     }
 
     /** The connection's scheduler: a frame's send ended. */
@@ -73,7 +73,7 @@ final class RdmaDuplexConnection implements DuplexConnection {
     public void sendErrorAndClose(RSocketErrorException e) {
         ByteBuf error = ErrorFrameCodec.encode(alloc, 0, e);
         closeAfter = error;
-        outbound.offer(error);
+        outbound.enqueue(error);
         if (outbound.isCancelled()) {
             connection.dispose(); // nothing is sent any more: the error frame was released at once
         }
