@@ -292,7 +292,7 @@ public final class ConnectionOptions {
 
     /**
      * {@return whether connections share completion queues with the other connections of their completion
-     * loop on their device; {@code false} by default}
+     * loop on their device; {@code true} by default}
      *
      * <p>Off, each connection has a CQ of its own. On, the connections of one completion loop on one device
      * share a few CQs of up to 4,096 entries (fewer if the device's {@code max_cqe} is smaller): each
@@ -453,7 +453,7 @@ public final class ConnectionOptions {
         private Protocol protocol = Protocol.CREDITS;
         private CompletionMode completionMode = CompletionMode.EVENT_DRIVEN;
         private Duration busyPoll = Duration.ofMillis(1);
-        private boolean sharedCompletionQueue;
+        private boolean sharedCompletionQueue = true;
         private Duration keepalive = Duration.ofSeconds(4);
         private long largeMessageBudget = 64L << 20;
         private int maxInboundMessageSize = Integer.MAX_VALUE;

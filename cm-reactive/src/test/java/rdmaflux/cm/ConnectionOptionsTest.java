@@ -52,14 +52,14 @@ class ConnectionOptionsTest {
         assertEquals(17, o.ackTimeout());
         assertEquals(ConnectionOptions.DEVICE_DEFAULT, o.typeOfService());
         assertEquals(Integer.MAX_VALUE, o.maxInboundMessageSize());
-        assertFalse(o.sharedCompletionQueue());
+        assertTrue(o.sharedCompletionQueue());
     }
 
     @Test
     void sharedCompletionQueueIsKeptByCopiesAndBuilders() {
         ConnectionOptions shared = ConnectionOptions.defaults().withSharedCompletionQueue(true);
         assertTrue(shared.sharedCompletionQueue());
-        assertFalse(ConnectionOptions.defaults().sharedCompletionQueue(), "the defaults are not changed");
+        assertTrue(ConnectionOptions.defaults().sharedCompletionQueue(), "shared by default");
         assertTrue(shared.withPrivateData(new byte[] {1}).sharedCompletionQueue());
         assertTrue(shared.toBuilder().receiveBuffers(4).build().sharedCompletionQueue());
         assertFalse(shared.withSharedCompletionQueue(false).sharedCompletionQueue());
