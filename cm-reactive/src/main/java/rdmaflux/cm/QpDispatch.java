@@ -2,6 +2,7 @@ package rdmaflux.cm;
 
 import java.util.Arrays;
 
+import rdmaflux.verbs.QpNumbers;
 import rdmaflux.verbs.WorkCompletions;
 
 /**

@@ -2,6 +2,7 @@ package rdmaflux.cm;
 
 import rdmaflux.verbs.CompletionQueue;
 import rdmaflux.verbs.Errno;
+import rdmaflux.verbs.QpNumbers;
 import rdmaflux.verbs.RdmaContext;
 import rdmaflux.verbs.RdmaResourceException;
 

@@ -25,6 +25,7 @@ import rdmaflux.cm.ConnectionState.Failed;
 import rdmaflux.cm.ConnectionStateMachine.Effect;
 import rdmaflux.cm.ConnectionStateMachine.Role;
 import rdmaflux.cm.ConnectionStateMachine.Transition;
+import rdmaflux.testing.RandomCases;
 import rdmaflux.verbs.CmEventType;
 
 /**

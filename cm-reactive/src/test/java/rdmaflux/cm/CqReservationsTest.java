@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import rdmaflux.testing.RandomCases;
 
 /** The reservation arithmetic of shared CQs ({@link CqReservations}): no CQ is ever over-committed. */
 class CqReservationsTest {

@@ -9,6 +9,7 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
+import rdmaflux.testing.RandomCases;
 
 /**
  * Two {@link CreditWindow}s talking over a simulated RC connection, driven by random interleavings of

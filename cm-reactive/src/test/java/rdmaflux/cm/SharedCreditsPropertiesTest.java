@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import rdmaflux.testing.RandomCases;
 
 /**
  * Many connections' senders and one receiver whose connections share a {@link SharedCredits} pool, each

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import rdmaflux.testing.RandomCases;
 
 /**
  * The hello parser reads bytes a peer chose: for any input it returns a hello or {@code null} and never

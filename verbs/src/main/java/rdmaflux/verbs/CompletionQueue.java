@@ -44,7 +44,7 @@ public final class CompletionQueue extends NativeResource {
     /** Creation order: whoever holds two CQs' poll locks takes the older one's first. */
     final long order = CREATED.incrementAndGet();
     /** The QPs whose send or receive completions come here. */
-    final QpTable queuePairs = new QpTable();
+    final QpNumbers<QueuePair> queuePairs = new QpNumbers<>();
     /**
      * Held while a poll reads completions and retires their work requests, so that they are retired in
      * the CQ's order even when several threads poll; also by whoever changes a ring this CQ retires from.
@@ -125,7 +125,7 @@ public final class CompletionQueue extends NativeResource {
 
     /** Gives back what the polled completions' work requests held; under {@link #pollLock}. */
     private void retire(WorkCompletions completions, int n) {
-        QpTable qps = queuePairs;
+        QpNumbers<QueuePair> qps = queuePairs;
         for (int i = 0; i < n; i++) {
             QueuePair qp = qps.get(completions.qpNumberAt(i));
             if (qp != null) {

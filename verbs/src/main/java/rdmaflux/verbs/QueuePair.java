@@ -100,9 +100,9 @@ public final class QueuePair extends NativeResource {
         this.sendRing = new WorkRing(maxSendWr, maxSendSge + 2, sendCq.pollLock);
         this.receiveRing = srq == null ? new WorkRing(maxReceiveWr, maxReceiveSge, receiveCq.pollLock) : null;
         this.queues = new WorkQueues(sendRing, receiveRing, sendCq, receiveCq, srq);
-        sendCq.queuePairs.add(this);
+        sendCq.queuePairs.add(number(), this);
         if (receiveCq != sendCq) {
-            receiveCq.queuePairs.add(this);
+            receiveCq.queuePairs.add(number(), this);
         }
     }
 

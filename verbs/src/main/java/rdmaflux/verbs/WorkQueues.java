@@ -93,8 +93,8 @@ final class WorkQueues {
     void beforeClose(QueuePair qp) {
         underPollLocks(() -> {
             send.releaseAll(MemoryWindow.class);
-            sendCq.queuePairs.remove(qp);
-            receiveCq.queuePairs.remove(qp);
+            sendCq.queuePairs.remove(qp.number(), qp);
+            receiveCq.queuePairs.remove(qp.number(), qp);
         });
     }
 

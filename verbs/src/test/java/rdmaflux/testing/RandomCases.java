@@ -1,4 +1,4 @@
-package rdmaflux.cm;
+package rdmaflux.testing;
 
 import java.util.Random;
 import java.util.function.Consumer;
@@ -8,7 +8,7 @@ import java.util.function.Consumer;
  * that reproduces it. Seeds are fixed, so every run tries the same cases; set the system property
  * {@code rdmaflux.random.seed} to explore others.
  */
-final class RandomCases {
+public final class RandomCases {
     private RandomCases() {
     }
 
@@ -18,7 +18,7 @@ final class RandomCases {
      * @param cases how many cases
      * @param check the check, given a generator seeded for that case
      */
-    static void run(int cases, Consumer<Random> check) {
+    public static void run(int cases, Consumer<Random> check) {
         long base = Long.getLong("rdmaflux.random.seed", 0x5eedcafeL);
         for (int i = 0; i < cases; i++) {
             long seed = base + i;
@@ -38,7 +38,7 @@ final class RandomCases {
      * @param max the longest array
      * @return bytes, 0 to {@code max} of them
      */
-    static byte[] bytes(Random r, int max) {
+    public static byte[] bytes(Random r, int max) {
         byte[] b = new byte[r.nextInt(max + 1)];
         r.nextBytes(b);
         return b;
@@ -50,7 +50,7 @@ final class RandomCases {
      * @param r the generator
      * @return an int
      */
-    static int anyInt(Random r) {
+    public static int anyInt(Random r) {
         return switch (r.nextInt(8)) {
             case 0 -> Integer.MIN_VALUE;
             case 1 -> Integer.MAX_VALUE;

@@ -1,17 +1,19 @@
-package rdmaflux.cm;
+package rdmaflux.verbs;
 
 /**
- * A map from QP number to the value of that queue pair, for a CQ polled for many queue pairs
- * ({@link SharedCq}): the poll finds each completion's connection by its {@code qp_num}. Lookups read one
+ * A map from QP number to a value, for a CQ polled for many queue pairs: the poll finds what each
+ * completion belongs to by its {@code qp_num} ({@link WorkCompletions#qpNumber(int)}). A {@link
+ * CompletionQueue} keeps one of its queue pairs, to find the work request behind each completion; a
+ * library sharing a CQ between connections can keep one of its connections. Lookups read one
  * open-addressing table of primitive keys that is never written once published, so they take no lock and
- * allocate nothing (no boxed keys); adding or removing (once per connection) builds a new table.
+ * allocate nothing (no boxed keys); adding or removing (rare: once per queue pair) builds a new table.
  *
- * <p>Threads: {@link #get} from any thread (the completion loop); {@link #add} and {@link #remove} from
- * any thread, serialized by the monitor (the CM loop adds, the completion loop removes).
+ * <p>Threads: {@link #get} from any thread; {@link #add} and {@link #remove} from any thread, serialized
+ * by the monitor.
  *
  * @param <T> the value
  */
-final class QpNumbers<T> {
+public final class QpNumbers<T> {
     private static final class Table {
         final int[] numbers;
         final Object[] values;
@@ -26,6 +28,10 @@ final class QpNumbers<T> {
 
     private volatile Table table = new Table(4, 0);
 
+    /** An empty map. */
+    public QpNumbers() {
+    }
+
     /**
      * The value of a QP number.
      *
@@ -33,7 +39,7 @@ final class QpNumbers<T> {
      * @return its value, or {@code null}
      */
     @SuppressWarnings("unchecked")
-    T get(int number) {
+    public T get(int number) {
         Table t = table;
         int m = t.values.length - 1;
         for (int i = mix(number) & m;; i = (i + 1) & m) {
@@ -51,7 +57,7 @@ final class QpNumbers<T> {
      * @param value its value, not null
      * @return whether it was added ({@code false}: the number has another value, which stays)
      */
-    synchronized boolean add(int number, T value) {
+    public synchronized boolean add(int number, T value) {
         java.util.Objects.requireNonNull(value);
         Table t = table;
         if (get(number) != null) {
@@ -75,7 +81,7 @@ final class QpNumbers<T> {
      * @param value the value it must have (another one, added since, stays)
      * @return whether it was removed
      */
-    synchronized boolean remove(int number, T value) {
+    public synchronized boolean remove(int number, T value) {
         Table t = table;
         if (get(number) != value || value == null) {
             return false;
@@ -91,7 +97,7 @@ final class QpNumbers<T> {
     }
 
     /** {@return how many QP numbers are in the table} */
-    int size() {
+    public int size() {
         return table.size;
     }
 

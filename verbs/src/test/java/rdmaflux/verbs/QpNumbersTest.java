@@ -1,4 +1,4 @@
-package rdmaflux.cm;
+package rdmaflux.verbs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,8 +12,9 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import rdmaflux.testing.RandomCases;
 
-/** The table a shared CQ finds each completion's connection in ({@link QpNumbers}). */
+/** The table a CQ polled for many queue pairs finds what each completion belongs to in ({@link QpNumbers}). */
 class QpNumbersTest {
 
     @Test
