@@ -200,15 +200,7 @@ class StreamSendIT {
             AtomicInteger emitted = new AtomicInteger();
             Disposable sending = c.send(Flux.range(0, 1000).map(i -> new Owned(i, numbered(i, 64)))
                     .doOnNext(m -> emitted.incrementAndGet()), Owned::bytes, releases::release).subscribe();
-            long deadline = System.nanoTime() + T.toNanos();
-            while (r.inbox.size() < 4 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            sending.dispose();
-            Object m;
-            while ((m = r.inbox.poll(2, TimeUnit.SECONDS)) != null) { // the posted ones complete on release
-                seq((RdmaMessage) m);
-            }
+            cancelOnceFourArrived(r, sending);
             assertTrue(emitted.get() >= 4 && emitted.get() < 1000, "emitted " + emitted.get());
             releases.awaitExactlyOnce(emitted.get());
             c.disposeNow(T);
@@ -255,15 +247,7 @@ class StreamSendIT {
             for (; emitted < 200; emitted++) {
                 source.emitNext(new Owned(emitted, numbered(emitted, 64)), Sinks.EmitFailureHandler.FAIL_FAST);
             }
-            long deadline = System.nanoTime() + T.toNanos();
-            while (r.inbox.size() < 4 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            sending.dispose();
-            Object m;
-            while ((m = r.inbox.poll(2, TimeUnit.SECONDS)) != null) { // the posted ones complete on release
-                seq((RdmaMessage) m);
-            }
+            cancelOnceFourArrived(r, sending);
             // The sink's own queue is the sender's to empty: every message comes back through release.
             releases.awaitExactlyOnce(emitted);
             c.disposeNow(T);
@@ -294,5 +278,21 @@ class StreamSendIT {
         sending.dispose();
         c.disposeNow(T);
         r.close();
+    }
+
+    /**
+     * Cancels {@code sending} once the held receiver has four messages, then releases what it holds and what
+     * still arrives: the posted sends complete on release.
+     */
+    private static void cancelOnceFourArrived(Receiver r, Disposable sending) throws InterruptedException {
+        long deadline = System.nanoTime() + T.toNanos();
+        while (r.inbox.size() < 4 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        sending.dispose();
+        Object m;
+        while ((m = r.inbox.poll(2, TimeUnit.SECONDS)) != null) {
+            seq((RdmaMessage) m);
+        }
     }
 }
