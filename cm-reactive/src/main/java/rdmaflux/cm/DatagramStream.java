@@ -102,7 +102,7 @@ final class DatagramStream implements CoreSubscriber<ByteBuffer> {
         synchronized (sends) {
             sourceDone = true;
             if (!ended && inFlight == 0 && count == 0) {
-                ended = true;
+                end();
                 sink.success();
             }
         }
@@ -140,7 +140,7 @@ final class DatagramStream implements CoreSubscriber<ByteBuffer> {
         }
         if (sourceDone) {
             if (inFlight == 0 && count == 0) {
-                ended = true;
+                end();
                 sink.success();
             }
             return;
@@ -199,10 +199,8 @@ final class DatagramStream implements CoreSubscriber<ByteBuffer> {
         while (count > 0) {
             next();
         }
-        if (queued) {
-            sends.withdraw(this);
-            queued = false;
-        }
+        sends.withdraw(this);
+        queued = false;
     }
 
     private void cancelUpstream() {

@@ -51,6 +51,8 @@ final class UdSends {
     private int freeTop;
     /** {@link Single}s and {@link DatagramStream}s with a datagram waiting, in the order they arrived. */
     private final ArrayDeque<Object> waiting = new ArrayDeque<>();
+    /** Streams not ended yet, whether or not they have a datagram in flight or waiting: a close ends them. */
+    private final java.util.List<DatagramStream> streams = new java.util.ArrayList<>();
     private Throwable closedCause;
     private boolean closed;
 
@@ -120,6 +122,13 @@ final class UdSends {
         }
         return Mono.<Void>create(sink -> {
             DatagramStream stream = new DatagramStream(this, ah, qpn, qkey, sendBuffers, scheduler, sink);
+            synchronized (this) {
+                if (closed) {
+                    sink.error(closedError());
+                    return;
+                }
+                streams.add(stream);
+            }
             sink.onCancel(stream::cancel);
             Flux.from(datagrams).subscribe(stream);
         }).publishOn(scheduler);
@@ -156,9 +165,10 @@ final class UdSends {
         waiting.add(stream);
     }
 
-    /** A stream that ended takes its place out of the queue; guarded by this. */
+    /** A stream that ended takes its place out of the queue, and leaves the streams a close ends; guarded by this. */
     void withdraw(DatagramStream stream) {
         waiting.remove(stream);
+        streams.remove(stream);
     }
 
     /** Guarded by this; {@code owner} is the single send's sink or the stream. */
@@ -292,6 +302,10 @@ final class UdSends {
                 if (o instanceof DatagramStream s) {
                     s.fail(end);
                 }
+            }
+            // Streams with nothing in flight or waiting (a source that has not emitted yet) end too.
+            for (DatagramStream s : streams.toArray(new DatagramStream[0])) {
+                s.fail(end);
             }
         }
         for (Object o : failed) {

@@ -375,8 +375,12 @@ class MulticastIT {
         StepVerifier.create(received.skip(305).map(MulticastTestSupport::seq).filter(q -> q == 5000).take(1))
                 .expectNext(5000).expectComplete().verify(T);
 
+        // A stream whose source never emits ends when the sender is disposed, rather than waiting forever.
+        reactor.core.publisher.Mono<Void> idle = s.send(Flux.<ByteBuffer>never()).cache();
+        idle.subscribe(null, e -> { });
         m.dispose();
         s.dispose();
+        StepVerifier.create(idle).expectError(IllegalStateException.class).verify(T);
         StepVerifier.create(s.send(Flux.just(payload(9, 8)))).expectError(IllegalStateException.class).verify(T);
         m.onDispose().then(s.onDispose()).block(T);
         awaitResources(baseline, T);
