@@ -101,11 +101,10 @@ final class UdSends {
                     sink.error(closedError());
                     return;
                 }
-                Single s = new Single(ah, qpn, qkey, data, withImmediate, immediate, sink);
                 if (waiting.isEmpty() && freeTop > 0) {
-                    post(s.ah, s.qpn, s.qkey, s.data, s.withImmediate, s.immediate, sink);
+                    post(ah, qpn, qkey, data, withImmediate, immediate, sink);
                 } else {
-                    waiting.add(s);
+                    waiting.add(new Single(ah, qpn, qkey, data, withImmediate, immediate, sink));
                 }
             }
         }).publishOn(scheduler);
@@ -117,8 +116,9 @@ final class UdSends {
      * cancelled). The source is asked for more on the scheduler, never on the completion loop.
      */
     Mono<Void> send(AddressHandle ah, int qpn, int qkey, Publisher<? extends ByteBuffer> datagrams) {
-        if (sendBuffers == 0) {
-            return Mono.error(new IllegalStateException("this queue cannot send"));
+        Throwable refused = refusal(0);
+        if (refused != null) {
+            return Mono.error(refused);
         }
         return Mono.<Void>create(sink -> {
             DatagramStream stream = new DatagramStream(this, ah, qpn, qkey, sendBuffers, scheduler, sink);
