@@ -21,8 +21,9 @@ import rdmaflux.verbs.RdmaException;
  * the teardown order (the queue leaves its completion loop, then the id is destroyed). The public API is
  * {@link Connection}, which hands data work to the {@link RcQueue}.
  *
- * <p>Threads: the CM loop owns the state machine and every field not marked otherwise; all inputs to
- * the machine run there ({@link #run}), one at a time, never re-entered. The completion loop reports
+ * <p>Threads: the connection's CM loop ({@link Loops#cm()} for a client, {@link Loops#serverCm()} for an
+ * accepted connection; "the CM loop" below) owns the state machine and every field not marked otherwise;
+ * all inputs to the machine run there ({@link #run}), one at a time, never re-entered. The completion loop reports
  * to it through {@link RcQueue.Owner} (hopping back to the CM loop). Application-visible signals hop to
  * {@link ConnectionOptions#scheduler()}.
  */
@@ -66,12 +67,12 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     /** What runs once the id was destroyed ({@link #afterIdClosed}); CM loop. */
     private final java.util.List<Runnable> afterIdClosed = new java.util.ArrayList<>(1);
 
-    private ConnectionLifecycle(Role role, ConnectionOptions options, Loops loops) {
+    private ConnectionLifecycle(Role role, ConnectionOptions options, Loops loops, CmEventLoop cm) {
         this.role = role;
         this.options = options;
         this.recorder = options.recorder();
         this.loops = loops;
-        this.cm = loops.cm();
+        this.cm = cm;
         this.completions = loops.nextCompletionLoop(busyPolls(options));
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
         this.machine = new ConnectionStateMachine(role, options.timeouts(), cm::schedule, this::onTimer);
@@ -93,7 +94,8 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         return Handoff.guard(Mono.<RdmaConnection>create(sink -> {
             ConnectionLifecycle c;
             try {
-                c = new ConnectionLifecycle(Role.CLIENT, options, (Loops) options.loops());
+                Loops loops = (Loops) options.loops();
+                c = new ConnectionLifecycle(Role.CLIENT, options, loops, loops.cm());
                 c.loops.track(c.api);
             } catch (RuntimeException e) {
                 sink.error(e);
@@ -130,14 +132,16 @@ final class ConnectionLifecycle implements RcQueue.Owner {
     }
 
     /**
-     * Server side: called on the CM loop with the id of a connect request that was accepted.
+     * Server side: called on the server's CM loop with the id of a connect request that was accepted.
+     *
+     * @param cm the server's CM loop ({@link Loops#serverCm()}), where the id's events arrive
      *
      * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
      */
     static Connection accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
-                             MonoSink<RdmaConnection> established,
+                             CmEventLoop cm, MonoSink<RdmaConnection> established,
                              java.util.function.Function<Registrations, ReceivePool> pools) {
-        ConnectionLifecycle c = new ConnectionLifecycle(Role.SERVER, options, loops);
+        ConnectionLifecycle c = new ConnectionLifecycle(Role.SERVER, options, loops, cm);
         c.pools = pools;
         c.id = request.id();
         c.connectSink = established;

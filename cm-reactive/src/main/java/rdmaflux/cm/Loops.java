@@ -11,8 +11,8 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /**
- * The implementation of {@link RdmaLoops}: owns the CM loop and the completion loops, hands completion
- * loops out round robin, and tracks the handles running on them so {@link #dispose()} can close them
+ * The implementation of {@link RdmaLoops}: owns the CM loops (the connecting side's, and the servers',
+ * started by the first server) and the completion loops, hands completion loops out round robin, and tracks the handles running on them so {@link #dispose()} can close them
  * before ending the threads. It also owns one protection domain per device ({@link Registrations}), which
  * every connection on these loops uses: made on first use, closed once the last handle is gone after
  * {@link #dispose()}, so it outlives every connection's queue pair and regions.
@@ -24,7 +24,13 @@ final class Loops implements RdmaLoops {
     private static final Object SHARED_LOCK = new Object();
     private static volatile Loops shared;
 
+    private final String prefix;
     private final CmEventLoop cm;
+    /** The servers' CM loop, started by the first server; guarded by {@link #cmLoops}. */
+    private CmEventLoop serverCm;
+    /** Set, under {@link #cmLoops}, once the CM loops are stopping: no server loop may start after. */
+    private boolean cmStopped;
+    private final Object cmLoops = new Object();
     private final CompletionLoop[] completions;
     private final AtomicInteger next = new AtomicInteger();
     private final Set<Disposable> handles = ConcurrentHashMap.newKeySet();
@@ -44,12 +50,14 @@ final class Loops implements RdmaLoops {
         if (completionLoops < 1 || completionLoops > 64) {
             throw new IllegalArgumentException("completion loops must be 1..64, got " + completionLoops);
         }
+        this.prefix = prefix;
         cm = new CmEventLoop(prefix + "-cm");
         completions = new CompletionLoop[completionLoops];
         for (int i = 0; i < completionLoops; i++) {
             completions[i] = new CompletionLoop(prefix + "-completion-" + i, i);
         }
         Flux.fromArray(completions).flatMap(EventLoop::terminated).then(cm.terminated())
+                .then(Mono.defer(this::serverCmTerminated))
                 .subscribe(null, e -> terminated.tryEmitEmpty(), terminated::tryEmitEmpty);
     }
 
@@ -111,8 +119,38 @@ final class Loops implements RdmaLoops {
         }
     }
 
+    /** {@return the CM loop of connections made by {@link RdmaConnection#connect}, of endpoints and groups} */
     CmEventLoop cm() {
         return cm;
+    }
+
+    /**
+     * The servers' CM loop: their listeners and the connections they accept, whose events arrive on the
+     * listener's channel. Started by the first server, so a process that both accepts and connects, as
+     * cmtime's client and server processes do, sets the two sides up on two threads (in the manner of
+     * Reactor Netty's server select loop).
+     *
+     * @return the loop
+     * @throws IllegalStateException when the loops are disposed and their threads ending
+     */
+    CmEventLoop serverCm() {
+        synchronized (cmLoops) {
+            if (cmStopped) {
+                throw new IllegalStateException("these RdmaLoops are disposed");
+            }
+            if (serverCm == null) {
+                serverCm = new CmEventLoop(prefix + "-cm-server");
+            }
+            return serverCm;
+        }
+    }
+
+    /** Once the CM loop ended: the server loop's end, if it was started; none may start after. */
+    private Mono<Void> serverCmTerminated() {
+        synchronized (cmLoops) {
+            cmStopped = true;
+            return serverCm == null ? Mono.empty() : serverCm.terminated();
+        }
     }
 
     /** {@return the completion loop for the next event-driven connection or endpoint: round robin} */
@@ -194,7 +232,7 @@ final class Loops implements RdmaLoops {
     }
 
     /**
-     * Ends the threads, once: the completion loops first, then the CM loop, which closes its channel. The
+     * Ends the threads, once: the completion loops first, then the CM loops, which close their channels. The
      * protection domains go first: every connection on the loops has destroyed its queue pair and closed
      * its regions by now (it is untracked only then).
      */
@@ -206,8 +244,19 @@ final class Loops implements RdmaLoops {
         for (CompletionLoop c : completions) {
             c.shutdown();
         }
+        CmEventLoop server;
+        synchronized (cmLoops) {
+            cmStopped = true;
+            server = serverCm;
+        }
+        Runnable stopCm = () -> {
+            if (server != null) {
+                server.shutdown();
+            }
+            cm.shutdown();
+        };
         Flux.fromArray(completions).flatMap(EventLoop::terminated).then()
-                .subscribe(null, e -> cm.shutdown(), cm::shutdown);
+                .subscribe(null, e -> stopCm.run(), stopCm);
     }
 
     private void closeDomains() {
@@ -257,12 +306,19 @@ final class Loops implements RdmaLoops {
         return completions.clone();
     }
 
-    /** {@return every loop thread (tests check they end)} */
+    /** {@return every loop thread (tests check they end): the CM loop, the completion loops, the servers' CM loop if started} */
     Thread[] threads() {
-        Thread[] t = new Thread[completions.length + 1];
+        CmEventLoop server;
+        synchronized (cmLoops) {
+            server = serverCm;
+        }
+        Thread[] t = new Thread[completions.length + 1 + (server == null ? 0 : 1)];
         t[0] = cm.thread();
         for (int i = 0; i < completions.length; i++) {
             t[i + 1] = completions[i].thread();
+        }
+        if (server != null) {
+            t[t.length - 1] = server.thread();
         }
         return t;
     }

@@ -1,9 +1,12 @@
 package rdmaflux.cm;
 
 /**
- * The threads rdmaflux runs on, in the manner of Reactor Netty's {@code LoopResources}: one connection
- * manager loop (every rdma_cm call and event, the connection state machines and their step timers) and
- * N completion loops (each drains the CQs of the connections assigned to it, round robin, spread over
+ * The threads rdmaflux runs on, in the manner of Reactor Netty's {@code LoopResources}: a connection
+ * manager loop (every rdma_cm call and event, the connection state machines and their step timers) for
+ * the connections this process makes, and datagram endpoints and multicast groups; a second one for
+ * servers (their listeners and the connections they accept), started by the first server, so that a
+ * process that accepts and connects sets both sides up in parallel, as Reactor Netty's servers select on
+ * their own threads; and N completion loops (each drains the CQs of the connections assigned to it, round robin, spread over
  * the device's completion vectors; busy polling spins only the loop of a busy connection).
  *
  * <p>Zero configuration uses {@link #shared()}. Give {@link ConnectionOptions.Builder#loops} a set of your
@@ -19,8 +22,8 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
     int DEFAULT_COMPLETION_LOOPS = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 4));
 
     /**
-     * The process-wide loops (threads {@code rdmaflux-cm} and {@code rdmaflux-completion-N}), created on
-     * first use. Once disposed, the next call creates new ones.
+     * The process-wide loops (threads {@code rdmaflux-cm}, {@code rdmaflux-completion-N} and, once a server
+     * is bound, {@code rdmaflux-cm-server}), created on first use. Once disposed, the next call creates new ones.
      *
      * @return the shared loops
      */
@@ -31,7 +34,8 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
     /**
      * New loops with {@link #DEFAULT_COMPLETION_LOOPS} completion loops.
      *
-     * @param prefix thread name prefix: threads are {@code prefix-cm} and {@code prefix-completion-N}
+     * @param prefix thread name prefix: threads are {@code prefix-cm}, {@code prefix-completion-N} and,
+     *               once a server is bound, {@code prefix-cm-server}
      * @return the loops; their threads start now
      */
     static RdmaLoops create(String prefix) {
@@ -41,7 +45,8 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
     /**
      * New loops.
      *
-     * @param prefix thread name prefix: threads are {@code prefix-cm} and {@code prefix-completion-N}
+     * @param prefix thread name prefix: threads are {@code prefix-cm}, {@code prefix-completion-N} and,
+     *               once a server is bound, {@code prefix-cm-server}
      * @param completionLoops how many completion threads, 1..64
      * @return the loops; their threads start now
      * @throws rdmaflux.verbs.RdmaException when rdma-core is unusable (no library)

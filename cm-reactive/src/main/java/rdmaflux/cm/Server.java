@@ -16,8 +16,8 @@ import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.PortSpace;
 
 /**
- * The implementation of {@link RdmaServer}: a listening id on the CM loop of the options' loops.
- * Threads: the CM loop owns the listener and {@code stopped}; the filter runs on the options' scheduler.
+ * The implementation of {@link RdmaServer}: a listening id on the servers' CM loop of the options' loops
+ * ({@link Loops#serverCm()}), where its accepted connections' events arrive too. Threads: that loop owns the listener and {@code stopped}; the filter runs on the options' scheduler.
  * The accept queue ({@link ServerOptions#acceptQueue()}) counts each request from its arrival until its
  * connection is delivered to the subscriber, or, when it ends without one, until what was allocated for it
  * is freed.
@@ -60,7 +60,7 @@ final class Server implements RdmaServer {
         this.serverOptions = serverOptions;
         this.filter = filter;
         this.loops = loops;
-        this.cm = loops.cm();
+        this.cm = loops.serverCm();
     }
 
     static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter,
@@ -172,7 +172,7 @@ final class Server implements RdmaServer {
             return;
         }
         try {
-            Connection c = ConnectionLifecycle.accept(request, hello, options, loops, new EstablishedSink(slot),
+            Connection c = ConnectionLifecycle.accept(request, hello, options, loops, cm, new EstablishedSink(slot),
                     poolSpec == null ? null : this::pool);
             // A request that ends without reaching the subscriber keeps its place until everything
             // allocated for it is freed, so the queue bounds memory, not just requests.

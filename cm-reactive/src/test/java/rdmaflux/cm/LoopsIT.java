@@ -85,6 +85,61 @@ class LoopsIT {
         }
     }
 
+    /**
+     * A process that accepts and connects: the server's side of each connection is set up on the servers' CM
+     * loop and the client's on the other, two threads as cmtime's two processes, and both end with the loops.
+     */
+    @Test
+    void aServerSetsUpItsConnectionsOnItsOwnCmLoopAndDisposeEndsIt() {
+        String prefix = PREFIX + "-accept";
+        RdmaLoops loops = RdmaLoops.create(prefix, 1);
+        // No server yet: no thread for one.
+        assertEquals(Set.of(prefix + "-cm", prefix + "-completion-0"), liveThreads(prefix));
+        Set<String> serverEventsOn = new ConcurrentSkipListSet<>();
+        Set<String> clientEventsOn = new ConcurrentSkipListSet<>();
+        ConnectionOptions base = ConnectionOptions.defaults().toBuilder().loops(loops).build();
+        ConnectionOptions server = base.toBuilder().recorder(eventThreads(serverEventsOn)).build();
+        ConnectionOptions client = base.toBuilder().recorder(eventThreads(clientEventsOn)).build();
+        try (EchoServer echo = new EchoServer(server)) {
+            assertEquals(Set.of(prefix + "-cm", prefix + "-cm-server", prefix + "-completion-0"), liveThreads(prefix));
+            List<RdmaConnection> cs = Flux.range(0, CONNECTIONS)
+                    .flatMap(i -> RdmaConnection.connect(echo.address(), client)).collectList().block(T);
+            Flux.fromIterable(cs).index().flatMap(t -> {
+                int n = t.getT1().intValue();
+                RdmaConnection c = t.getT2();
+                return c.receiveBytes().next().zipWith(c.send(Payloads.message(n, 48)).thenReturn(n));
+            }).doOnNext(t -> Payloads.verify(t.getT1(), t.getT2(), 48)).then().block(T);
+            // The listener's connect requests and the accepted ids' events arrive on the servers' loop.
+            assertEquals(Set.of(prefix + "-cm-server"), serverEventsOn);
+            assertEquals(Set.of(prefix + "-cm"), clientEventsOn);
+            loops.disposeNow(T);
+            for (RdmaConnection c : cs) {
+                assertTrue(c.isDisposed(), c + " still open after its loops were disposed");
+            }
+            for (Thread t : ((Loops) loops).threads()) {
+                assertFalse(t.isAlive(), t.getName() + " still alive");
+            }
+            assertEquals(Set.of(), liveThreads(prefix));
+            // A server bound after its loops were disposed fails; no thread starts for it.
+            RuntimeException e = assertThrows(RuntimeException.class, () -> RdmaServer.bind(
+                    new InetSocketAddress(RdmaTestEnv.address(), 0), base, AcceptFilter.ACCEPT_ALL).block(T));
+            assertInstanceOf(IllegalStateException.class, e instanceof IllegalStateException ? e : e.getCause());
+            assertEquals(Set.of(), liveThreads(prefix));
+        } finally {
+            loops.disposeNow(T);
+        }
+    }
+
+    /** {@return a recorder that notes which threads read CM events} */
+    private static RdmaRecorder eventThreads(Set<String> into) {
+        return new RdmaRecorder() {
+            @Override
+            public void cmEvent(rdmaflux.verbs.CmEventType type) {
+                into.add(Thread.currentThread().getName());
+            }
+        };
+    }
+
     @Test
     void aBusyPollingConnectionSpinsOnlyItsOwnLoop() {
         RdmaLoops loops = RdmaLoops.create(PREFIX + "-busy", 2);
