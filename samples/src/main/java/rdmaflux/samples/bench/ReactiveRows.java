@@ -17,6 +17,8 @@ import java.util.function.Supplier;
  * <p>Threads: the benchmark's thread only.
  */
 final class ReactiveRows {
+    /** The most untimed rounds of the reactive setup row: 5 of 1,000 connections bring its setup code to C2. */
+    static final int SETUP_WARMUP_ROUNDS = 5;
     private final InetAddress ip;
     private final boolean quick;
     private final int repeat;
@@ -134,18 +136,18 @@ final class ReactiveRows {
 
     /**
      * Untimed rounds of {@code conns} connections until one leaves the JIT nearly idle (compilation under
-     * 5% of the round's time), at most 8, then the wait for a quiet JIT: the verbs setup row's rule. Each
-     * connection runs the setup path once per side, so a single round leaves most of it interpreted or
-     * queued for the compiler, and the timed run would measure the compiler threads, which share the CPUs
-     * with the CM loop, more than the steady state cmtime (native code) is compared with.
+     * 5% of the round's time), at most {@code maxRounds}, then the wait for a quiet JIT: the verbs setup
+     * row's rule. Each connection runs the setup path once per side, so a single round leaves most of it
+     * interpreted or queued for the compiler, and the timed run would measure the compiler threads, which
+     * share the CPUs with the CM loops, more than the steady state cmtime (native code) is compared with.
      *
      * @return how many rounds ran
      */
-    private int warmUpSetup(int conns, Duration longer) {
+    private int warmUpSetup(int conns, int maxRounds, Duration longer) {
         java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
         boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
         int rounds = 0;
-        while (rounds < 8) {
+        while (rounds < maxRounds) {
             long compiled = monitored ? jit.getTotalCompilationTime() : 0;
             long t0 = System.nanoTime();
             ReactiveSetup.Result r = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
@@ -165,8 +167,10 @@ final class ReactiveRows {
     /**
      * Connection setup through the reactive API ({@link ReactiveSetup}: N {@code RdmaConnection.connect}
      * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
-     * row. Untimed rounds of at most 100 connections warm the JIT first ({@link #warmUpSetup}; not in a quick
-     * run).
+     * row. Untimed rounds of the same N, at most {@value #SETUP_WARMUP_ROUNDS}, warm the JIT first
+     * ({@link #warmUpSetup}; not in a quick run): code that runs once per connection and side reaches C2
+     * only after a few thousand connections (HotSpot's tier-4 threshold is 5,000 invocations), which
+     * rounds of 100 never gave it.
      */
     Row setupRow(int conns, CTools c) {
         List<Double> mine = new ArrayList<>();
@@ -177,7 +181,7 @@ final class ReactiveRows {
         Duration longer = timeout.multipliedBy(5);
         try {
             if (!quick) { // the quick run stays short and checks that the row works
-                warmups = warmUpSetup(Math.min(conns, 100), longer);
+                warmups = warmUpSetup(conns, SETUP_WARMUP_ROUNDS, longer);
             }
         } catch (RuntimeException e) {
             ourFailure = true;
@@ -207,7 +211,7 @@ final class ReactiveRows {
         String note = conns + " connections at once; RdmaConnection.connect to an in-process RdmaServer (accept "
                 + "queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
                 + "cmtime create id..connect; " + retries + " retried connects"
-                + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + Math.min(conns, 100) : "");
+                + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "");
         if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
             note += "; median of " + repeat + ": ours " + Bench.range(mine) + ", C " + Bench.range(theirs);
         }

@@ -88,7 +88,7 @@ final class ReactiveSetup {
         }
     }
 
-    /** {@return CPU seconds so far of the threads whose name starts with each prefix} */
+    /** {@return CPU seconds so far of the threads whose name starts with each prefix (the first that matches)} */
     private static double[] threadCpu(String... prefixes) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         double[] s = new double[prefixes.length];
@@ -102,6 +102,7 @@ final class ReactiveSetup {
                     if (n > 0) {
                         s[i] += n / 1e9;
                     }
+                    break;
                 }
             }
         }
@@ -150,7 +151,7 @@ final class ReactiveSetup {
         AtomicInteger retries = new AtomicInteger();
         try {
             InetSocketAddress target = server.address();
-            String[] threads = {"rdmaflux-cm", "rdmaflux-completion", "parallel"};
+            String[] threads = {"rdmaflux-cm-server", "rdmaflux-cm", "rdmaflux-completion", "parallel"};
             double[] cpu0 = threadCpu(threads);
             long process0 = CpuTime.available() ? CpuTime.processMicros() : 0;
             long t0 = System.nanoTime();
@@ -162,10 +163,10 @@ final class ReactiveSetup {
             long t1 = System.nanoTime();
             double[] cpu1 = threadCpu(threads);
             long process1 = CpuTime.available() ? CpuTime.processMicros() : 0;
-            String profile = String.format(java.util.Locale.ROOT, "%.2f s; CPU s: process %.2f, cm loop %.2f, "
-                    + "completion loops %.2f, parallel %.2f; client steps: %s; server steps: %s", (t1 - t0) / 1e9,
-                    (process1 - process0) / 1e6, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1], cpu1[2] - cpu0[2],
-                    clientSteps.describe(), serverSteps.describe());
+            String profile = String.format(java.util.Locale.ROOT, "%.2f s; CPU s: process %.2f, client cm loop %.2f, "
+                    + "server cm loop %.2f, completion loops %.2f, parallel %.2f; client steps: %s; server steps: %s",
+                    (t1 - t0) / 1e9, (process1 - process0) / 1e6, cpu1[1] - cpu0[1], cpu1[0] - cpu0[0],
+                    cpu1[2] - cpu0[2], cpu1[3] - cpu0[3], clientSteps.describe(), serverSteps.describe());
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile);
         } finally {
             Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {
