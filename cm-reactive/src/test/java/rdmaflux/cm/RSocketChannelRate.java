@@ -45,10 +45,28 @@ class RSocketChannelRate {
 
     @Test
     void channelEchoLimitRate8() {
-        measure("limitRate(8)", 8);
+        measure("limitRate(8)", 8, ConnectionOptions.defaults());
+    }
+
+    /** Frames handled on the completion loops, as rsocket-transport-netty handles them on its event loops. */
+    @Test
+    void channelEchoLimitRate8OnTheLoops() {
+        measure("limitRate(8), on the loops", 8,
+                ConnectionOptions.defaults().toBuilder().scheduler(reactor.core.scheduler.Schedulers.immediate()).build());
+    }
+
+    /** The same, unbounded. */
+    @Test
+    void channelEchoOnTheLoops() {
+        measure("unbounded, on the loops", 0,
+                ConnectionOptions.defaults().toBuilder().scheduler(reactor.core.scheduler.Schedulers.immediate()).build());
     }
 
     private static void measure(String name, int limitRate) {
+        measure(name, limitRate, ConnectionOptions.defaults());
+    }
+
+    private static void measure(String name, int limitRate, ConnectionOptions options) {
         RSocket echo = new RSocket() {
             @Override
             public Flux<Payload> requestChannel(org.reactivestreams.Publisher<Payload> payloads) {
@@ -57,9 +75,10 @@ class RSocketChannelRate {
         };
         RdmaCloseableServer server = RSocketServer.create(SocketAcceptor.with(echo))
                 .payloadDecoder(PayloadDecoder.ZERO_COPY)
-                .bind(RdmaServerTransport.create(new InetSocketAddress(RdmaTestEnv.address(), 0))).block(T);
+                .bind(RdmaServerTransport.create(new InetSocketAddress(RdmaTestEnv.address(), 0), options,
+                        AcceptFilter.ACCEPT_ALL)).block(T);
         RSocket client = RSocketConnector.create().payloadDecoder(PayloadDecoder.ZERO_COPY)
-                .connect(RdmaClientTransport.create(server.address())).block(T);
+                .connect(RdmaClientTransport.create(server.address(), options)).block(T);
         try {
             channel(client, N / 5, limitRate); // warm-up
             for (int r = 0; r < ROUNDS; r++) {
