@@ -168,9 +168,29 @@ class LoopsIT {
             assertTrue(idleCpu * 10 < busyCpu, "the other loop spun too: " + idleCpu + " ns vs " + busyCpu + " ns");
             spinning.disposeNow(T);
             sleeping.disposeNow(T);
+            assertSpinningStops(threads[1]);
         } finally {
             loops.disposeNow(T);
         }
+    }
+
+    /**
+     * Once its busy-polling connections are gone, a loop sleeps again: within 10 s (the peers' teardown is
+     * asynchronous) comes a second in which it used under a fifth of a CPU.
+     */
+    private static void assertSpinningStops(Thread loop) {
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+        long[] windows = new long[10];
+        for (int w = 0; w < windows.length; w++) {
+            long before = cpu.getThreadCpuTime(loop.threadId());
+            Resources.sleep(1000);
+            windows[w] = (cpu.getThreadCpuTime(loop.threadId()) - before) / 1_000_000;
+            if (windows[w] < 200) {
+                return;
+            }
+        }
+        throw new AssertionError(loop.getName() + " kept spinning after its busy-polling connections closed: ms of CPU"
+                + " per second " + java.util.Arrays.toString(windows));
     }
 
     @Test
@@ -247,6 +267,7 @@ class LoopsIT {
             }
             assertTrue(clean, "the spinning loop allocated in every window: " + java.util.Arrays.toString(bytes));
             c.disposeNow(T);
+            assertSpinningStops(spinner);
         } finally {
             loops.disposeNow(T);
         }
