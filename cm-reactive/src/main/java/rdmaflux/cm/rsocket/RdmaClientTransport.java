@@ -32,13 +32,26 @@ public final class RdmaClientTransport implements ClientTransport {
     }
 
     /**
-     * A transport to an {@link RdmaServerTransport} at {@code address}, with default connection options.
+     * A transport to an {@link RdmaServerTransport} at {@code address}, with {@link #defaultOptions()}.
      *
      * @param address the server's RDMA-capable IP address and port
      * @return the transport
      */
     public static RdmaClientTransport create(InetSocketAddress address) {
-        return create(address, ConnectionOptions.defaults());
+        return create(address, defaultOptions());
+    }
+
+    /**
+     * The options of {@link #create(InetSocketAddress)}: {@link ConnectionOptions#defaults()} with frames, and
+     * so RSocket's handlers and subscribers, run on the connection's completion loop
+     * ({@code Schedulers.immediate()}), as rsocket-transport-netty runs them on its event loops. Don't block
+     * there: it holds up every connection on that loop; move blocking work with {@code publishOn}. Start from
+     * these to change other options, or give a scheduler for frames to hop to it instead.
+     *
+     * @return the options
+     */
+    public static ConnectionOptions defaultOptions() {
+        return TransportDefaults.OPTIONS;
     }
 
     /**

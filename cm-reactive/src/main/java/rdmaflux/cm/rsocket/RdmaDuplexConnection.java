@@ -31,7 +31,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * reference after RSocket's {@code onNext}, as Netty-based transports do: RSocket retains what it keeps.
  *
  * <p>Threads: received frames are signalled on the connection's scheduler
- * ({@link rdmaflux.cm.ConnectionOptions#scheduler()}); sent frames are released on it.
+ * ({@link rdmaflux.cm.ConnectionOptions#scheduler()}; with the transports' default options, the thread that
+ * handled the completions: the completion loop, or a thread that held the connection's lock then); sent
+ * frames are released on it.
  */
 final class RdmaDuplexConnection implements DuplexConnection {
     private final RdmaConnection connection;

@@ -37,13 +37,26 @@ public final class RdmaServerTransport implements ServerTransport<RdmaCloseableS
     }
 
     /**
-     * A transport listening on {@code address} with default connection options, accepting every peer.
+     * A transport listening on {@code address} with {@link #defaultOptions()}, accepting every peer.
      *
      * @param address an RDMA-capable local IP address; port 0 picks a free port
      * @return the transport
      */
     public static RdmaServerTransport create(InetSocketAddress address) {
-        return create(address, ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL);
+        return create(address, defaultOptions(), AcceptFilter.ACCEPT_ALL);
+    }
+
+    /**
+     * The options of {@link #create(InetSocketAddress)}: {@link ConnectionOptions#defaults()} with frames, and
+     * so RSocket's acceptor, handlers and subscribers, run on the rdmaflux loop that received them
+     * ({@code Schedulers.immediate()}), as rsocket-transport-netty runs them on its event loops. Don't block
+     * there: it holds up every connection on that loop; move blocking work with {@code publishOn}. Start from
+     * these to change other options, or give a scheduler for frames to hop to it instead.
+     *
+     * @return the options
+     */
+    public static ConnectionOptions defaultOptions() {
+        return TransportDefaults.OPTIONS;
     }
 
     /**

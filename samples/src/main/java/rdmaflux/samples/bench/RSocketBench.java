@@ -36,8 +36,8 @@ import rdmaflux.cm.rsocket.RdmaServerTransport;
  * Payloads are made once and reused ({@link DefaultPayload} is immutable and not reference-counted), so the
  * loops allocate nothing of their own per message.
  *
- * <p>Over RDMA both sides run on their own {@link Sides} (loops and scheduler), as {@link ReactiveStream}'s
- * do, with default options otherwise.
+ * <p>Over RDMA both sides run on their own {@link Sides}, as {@link ReactiveStream}'s do, with the transports'
+ * default options otherwise: frames handled on the completion loops ({@code RdmaClientTransport.defaultOptions()}).
  */
 final class RSocketBench implements AutoCloseable {
     /** The transport under RSocket. */
@@ -80,10 +80,10 @@ final class RSocketBench implements AutoCloseable {
             RSocketServer server = RSocketServer.create(SocketAcceptor.with(responder()));
             ClientTransport ct;
             if (transport == Transport.RDMA) {
-                b.client = new Sides("bench-rsocket-cli");
-                b.server = new Sides("bench-rsocket-srv");
+                b.client = new Sides("bench-rsocket-cli", true);
+                b.server = new Sides("bench-rsocket-srv", true);
                 // Room for the frame's header (at most 9 bytes for a PAYLOAD frame with a length prefix).
-                ConnectionOptions base = ConnectionOptions.defaults().toBuilder()
+                ConnectionOptions base = RdmaClientTransport.defaultOptions().toBuilder()
                         .bufferSize(Math.max(ConnectionOptions.defaults().bufferSize(), maxSize + 64)).build();
                 RdmaCloseableServer s = server.bind(RdmaServerTransport.create(address, b.server.options(base),
                         AcceptFilter.ACCEPT_ALL)).block(timeout);
