@@ -25,8 +25,7 @@ class RSocketTransportTck implements TransportTest {
     private final TransportPair<InetSocketAddress, rdmaflux.cm.rsocket.RdmaCloseableServer> pair = new TransportPair<>(
             () -> new InetSocketAddress(RdmaTestEnv.address(), 0),
             (address, server, alloc) -> RdmaClientTransport.create(server.address()).allocator(alloc),
-            (address, alloc) -> RdmaServerTransport.create(address, ConnectionOptions.defaults(),
-                    AcceptFilter.ACCEPT_ALL).allocator(alloc));
+            (address, alloc) -> RdmaServerTransport.create(address).allocator(alloc));
 
     @Override
     public Duration getTimeout() {
