@@ -46,21 +46,72 @@ public record QpInitAttributes(QpType type, CompletionQueue sendCq, CompletionQu
         return new Builder(type);
     }
 
-    /** Leases the referenced CQs/SRQ and writes the native struct; close the result after the call. */
+    /**
+     * Leases the referenced CQs/SRQ and writes the native struct's fields, from {@code qp_context} to
+     * {@code sq_sig_all} ({@code qp_context} NULL), with one bulk copy ({@link NativeImage}: queue pairs are
+     * made once per connection, mostly by code the JIT has not compiled, where each field store through the
+     * FFM API is a deep var handle call). Bytes after {@code sq_sig_all} are left as they are, so the same
+     * call fills the head of an {@code ibv_qp_init_attr_ex}. Close the result after the call.
+     */
     Leases writeTo(MemorySegment init) {
         Leases leases = new Leases();
-        ibv_qp_init_attr.send_cq(init, leases.take(sendCq));
-        ibv_qp_init_attr.recv_cq(init, leases.take(receiveCq));
-        ibv_qp_init_attr.srq(init, leases.take(srq));
-        ibv_qp_init_attr.qp_type(init, type.value());
-        ibv_qp_init_attr.sq_sig_all(init, signalAll ? 1 : 0);
-        MemorySegment cap = ibv_qp_init_attr.cap(init);
-        ibv_qp_cap.max_send_wr(cap, maxSendWr);
-        ibv_qp_cap.max_recv_wr(cap, srq == null ? maxReceiveWr : 0);
-        ibv_qp_cap.max_send_sge(cap, maxSendSge);
-        ibv_qp_cap.max_recv_sge(cap, srq == null ? maxReceiveSge : 0);
-        ibv_qp_cap.max_inline_data(cap, maxInlineData);
+        write(init, leases.take(sendCq).address(), leases.take(receiveCq).address(), leases.take(srq).address(),
+                type.value(), signalAll, maxSendWr, srq == null ? maxReceiveWr : 0, maxSendSge,
+                srq == null ? maxReceiveSge : 0, maxInlineData);
         return leases;
+    }
+
+    /** The struct's fields from {@code qp_context} (NULL) to {@code sq_sig_all}, in one copy; see {@link #writeTo}. */
+    static void write(MemorySegment init, long sendCq, long receiveCq, long srq, int type, boolean signalAll,
+                      int maxSendWr, int maxReceiveWr, int maxSendSge, int maxReceiveSge, int maxInlineData) {
+        long[] image = new long[Layout.IMAGE_LONGS];
+        NativeImage.put(image, Layout.SEND_CQ, 8, sendCq);
+        NativeImage.put(image, Layout.RECV_CQ, 8, receiveCq);
+        NativeImage.put(image, Layout.SRQ, 8, srq);
+        NativeImage.put(image, Layout.MAX_SEND_WR, 4, maxSendWr);
+        NativeImage.put(image, Layout.MAX_RECV_WR, 4, maxReceiveWr);
+        NativeImage.put(image, Layout.MAX_SEND_SGE, 4, maxSendSge);
+        NativeImage.put(image, Layout.MAX_RECV_SGE, 4, maxReceiveSge);
+        NativeImage.put(image, Layout.MAX_INLINE_DATA, 4, maxInlineData);
+        NativeImage.put(image, Layout.QP_TYPE, 4, type);
+        NativeImage.put(image, Layout.SQ_SIG_ALL, 4, signalAll ? 1 : 0);
+        MemorySegment.copy(MemorySegment.ofArray(image), 0, init, 0, Layout.WRITTEN);
+    }
+
+    /**
+     * Reads the capacities the provider granted, which {@code ibv_create_qp} and {@code rdma_create_qp} write
+     * back into the struct, with one bulk copy.
+     *
+     * @param init the struct after the call
+     * @return max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline_data, in that order
+     */
+    static int[] grantedCapacities(MemorySegment init) {
+        long[] image = new long[Layout.IMAGE_LONGS];
+        MemorySegment.copy(init, 0, MemorySegment.ofArray(image), 0, Layout.WRITTEN);
+        return new int[] {(int) NativeImage.get(image, Layout.MAX_SEND_WR, 4),
+            (int) NativeImage.get(image, Layout.MAX_RECV_WR, 4), (int) NativeImage.get(image, Layout.MAX_SEND_SGE, 4),
+            (int) NativeImage.get(image, Layout.MAX_RECV_SGE, 4), (int) NativeImage.get(image, Layout.MAX_INLINE_DATA, 4)};
+    }
+
+    /** Where the fields of {@code struct ibv_qp_init_attr} are. */
+    static final class Layout {
+        static final long SEND_CQ = ibv_qp_init_attr.send_cq$offset();
+        static final long RECV_CQ = ibv_qp_init_attr.recv_cq$offset();
+        static final long SRQ = ibv_qp_init_attr.srq$offset();
+        static final long CAP = ibv_qp_init_attr.cap$offset();
+        static final long MAX_SEND_WR = CAP + ibv_qp_cap.max_send_wr$offset();
+        static final long MAX_RECV_WR = CAP + ibv_qp_cap.max_recv_wr$offset();
+        static final long MAX_SEND_SGE = CAP + ibv_qp_cap.max_send_sge$offset();
+        static final long MAX_RECV_SGE = CAP + ibv_qp_cap.max_recv_sge$offset();
+        static final long MAX_INLINE_DATA = CAP + ibv_qp_cap.max_inline_data$offset();
+        static final long QP_TYPE = ibv_qp_init_attr.qp_type$offset();
+        static final long SQ_SIG_ALL = ibv_qp_init_attr.sq_sig_all$offset();
+        /** The bytes written: up to the end of {@code sq_sig_all}, the last field. */
+        static final long WRITTEN = SQ_SIG_ALL + 4;
+        static final int IMAGE_LONGS = (int) ((ibv_qp_init_attr.sizeof() + 7) / 8);
+
+        private Layout() {
+        }
     }
 
     /** Mutable builder; {@link #build()} validates. */

@@ -4,8 +4,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 import rdmaflux.verbs.ffi.RdmaH;
-import rdmaflux.verbs.ffi.ibv_context;
-import rdmaflux.verbs.ffi.ibv_context_ops;
 import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.ibv_qp_attr;
 import rdmaflux.verbs.ffi.ibv_qp_cap;
@@ -87,15 +85,16 @@ public final class QueuePair extends NativeResource {
         this.sendCq = attributes.sendCq();
         this.receiveCq = attributes.receiveCq();
         this.srq = attributes.srq();
-        MemorySegment cap = ibv_qp_init_attr.cap(init);
-        this.maxSendWr = ibv_qp_cap.max_send_wr(cap);
-        this.maxReceiveWr = ibv_qp_cap.max_recv_wr(cap);
-        this.maxSendSge = ibv_qp_cap.max_send_sge(cap);
-        this.maxReceiveSge = ibv_qp_cap.max_recv_sge(cap);
-        this.maxInlineData = ibv_qp_cap.max_inline_data(cap);
-        MemorySegment ops = ibv_context.ops(ibv_qp.context(handle).reinterpret(ibv_context.sizeof()));
-        this.postSendFn = ibv_context_ops.post_send(ops);
-        this.postRecvFn = ibv_context_ops.post_recv(ops);
+        int[] cap = QpInitAttributes.grantedCapacities(init);
+        this.maxSendWr = cap[0];
+        this.maxReceiveWr = cap[1];
+        this.maxSendSge = cap[2];
+        this.maxReceiveSge = cap[3];
+        this.maxInlineData = cap[4];
+        // The QP's context is its PD's (rdma-core sets qp->context = pd->context; librdmacm refuses a PD of
+        // another context), whose provider entry points were read once.
+        this.postSendFn = pd.context().postSendFn;
+        this.postRecvFn = pd.context().postRecvFn;
         // A send references its entries' regions plus an address handle, or a bind its window and region.
         this.sendRing = new WorkRing(maxSendWr, maxSendSge + 2, sendCq.pollLock);
         this.receiveRing = srq == null ? new WorkRing(maxReceiveWr, maxReceiveSge, receiveCq.pollLock) : null;

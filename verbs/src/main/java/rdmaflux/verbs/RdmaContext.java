@@ -33,6 +33,9 @@ import rdmaflux.verbs.ffi.verbs_context;
 public final class RdmaContext extends NativeResource {
     private final boolean owned;
     private final String deviceName;
+    /** The provider's {@code post_send} and {@code post_recv} ({@code ibv_context.ops}), for every QP of this context. */
+    final MemorySegment postSendFn;
+    final MemorySegment postRecvFn;
     /** One context per native device context that librdmacm opened: see {@link CmId#sharedContext()}. */
     private static final Map<Long, RdmaContext> SHARED = new ConcurrentHashMap<>();
     private volatile boolean asyncNonBlocking;
@@ -54,6 +57,9 @@ public final class RdmaContext extends NativeResource {
         this.owned = owned;
         MemorySegment device = ibv_context.device(handle).reinterpret(ibv_device.sizeof());
         this.deviceName = ibv_device.name(device).getString(0);
+        MemorySegment ops = ibv_context.ops(handle);
+        this.postSendFn = rdmaflux.verbs.ffi.ibv_context_ops.post_send(ops);
+        this.postRecvFn = rdmaflux.verbs.ffi.ibv_context_ops.post_recv(ops);
     }
 
     /** {@return the device name, e.g. {@code rxe0}} */
