@@ -12,9 +12,10 @@ import reactor.core.publisher.Sinks;
 
 /**
  * The implementation of {@link RdmaLoops}: owns the CM loops (the connecting side's, and the servers',
- * started by the first server) and the completion loops, hands completion loops out round robin, and tracks the handles running on them so {@link #dispose()} can close them
- * before ending the threads. It also owns one protection domain per device ({@link Registrations}), which
- * every connection on these loops uses: made on first use, closed once the last handle is gone after
+ * started by the first server) and the completion loops, hands completion loops out round robin, and
+ * tracks the handles running on them so {@link #dispose()} can close them before ending the threads. It
+ * also owns one protection domain per device ({@link Registrations}), which every connection on these
+ * loops uses: made on first use, closed once the last handle is gone after
  * {@link #dispose()}, so it outlives every connection's queue pair and regions.
  *
  * <p>Threads: any; the handle set is concurrent, the domains are guarded by their map, the rest
@@ -306,7 +307,10 @@ final class Loops implements RdmaLoops {
         return completions.clone();
     }
 
-    /** {@return every loop thread (tests check they end): the CM loop, the completion loops, the servers' CM loop if started} */
+    /**
+     * {@return every loop thread (tests check they end): the CM loop, the completion loops, then the servers'
+     * CM loop if it was started}
+     */
     Thread[] threads() {
         CmEventLoop server;
         synchronized (cmLoops) {
