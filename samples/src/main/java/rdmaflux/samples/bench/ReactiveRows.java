@@ -169,8 +169,8 @@ final class ReactiveRows {
      * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
      * row. Untimed rounds of the same N, at most {@value #SETUP_WARMUP_ROUNDS}, warm the JIT first
      * ({@link #warmUpSetup}; not in a quick run): code that runs once per connection and side reaches C2
-     * only after a few thousand connections (HotSpot's tier-4 threshold is 5,000 invocations), which
-     * rounds of 100 never gave it.
+     * only after a few thousand connections (HotSpot's tier-4 threshold is 5,000 invocations), more than
+     * a few rounds of 100 give it.
      */
     Row setupRow(int conns, CTools c) {
         List<Double> mine = new ArrayList<>();

@@ -21,9 +21,9 @@ final class StreamRows {
     /** Metric of the reactive stream rows. */
     static final String STREAM_METRIC = "reactive SEND stream";
     /**
-     * The most untimed rounds of 4,000 messages before the reactive SEND stream rows: under emulation the JIT
-     * was still at work on the Reactor path after 15 (2,300-3,000 msg/s, against 11,000-12,000 for the same
-     * pair later in the same run).
+     * The most untimed rounds of 4,000 messages before the reactive SEND stream and RSocket rows: under
+     * emulation C2 takes 30 or more of them to finish with the Reactor path, and a row measured before that
+     * measures the compiler (docs/benchmarks.md).
      */
     static final int STREAM_WARMUP_ROUNDS = 40;
     /** Metric of the RSocket request-response row over rdmaflux. */
