@@ -102,6 +102,7 @@ public final class ConnectionOptions {
     private final Scheduler scheduler;
     private final RdmaRecorder recorder;
     private final RdmaLoops loops;
+    private final boolean recycledMessages;
 
     private ConnectionOptions(Builder b) {
         this.timeouts = Map.copyOf(b.timeouts);
@@ -148,6 +149,7 @@ public final class ConnectionOptions {
         this.scheduler = b.scheduler;
         this.recorder = Objects.requireNonNull(b.recorder);
         this.loops = b.loops;
+        this.recycledMessages = b.recycledMessages;
         int room = Wire.MAX_CONNECT_PRIVATE_DATA - (protocol == Protocol.CREDITS ? Wire.HEADER : 0);
         if (privateData.length > room) {
             throw new IllegalArgumentException("private data is limited to " + room + " bytes with " + protocol
@@ -331,6 +333,25 @@ public final class ConnectionOptions {
         return s != null ? s : Schedulers.parallel();
     }
 
+    /**
+     * {@return whether received messages are recycled; {@code false} by default}
+     *
+     * <p>By default each message {@code receive()} emits is an object of its own (24 bytes on a 64-bit JVM
+     * with compressed references), so that a reference kept past {@link RdmaMessage#release()} keeps
+     * failing after its buffer took a newer message, and a late second release is ignored. Recycled, the
+     * message is the receive buffer's own object, emitted again for every message that lands in that
+     * buffer, as Netty recycles its pooled buffers: receiving and releasing allocate nothing. The price is
+     * the safety net: once released, a message may be a newer one, so a reference used after
+     * {@code release()} may read the newer message instead of throwing, and a second release may hand the
+     * newer message's buffer back under its reader. Release each message exactly once and drop it then.
+     * Accessors of a released message whose buffer holds no newer message still throw. Applies to the
+     * messages of receive buffers (a connection's own, or a shared pool's); a large message
+     * (docs/protocol.md) is an object of its own either way.
+     */
+    public boolean recycledMessages() {
+        return recycledMessages;
+    }
+
     /** {@return the metrics recorder} */
     public RdmaRecorder recorder() {
         return recorder;
@@ -463,6 +484,7 @@ public final class ConnectionOptions {
         private Scheduler scheduler;
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
         private RdmaLoops loops;
+        private boolean recycledMessages;
 
         Builder() {
             timeouts.put(Step.ADDRESS, Duration.ofSeconds(2));
@@ -498,6 +520,7 @@ public final class ConnectionOptions {
             scheduler = o.scheduler;
             recorder = o.recorder;
             loops = o.loops;
+            recycledMessages = o.recycledMessages;
         }
 
         /**
@@ -792,6 +815,18 @@ public final class ConnectionOptions {
          */
         public Builder loops(RdmaLoops l) {
             loops = l;
+            return this;
+        }
+
+        /**
+         * Sets whether received messages are recycled ({@link ConnectionOptions#recycledMessages()}: no
+         * allocation per message, no protection against use after release).
+         *
+         * @param recycled whether received messages are the receive buffers' own, reused objects
+         * @return this
+         */
+        public Builder recycledMessages(boolean recycled) {
+            recycledMessages = recycled;
             return this;
         }
 

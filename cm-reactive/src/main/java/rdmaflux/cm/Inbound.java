@@ -25,6 +25,8 @@ final class Inbound {
     private final ConnectionOptions options;
     private final RdmaRecorder recorder;
     private final boolean credits;
+    /** Whether the application gets the receive slots themselves ({@link ConnectionOptions#recycledMessages()}). */
+    private final boolean recycled;
     private final ConnectionLock lock;
     private final CreditWindow window;
     private final Rendezvous rendezvous;
@@ -46,6 +48,7 @@ final class Inbound {
         this.options = options;
         this.recorder = recorder;
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
+        this.recycled = options.recycledMessages();
         this.lock = lock;
         this.window = window;
         this.rendezvous = rendezvous;
@@ -204,8 +207,9 @@ final class Inbound {
      */
     void emit(RdmaMessage message, int len) {
         recorder.messageReceived(len);
-        // The application holds one delivery, never the slot, which takes newer messages.
-        RdmaMessage out = message instanceof ReceiveSlot slot ? slot.lend() : message;
+        // The application holds one delivery, never the slot, which takes newer messages; unless the options
+        // trade that for no allocation per message.
+        RdmaMessage out = message instanceof ReceiveSlot slot && !recycled ? slot.lend() : message;
         if (sink.tryEmitNext(out).isFailure()) {
             out.release();
         }

@@ -123,6 +123,7 @@ class ConnectionOptionsTest {
                 .busyPoll(Duration.ofMillis(5)).scheduler(Schedulers.immediate()).recorder(recorder)
                 .timeout(Step.ROUTE, Duration.ofMillis(700))
                 .initiatorDepth(3).responderResources(5).ackTimeout(14).typeOfService(0x20)
+                .recycledMessages(true)
                 .build();
         ConnectionOptions copy = o.toBuilder().build();
         Builder b = o.toBuilder();
@@ -148,7 +149,9 @@ class ConnectionOptionsTest {
             assertEquals(5, c.responderResources());
             assertEquals(14, c.ackTimeout());
             assertEquals(0x20, c.typeOfService());
+            assertTrue(c.recycledMessages());
         }
+        assertFalse(ConnectionOptions.defaults().recycledMessages());
     }
 
     @Test

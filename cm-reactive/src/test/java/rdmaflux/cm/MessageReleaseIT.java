@@ -2,6 +2,7 @@ package rdmaflux.cm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteBuffer;
@@ -83,6 +84,63 @@ class MessageReleaseIT {
                 m.release(); // idempotent: neither throws nor hands the buffer back twice
                 // Twice as many messages as receive buffers still round-trip one by one: every buffer was
                 // given back exactly once.
+                for (int i = 0; i < 8; i++) {
+                    c.send(ascii("m" + i)).block(T);
+                    RdmaMessage r = in.poll(T.toSeconds(), TimeUnit.SECONDS);
+                    assertNotNull(r, "no echo of m" + i);
+                    try {
+                        assertEquals("m" + i, new String(r.toByteArray(), StandardCharsets.US_ASCII));
+                    } finally {
+                        r.release();
+                    }
+                }
+            } finally {
+                receiving.dispose();
+                c.disposeNow(T);
+            }
+        }
+    }
+
+    /**
+     * Recycled messages trade the check above for no allocation: the buffer's own object comes back with
+     * the next message that lands in it. What stays: a released message fails until then, and every buffer
+     * goes back once per release.
+     */
+    @Test
+    void aRecycledMessageIsItsBufferAndComesBackWithTheNextMessage() throws InterruptedException {
+        ConnectionOptions recycled = OPTIONS.toBuilder().recycledMessages(true).build();
+        ConnectionOptions one = recycled.toBuilder().receiveBuffers(1).build();
+        try (EchoServer echo = new EchoServer(OPTIONS)) {
+            RdmaConnection c = RdmaConnection.connect(echo.address(), one).block(T);
+            BlockingQueue<RdmaMessage> in = new LinkedBlockingQueue<>();
+            Disposable receiving = c.receive().subscribe(in::add);
+            try {
+                c.send(ascii("first")).block(T);
+                RdmaMessage first = in.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(first, "no echo");
+                assertEquals("first", new String(first.toByteArray(), StandardCharsets.US_ASCII));
+                first.release();
+                IllegalStateException e = assertThrows(IllegalStateException.class, first::data);
+                assertEquals("message used after release()", e.getMessage());
+                first.release(); // no newer message in the buffer yet: ignored
+                c.send(ascii("second")).block(T);
+                RdmaMessage second = in.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(second, "no second echo: the buffer was not given back");
+                assertSame(first, second, "one receive buffer, one recycled message object");
+                assertEquals("second", new String(second.toByteArray(), StandardCharsets.US_ASCII));
+                second.release();
+            } finally {
+                receiving.dispose();
+                c.disposeNow(T);
+            }
+        }
+        try (EchoServer echo = new EchoServer(recycled)) {
+            RdmaConnection c = RdmaConnection.connect(echo.address(), recycled).block(T);
+            BlockingQueue<RdmaMessage> in = new LinkedBlockingQueue<>();
+            Disposable receiving = c.receive().subscribe(in::add);
+            try {
+                // Both sides recycle (the echo server receives into recycled messages too); twice as many
+                // messages as receive buffers round-trip, so every buffer went back once per release.
                 for (int i = 0; i < 8; i++) {
                     c.send(ascii("m" + i)).block(T);
                     RdmaMessage r = in.poll(T.toSeconds(), TimeUnit.SECONDS);

@@ -99,11 +99,25 @@ final class ReactiveStream implements AutoCloseable {
      * @return the connected pair
      */
     static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout, boolean serverOnLoop) {
+        return open(address, maxSize, timeout, serverOnLoop, false);
+    }
+
+    /**
+     * As {@link #open(InetSocketAddress, int, Duration, boolean)}, the server's messages
+     * {@link ConnectionOptions#recycledMessages() recycled} if {@code recycled}.
+     *
+     * @param recycled whether the server's {@code receive()} emits the receive buffers' own objects
+     * @return the connected pair
+     */
+    static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout, boolean serverOnLoop,
+            boolean recycled) {
         ReactiveStream s = new ReactiveStream(timeout, serverOnLoop);
         try {
             ConnectionOptions base = ConnectionOptions.defaults().toBuilder()
                     .bufferSize(Math.max(ConnectionOptions.defaults().bufferSize(), maxSize)).build();
-            s.rdmaServer = RdmaServer.bind(address, s.server.options(base), AcceptFilter.ACCEPT_ALL).block(timeout);
+            ConnectionOptions serverBase = base.toBuilder().recycledMessages(recycled).build();
+            s.rdmaServer = RdmaServer.bind(address, s.server.options(serverBase), AcceptFilter.ACCEPT_ALL)
+                    .block(timeout);
             s.sink = s.rdmaServer.connections().subscribe(c -> c.receive().subscribe(m -> {
                 // Only what the API hands out is touched: no slice, no copy, so the server's threads allocate
                 // only what receive() and release() do.

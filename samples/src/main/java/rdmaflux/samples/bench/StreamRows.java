@@ -36,6 +36,8 @@ final class StreamRows {
     static final String ALLOC_RECEIVE = ALLOC + "receive() + release()";
     /** Metric of the allocation row of {@code receive()} and {@code release()} with signals on the loop. */
     static final String ALLOC_RECEIVE_LOOP = ALLOC_RECEIVE + ", signals on the completion loop";
+    /** Metric of the allocation row of {@code receive()} and {@code release()} on the loop, recycled messages. */
+    static final String ALLOC_RECEIVE_RECYCLED = ALLOC_RECEIVE + ", recycled messages on the completion loop";
     /** Metric of the allocation row of {@code send(Publisher)}. */
     static final String ALLOC_PUBLISHER = ALLOC + "send(Publisher)";
     /** Metric of the allocation row of {@code send(ByteBuffer)}. */
@@ -208,19 +210,12 @@ final class StreamRows {
             error = "failed: " + e.getMessage();
         }
         // The same streams to a server whose receive() has no scheduler hop: what the data path itself
-        // allocates, apart from the Scheduler's task per hop.
+        // allocates, apart from the Scheduler's task per hop; then with recycled messages, without the view
+        // each delivery gets.
         List<Double> onLoop = new ArrayList<>();
-        String loopError = null;
-        try (ReactiveStream loopPair = ReactiveStream.open(new InetSocketAddress(ip, 0), 8192, timeout, true)) {
-            settle("send(Publisher) to a server on its loop", quick ? 3 : 10, () -> loopPair.stream(2, n / 2)
-                    .messagesPerSecond());
-            for (int r = 0; r < repeat; r++) {
-                onLoop.add(loopPair.stream(2, n).serverAlloc());
-            }
-        } catch (RuntimeException e) {
-            failed = true;
-            loopError = "failed: " + e.getMessage();
-        }
+        String loopError = serverOnLoop(n, false, onLoop);
+        List<Double> recycled = new ArrayList<>();
+        String recycledError = serverOnLoop(n, true, recycled);
         String runs = n + " messages of 2 B" + (repeat > 1 ? ", median of " + repeat + " runs" : "");
         String err = error != null ? "; " + error : "";
         List<Row> rows = new ArrayList<>();
@@ -231,6 +226,9 @@ final class StreamRows {
         rows.add(allocRow(ALLOC_RECEIVE_LOOP, Row.Target.ZERO, onLoop, runs + "; as the row above, to a server "
                 + "with Schedulers.immediate(): receive()'s messages and release() on its completion loop"
                 + range(onLoop) + (loopError != null ? "; " + loopError : "")));
+        rows.add(allocRow(ALLOC_RECEIVE_RECYCLED, Row.Target.ZERO, recycled, runs + "; as the row above, the "
+                + "server's options with recycledMessages(true): receive() emits the receive buffers' own objects"
+                + range(recycled) + (recycledError != null ? "; " + recycledError : "")));
         rows.add(allocRow(ALLOC_PUBLISHER, Row.Target.AT_MOST, publisher, runs + "; the client's threads (its loops, "
                 + "its scheduler, the driving thread) during the same streams, the source allocating nothing"
                 + range(publisher) + "; all threads " + Row.fmt(Bench.median(all)) + err));
@@ -238,6 +236,28 @@ final class StreamRows {
                 + " a message (its Mono included), " + window + " in flight, one reused subscriber" + range(single)
                 + "; the server's threads meanwhile " + Row.fmt(Bench.median(singleReceive)) + err));
         return rows;
+    }
+
+    /**
+     * The server threads' bytes per message of {@code repeat} streams to a server on its completion loop.
+     *
+     * @param recycled whether the server recycles its messages
+     * @param into where each run's bytes per message go
+     * @return the failure, or {@code null}
+     */
+    private String serverOnLoop(int n, boolean recycled, List<Double> into) {
+        try (ReactiveStream loopPair = ReactiveStream.open(new InetSocketAddress(ip, 0), 8192, timeout, true,
+                recycled)) {
+            settle("send(Publisher) to a server on its loop" + (recycled ? ", recycled" : ""), quick ? 3 : 10,
+                    () -> loopPair.stream(2, n / 2).messagesPerSecond());
+            for (int r = 0; r < repeat; r++) {
+                into.add(loopPair.stream(2, n).serverAlloc());
+            }
+            return null;
+        } catch (RuntimeException e) {
+            failed = true;
+            return "failed: " + e.getMessage();
+        }
     }
 
     private static String range(List<Double> values) {
