@@ -48,6 +48,19 @@ final class ConnectionStateMachine {
          * @return cancels the timer
          */
         Disposable schedule(Runnable task, long delayNanos);
+
+        /**
+         * Runs a task again after a delay, from within its timer's run: an event loop re-arms the same timer
+         * without allocating; by default a new one is scheduled.
+         *
+         * @param fired the timer whose task is running
+         * @param task that task
+         * @param delayNanos the delay
+         * @return cancels the timer
+         */
+        default Disposable rearm(Disposable fired, Runnable task, long delayNanos) {
+            return schedule(task, delayNanos);
+        }
     }
 
     /** What the owner must do on entering a state. */

@@ -23,14 +23,17 @@ import rdmaflux.verbs.Poller;
  * {@link Thread#onSpinWait()}. {@link #execute} then skips the wake-up write: the loop looks at its task
  * queue on every turn anyway.
  */
-abstract class EventLoop implements Executor {
+abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
     static final System.Logger LOG = System.getLogger("rdmaflux.cm");
 
     /** A timer of this loop; cancelled from any thread, fired and removed on the loop. */
     private static final class Timer implements Disposable, Comparable<Timer> {
-        final long deadline;
+        /** Written before the timer is queued: by its creator, or by the loop thread when it re-arms it. */
+        long deadline;
         final Runnable task;
         volatile boolean cancelled;
+        /** Whether it is in the loop's timer queue; loop thread only. */
+        boolean queued;
 
         Timer(long deadline, Runnable task) {
             this.deadline = deadline;
@@ -108,10 +111,32 @@ abstract class EventLoop implements Executor {
      * @param delayNanos how long from now
      * @return cancels the timer (any thread)
      */
-    final Disposable schedule(Runnable task, long delayNanos) {
+    @Override
+    public final Disposable schedule(Runnable task, long delayNanos) {
         Timer t = new Timer(System.nanoTime() + delayNanos, task);
-        execute(() -> timers.add(t));
+        execute(() -> {
+            t.queued = true;
+            timers.add(t);
+        });
         return t;
+    }
+
+    /**
+     * Re-arms a timer of this loop that has fired, on the loop thread, without allocating: periodic work
+     * (keepalive ticks) costs nothing per period. Anything else (another timer, one still queued, a call from
+     * another thread) schedules a new timer, as {@link #schedule} does; a cancelled timer stays cancelled.
+     */
+    @Override
+    public final Disposable rearm(Disposable fired, Runnable task, long delayNanos) {
+        if (fired instanceof Timer t && t.task == task && !t.queued && inLoop()) {
+            if (!t.cancelled) {
+                t.deadline = System.nanoTime() + delayNanos;
+                t.queued = true;
+                timers.add(t);
+            }
+            return t;
+        }
+        return schedule(task, delayNanos);
     }
 
     /**
@@ -256,6 +281,7 @@ abstract class EventLoop implements Executor {
         Timer t;
         while ((t = timers.peek()) != null && (t.cancelled || t.deadline - now <= 0)) {
             timers.poll();
+            t.queued = false;
             if (!t.cancelled) {
                 try {
                     t.task.run();

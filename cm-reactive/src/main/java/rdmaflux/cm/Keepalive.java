@@ -70,6 +70,6 @@ final class Keepalive {
             idleTicks = 0;
             probe.run();
         }
-        timer = timers.schedule(task, tickNanos);
+        timer = timers.rearm(timer, task, tickNanos);
     }
 }

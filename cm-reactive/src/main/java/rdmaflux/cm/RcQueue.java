@@ -167,7 +167,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
             made = new SendQueue(lock, registrations.slabs(), qp, arena, options, recorder, owner, window, rendezvous,
                     credits, maxRead, this::outstanding);
             sends = made;
-            this.keepalive = new Keepalive(loop::schedule, credits ? options.keepalive().toNanos() : 0, sends::probe);
+            this.keepalive = new Keepalive(loop, credits ? options.keepalive().toNanos() : 0, sends::probe);
             if (ring != null) {
                 ring.postAll();
             }

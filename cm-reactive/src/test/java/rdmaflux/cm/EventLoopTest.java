@@ -182,6 +182,46 @@ class EventLoopTest {
         loop.terminated().block(T);
     }
 
+    /** Periodic work (keepalive ticks) re-arms its one timer: the same object, nothing allocated per period. */
+    @Test
+    void aFiredTimerReArmsItselfAndACancelledOneStopsFiring() throws Exception {
+        Idle loop = new Idle();
+        CountDownLatch fiveTicks = new CountDownLatch(5);
+        List<Disposable> timers = new CopyOnWriteArrayList<>();
+        Disposable[] current = new Disposable[1];
+        Runnable[] tick = new Runnable[1];
+        tick[0] = () -> {
+            fiveTicks.countDown();
+            if (fiveTicks.getCount() > 0) {
+                current[0] = loop.rearm(current[0], tick[0], TimeUnit.MILLISECONDS.toNanos(5));
+                timers.add(current[0]);
+            }
+        };
+        loop.execute(() -> current[0] = loop.schedule(tick[0], TimeUnit.MILLISECONDS.toNanos(5)));
+        assertTrue(fiveTicks.await(T.toSeconds(), TimeUnit.SECONDS), "the timer stopped ticking");
+        assertEquals(4, timers.size());
+        assertTrue(timers.stream().allMatch(t -> t == timers.getFirst()), "one timer object, re-armed: " + timers);
+
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        CountDownLatch ran = new CountDownLatch(1);
+        Runnable once = () -> {
+            runs.incrementAndGet();
+            ran.countDown();
+        };
+        Disposable off = loop.schedule(once, TimeUnit.MILLISECONDS.toNanos(5));
+        assertTrue(ran.await(T.toSeconds(), TimeUnit.SECONDS));
+        off.dispose();
+        // Cancelled after it fired: re-arming it keeps it cancelled, so it never runs again.
+        loop.execute(() -> loop.rearm(off, once, 0));
+        CountDownLatch later = new CountDownLatch(1);
+        loop.schedule(later::countDown, TimeUnit.MILLISECONDS.toNanos(20));
+        assertTrue(later.await(T.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(1, runs.get());
+        assertTrue(off.isDisposed());
+        loop.shutdown();
+        loop.terminated().block(T);
+    }
+
     @Test
     void aTimerWaitsAtLeastItsDelay() throws Exception {
         Idle loop = new Idle();
