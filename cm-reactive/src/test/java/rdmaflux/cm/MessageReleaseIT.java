@@ -85,14 +85,7 @@ class MessageReleaseIT {
                 // Twice as many messages as receive buffers still round-trip one by one: every buffer was
                 // given back exactly once.
                 for (int i = 0; i < 8; i++) {
-                    c.send(ascii("m" + i)).block(T);
-                    RdmaMessage r = in.poll(T.toSeconds(), TimeUnit.SECONDS);
-                    assertNotNull(r, "no echo of m" + i);
-                    try {
-                        assertEquals("m" + i, new String(r.toByteArray(), StandardCharsets.US_ASCII));
-                    } finally {
-                        r.release();
-                    }
+                    echoed(c, in, "m" + i);
                 }
             } finally {
                 receiving.dispose();
@@ -127,12 +120,7 @@ class MessageReleaseIT {
                 // the first one's buffer takes a message again, and its object comes back with it.
                 boolean back = false;
                 for (int i = 0; i < 8; i++) {
-                    c.send(ascii("m" + i)).block(T);
-                    RdmaMessage r = in.poll(T.toSeconds(), TimeUnit.SECONDS);
-                    assertNotNull(r, "no echo of m" + i + ": a buffer was not given back");
-                    back |= r == first;
-                    assertEquals("m" + i, new String(r.toByteArray(), StandardCharsets.US_ASCII));
-                    r.release();
+                    back |= echoed(c, in, "m" + i) == first;
                 }
                 assertTrue(back, "the first message's object came back with a newer message");
             } finally {
@@ -148,20 +136,32 @@ class MessageReleaseIT {
                 // Both sides recycle (the echo server receives into recycled messages too); twice as many
                 // messages as receive buffers round-trip, so every buffer went back once per release.
                 for (int i = 0; i < 8; i++) {
-                    c.send(ascii("m" + i)).block(T);
-                    RdmaMessage r = in.poll(T.toSeconds(), TimeUnit.SECONDS);
-                    assertNotNull(r, "no echo of m" + i);
-                    try {
-                        assertEquals("m" + i, new String(r.toByteArray(), StandardCharsets.US_ASCII));
-                    } finally {
-                        r.release();
-                    }
+                    echoed(c, in, "m" + i);
                 }
             } finally {
                 receiving.dispose();
                 c.disposeNow(T);
             }
         }
+    }
+
+    /**
+     * Sends {@code text} and takes its echo: it must come (every buffer went back), hold {@code text}, and
+     * is released.
+     *
+     * @return the released echo, for its identity
+     */
+    private static RdmaMessage echoed(RdmaConnection c, BlockingQueue<RdmaMessage> in, String text)
+            throws InterruptedException {
+        c.send(ascii(text)).block(T);
+        RdmaMessage r = in.poll(T.toSeconds(), TimeUnit.SECONDS);
+        assertNotNull(r, "no echo of " + text + ": a buffer was not given back");
+        try {
+            assertEquals(text, new String(r.toByteArray(), StandardCharsets.US_ASCII));
+        } finally {
+            r.release();
+        }
+        return r;
     }
 
     private static ByteBuffer ascii(String s) {
