@@ -12,6 +12,11 @@ import java.util.function.Supplier;
  * against {@code mckey}, per size.
  */
 final class MulticastRows {
+    /**
+     * The most untimed rounds before the reactive rows: the Reactor path needs as many as the reactive
+     * stream rows' ({@link StreamRows#STREAM_WARMUP_ROUNDS}) before the JIT is done with it.
+     */
+    static final int REACTIVE_WARMUP_ROUNDS = StreamRows.STREAM_WARMUP_ROUNDS;
     private final InetAddress ip;
     private final String device;
     private final String mcGroup;
@@ -125,7 +130,7 @@ final class MulticastRows {
             rows.add(verbs.withNote(note));
         }
 
-        String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : 4,
+        String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : REACTIVE_WARMUP_ROUNDS,
                 () -> Bench.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout,
                         awaitJitQuiet)));
         for (int i = 0; i < sizes.length; i++) {
@@ -172,24 +177,16 @@ final class MulticastRows {
     }
 
     /**
-     * Untimed multicast rounds until two in a row agree within 5 % (at most {@code rounds}), so the JIT has
-     * compiled what the timed runs execute.
+     * Untimed multicast rounds until the JIT is done with the path and two rounds in a row agree
+     * ({@link Warmup#settle}, at most {@code rounds}): two rounds can agree while C2 is still compiling the
+     * Reactor path, as the reactive stream rows showed.
      *
      * @return why ours failed, or {@code null}
      */
     private String warmUntilSettled(String what, int count, int rounds, Supplier<MulticastRate.Run> run) {
         try {
-            double previous = 0;
-            for (int round = 1; round <= rounds; round++) {
-                double rate = run.get().datagramsPerSecond();
-                boolean settled = round >= 2 && Math.abs(rate - previous) < 0.05 * previous;
-                if (settled || round == rounds) {
-                    say("bench: %s after %d x %d datagrams (%.0f datagrams/s)%s", what, round, count, rate,
-                            settled || rounds == 1 ? "" : ", rate still changing");
-                    return null;
-                }
-                previous = rate;
-            }
+            Warmup.settle(what + " (" + count + " datagrams a round)", rounds, () -> run.get().datagramsPerSecond(),
+                    "datagrams/s", line -> say("%s", line));
             return null;
         } catch (RuntimeException e) {
             failed = true;
