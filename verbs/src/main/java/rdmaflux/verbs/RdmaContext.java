@@ -20,6 +20,7 @@ import rdmaflux.verbs.ffi.ibv_gid_entry;
 import rdmaflux.verbs.ffi.ibv_port_attr;
 import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.RdmaH;
+import rdmaflux.verbs.ffi.ibv_context_ops;
 import rdmaflux.verbs.ffi.verbs_context;
 
 /**
@@ -58,8 +59,8 @@ public final class RdmaContext extends NativeResource {
         MemorySegment device = ibv_context.device(handle).reinterpret(ibv_device.sizeof());
         this.deviceName = ibv_device.name(device).getString(0);
         MemorySegment ops = ibv_context.ops(handle);
-        this.postSendFn = rdmaflux.verbs.ffi.ibv_context_ops.post_send(ops);
-        this.postRecvFn = rdmaflux.verbs.ffi.ibv_context_ops.post_recv(ops);
+        this.postSendFn = ibv_context_ops.post_send(ops);
+        this.postRecvFn = ibv_context_ops.post_recv(ops);
     }
 
     /** {@return the device name, e.g. {@code rxe0}} */

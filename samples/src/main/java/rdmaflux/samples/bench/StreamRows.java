@@ -322,7 +322,8 @@ final class StreamRows {
             Row rr = new Row(RR_METRIC, 2, "us", Bench.median(mine), Bench.median(base), "reactive ping-pong (ours)",
                     Row.Target.RATIO_AT_MOST, alloc, "half round trip as perftest's t_typical, " + latIters
                     + " round trips; RSocket over RdmaClientTransport/RdmaServerTransport, each side on its own loops "
-                    + "with the transports' default options (frames handled on the loops); baseline the reactive send/recv latency row's ping-pong; alloc = all threads"
+                    + "with the transports' default options (frames handled on the loops); baseline the reactive "
+                    + "send/recv latency row's ping-pong; alloc = all threads"
                     + medians(mine, base) + (error != null ? "; " + error : ""));
             progress.accept(rr);
             rows.add(rr);
