@@ -91,6 +91,30 @@ public final class SendRequests extends WorkRequestBatch<SendRequests> {
     }
 
     /**
+     * Adds flags to request {@code i}, which {@link #set} started: for example {@link SendFlag#SIGNALED} on
+     * the last request of a chain whose earlier requests were written unsignaled, once the chain's end is
+     * known (on an RC queue pair a signaled completion also ends every request posted before it).
+     *
+     * @param i request index
+     * @param sendFlags {@link SendFlag#mask(SendFlag...)} bits to add to those it has
+     * @return this
+     */
+    public SendRequests addFlags(int i, int sendFlags) {
+        long at = offset(i) + FLAGS;
+        putInt(at, shadowInt(at) | sendFlags);
+        return this;
+    }
+
+    /**
+     * {@return request {@code i}'s flags, as {@link #set} and {@link #addFlags} wrote them}
+     *
+     * @param i request index
+     */
+    public int flags(int i) {
+        return shadowInt(offset(i) + FLAGS);
+    }
+
+    /**
      * Sets the 32-bit immediate of a SEND_WITH_IMM or RDMA_WRITE_WITH_IMM. It travels in network order;
      * {@link WorkCompletions#immediateData(int)} gives the receiver the same int back.
      *

@@ -165,6 +165,11 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
         }
     }
 
+    /** {@return an int field of the block as this batch last wrote it, read from the shadow} */
+    final int shadowInt(long offset) {
+        return shadow[(int) (offset >>> 2)];
+    }
+
     /** {@return a long field of the block as this batch last wrote it, read from the shadow} */
     private long shadowLong(long offset) {
         int k = (int) (offset >>> 2);

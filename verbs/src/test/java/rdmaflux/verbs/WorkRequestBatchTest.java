@@ -40,6 +40,23 @@ class WorkRequestBatchTest {
     }
 
     @Test
+    void addedFlagsReachTheNativeStructAndTheNextSetClearsThem() {
+        // A chain written unsignaled is signaled at its end once the writer knows where that is.
+        SendRequests s = new SendRequests(2, 1);
+        s.set(0, 1, SendOpcode.SEND, SendFlag.INLINE.value()).sge(0, 0, 0x1000, 8, 7);
+        s.set(1, 2, SendOpcode.SEND, 0).sge(1, 0, 0x1000, 8, 7);
+        s.addFlags(1, SIGNALED);
+        assertEquals(SIGNALED, s.flags(1));
+        assertEquals(SendFlag.INLINE.value(), s.flags(0));
+        var head = s.chain(2, 1);
+        assertEquals(SendFlag.INLINE.value(), ibv_send_wr.send_flags(head));
+        assertEquals(SIGNALED, ibv_send_wr.send_flags(head.asSlice(ibv_send_wr.sizeof())));
+        s.set(1, 3, SendOpcode.SEND, 0);
+        assertEquals(0, s.flags(1));
+        assertEquals(0, ibv_send_wr.send_flags(s.chain(2, 1).asSlice(ibv_send_wr.sizeof())));
+    }
+
+    @Test
     void reusedSlotsHoldExactlyTheLastValuesSetEvenWhereUnionMembersOverlap() {
         // The batch skips writes of values native memory already holds; overlapping union members of
         // different widths (rdma.rkey is an int where atomic.compare_add is a long) must not fool it.
