@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 
 import rdmaflux.verbs.QueuePair;
+import rdmaflux.verbs.SendFlag;
 import rdmaflux.verbs.SendRequests;
 
 /**
@@ -11,7 +12,9 @@ import rdmaflux.verbs.SendRequests;
  * holder seals what it wrote as it lets go of the lock ({@link #seal()}) and posts it with one
  * {@code ibv_post_send} (one doorbell; on Soft-RoCE one system call, in which the kernel also transmits)
  * just after ({@link #postSealed()}), so the lock is not held during the call. Two batches take turns: the
- * next holder writes the other one meanwhile. Batches leave in the order they were sealed.
+ * next holder writes the other one meanwhile. Batches leave in the order they were sealed. The last request
+ * of every batch is signaled as it is sealed, so a request written unsignaled always has a signaled one
+ * after it, whose completion ends it too (on an RC queue pair completions come in the order of posting).
  *
  * <p>Threads: written and sealed under the connection's lock ({@link ConnectionLock}); the sealed batch is
  * posted by the thread that sealed it, after letting go; nobody waits for a post.
@@ -19,6 +22,7 @@ import rdmaflux.verbs.SendRequests;
 final class SendBatches {
     /** The most requests posted with one doorbell. */
     static final int MAX_BATCH = 32;
+    private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
 
     /** Told, without the lock, of the requests of a post the device refused. */
     interface Refusal {
@@ -117,6 +121,7 @@ final class SendBatches {
             }
         }
         leftWritten = false;
+        batch.addFlags(n - 1, SIGNALED); // the batch's end: its completion ends the unsignaled ones before it
         sealed = batch;
         sealedOps = batchOps;
         sealedCount = n;

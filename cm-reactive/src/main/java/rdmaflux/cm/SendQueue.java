@@ -28,6 +28,11 @@ import rdmaflux.verbs.SendRequests;
 final class SendQueue {
     private static final int SIGNALED = SendFlag.mask(SendFlag.SIGNALED);
     /**
+     * At most this many sends in a row go unsignaled, so that a long batch gives its send buffers back in
+     * parts (a stream's window is the send buffers: half of the default 32).
+     */
+    static final int SIGNAL_INTERVAL = 16;
+    /**
      * A large message is read in pieces of at most this, or the port's largest message if smaller (1 GiB
      * on some NICs), so any message size works on any device.
      */
@@ -90,6 +95,18 @@ final class SendQueue {
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
     private final SendBatches batches;
+    /**
+     * The indexes of the operations written and not finished, in the order they were written, which is the
+     * order they reach the send queue ({@link SendBatches}) and complete in. Plain sends are written
+     * unsignaled; the last request of each batch is signaled as it is sealed, and its completion finishes
+     * every operation before it here.
+     */
+    private final int[] posted;
+    private int postedHead;
+    private int postedCount;
+    private final IntConsumer outstanding;
+    /** Sends written unsignaled since the last signaled request or seal. */
+    private int unsignaled;
     private volatile boolean closed;
 
     /**
@@ -111,7 +128,9 @@ final class SendQueue {
         this.rendezvous = rendezvous;
         this.credits = credits;
         this.maxRead = maxRead;
+        this.outstanding = outstanding;
         ops = new SendOp[qp.maxSendWr()];
+        posted = new int[ops.length];
         buffers = new SendBuffers(slabs, arena, options.bufferSize(), options.sendBuffers(), ops.length);
         for (int i = 0; i < ops.length; i++) {
             ops[i] = new SendOp(i);
@@ -159,6 +178,7 @@ final class SendQueue {
     void failed(int index, Throwable error) {
         lock.lock();
         try {
+            retireBefore(index); // completions come in order: what was posted before it succeeded
             finishOp(ops[index], null, error);
         } finally {
             lock.unlock();
@@ -175,6 +195,7 @@ final class SendQueue {
         LargeReceive read = null;
         lock.lock();
         try {
+            retireBefore(index);
             SendOp op = ops[index];
             Kind kind = op.kind;
             if (kind == Kind.LARGE_READ) {
@@ -205,6 +226,60 @@ final class SendQueue {
                 maybeReturnCredits();
             } finally {
                 lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Guarded by the lock: the operations written before operation {@code index}, which a completion of it
+     * (success or failure) follows, finished successfully. They are the unsignaled sends before a batch's
+     * signaled end, which have no completion of their own (unless they fail or are flushed: then they come
+     * first with their own).
+     */
+    private void retireBefore(int index) {
+        int before = 0;
+        while (before < postedCount && posted[at(before)] != index) {
+            before++;
+        }
+        if (before == postedCount) {
+            return; // not in the order: nothing before it can be told apart, so nothing is retired
+        }
+        for (int i = 0; i <= before; i++) {
+            int k = posted[postedHead];
+            postedHead = at(1);
+            postedCount--;
+            if (k != index) {
+                SendOp op = ops[k];
+                outstanding.accept(-1);
+                if (op.kind != null) {
+                    finishOp(op, op.completed(recorder, buffers), null);
+                }
+            }
+        }
+    }
+
+    /** {@return the index in {@link #posted} of the {@code i}-th operation in order} */
+    private int at(int i) {
+        int k = postedHead + i;
+        return k >= posted.length ? k - posted.length : k;
+    }
+
+    /** Guarded by the lock: {@code op}'s request was written at the end of the batch; it is posted in order. */
+    private boolean written(SendOp op) {
+        posted[at(postedCount)] = op.index;
+        postedCount++;
+        return batches.added(op);
+    }
+
+    /** Guarded by the lock: a written request the device refused leaves the order (it will not complete). */
+    private void unwritten(SendOp op) {
+        for (int i = 0; i < postedCount; i++) {
+            if (posted[at(i)] == op.index) {
+                for (int j = i; j < postedCount - 1; j++) {
+                    posted[at(j)] = posted[at(j + 1)];
+                }
+                postedCount--;
+                return;
             }
         }
     }
@@ -363,7 +438,11 @@ final class SendQueue {
         }
         SendRequests sendBatch = batches.requests();
         int w = batches.size();
-        int flags = SIGNALED;
+        // A send is signaled as its batch's end (SendBatches#seal) or as every SIGNAL_INTERVAL-th in a row.
+        int flags = kind == Kind.SEND && ++unsignaled < SIGNAL_INTERVAL ? 0 : SIGNALED;
+        if (flags == SIGNALED) {
+            unsignaled = 0;
+        }
         int finished = 0;
         switch (kind) {
             case SEND -> {
@@ -424,7 +503,7 @@ final class SendQueue {
                 }
             }
         }
-        boolean full = batches.added(op);
+        boolean full = written(op);
         if (needsCredit(kind)) {
             window.spend();
         }
@@ -446,6 +525,7 @@ final class SendQueue {
 
     /** Guarded by the lock, as its holder lets go: see {@link SendBatches#seal()}. */
     boolean seal() {
+        unsignaled = 0; // the batch's last request is signaled now
         return batches.seal();
     }
 
@@ -467,6 +547,7 @@ final class SendQueue {
         lock.lock();
         try {
             for (SendOp op : refused) {
+                unwritten(op);
                 Object large = op.large;
                 finishOp(op, null, failure);
                 if (large instanceof LargeReceive lr) {
@@ -524,7 +605,7 @@ final class SendQueue {
         op.started = System.nanoTime();
         int w = batches.size();
         batches.requests().set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
-        boolean full = batches.added(op);
+        boolean full = written(op);
         rendezvous.finishedSent(finished);
         if (kind == Kind.CONTROL) {
             window.controlSent();
