@@ -33,10 +33,12 @@ import reactor.util.context.Context;
  * {@code release} callback, the messages whose send ended are handed back in the same batch, on the
  * scheduler.
  *
- * <p>A source that offers Reactor's {@link Fuseable#ASYNC} fusion (a queue the sender polls) is drained in
- * runs: the messages the window allows are taken together and handed to the send queue under one hold of
- * the connection's lock, so they leave with one doorbell ({@link SendBatches}) instead of one each. The
- * window and the requests-per-half-window above are the same; only who takes the messages differs.
+ * <p>A source that offers Reactor's fusion is drained in runs: {@link Fuseable#SYNC} ({@code Flux.range},
+ * {@code fromIterable}, {@code fromArray} and their {@code map}s: polling makes the messages) or
+ * {@link Fuseable#ASYNC} (a queue the sender polls, as a unicast sink). The messages the window allows are
+ * taken together and handed to the send queue under one hold of the connection's lock, so they leave with
+ * one doorbell and one signaled completion ({@link SendBatches}) instead of one each. The window and the
+ * requests-per-half-window above are the same; only who takes the messages differs.
  *
  * <p>Threads: the source's {@code onNext} on its own threads, completions on the completion loop (under the
  * send queue's lock: they record and hand over, nothing else), requests, releases and the terminal signal on
@@ -102,6 +104,11 @@ final class StreamSend<T> extends Mono<Void> {
         private Subscription upstream;
         /** The fused source's queue, or null when the source pushes its messages. */
         private Fuseable.QueueSubscription<T> fusedQueue;
+        /**
+         * Whether the fused source is synchronous (Reactor's {@link Fuseable#SYNC}: {@code Flux.range},
+         * {@code fromIterable}, their {@code map}s): polling makes its messages, and a null poll is its end.
+         */
+        private boolean syncFused;
         /** Serializes the draining of a fused source. */
         private final AtomicInteger drainWip = new AtomicInteger();
         /** A fused source: messages that may still be taken (its "demand"); only the draining thread. */
@@ -130,10 +137,12 @@ final class StreamSend<T> extends Mono<Void> {
         public void onSubscribe(Subscription s) {
             if (Operators.validate(upstream, s)) {
                 upstream = s;
-                if (s instanceof Fuseable.QueueSubscription<?> q && q.requestFusion(Fuseable.ASYNC) == Fuseable.ASYNC) {
+                int mode = s instanceof Fuseable.QueueSubscription<?> q ? q.requestFusion(Fuseable.ANY) : Fuseable.NONE;
+                if (mode != Fuseable.NONE) {
                     @SuppressWarnings("unchecked")
-                    Fuseable.QueueSubscription<T> fq = (Fuseable.QueueSubscription<T>) q;
+                    Fuseable.QueueSubscription<T> fq = (Fuseable.QueueSubscription<T>) s;
                     fusedQueue = fq;
+                    syncFused = mode == Fuseable.SYNC;
                     toRequest.addAndGet(live.length()); // the first credit, taken by the drain
                     actual.onSubscribe(this);
                     drainFused();
@@ -219,7 +228,14 @@ final class StreamSend<T> extends Mono<Void> {
                     int n = 0;
                     try {
                         T m;
-                        while (n < runMessages.length && credit > 0 && (m = q.poll()) != null) {
+                        while (n < runMessages.length && credit > 0 && !(syncFused && sourceDone)) {
+                            m = q.poll();
+                            if (m == null) {
+                                if (syncFused) {
+                                    sourceDone = true; // a synchronous source's null poll is its end
+                                }
+                                break;
+                            }
                             runMessages[n++] = m;
                             credit--;
                             inFlight.incrementAndGet(); // counted at once: the stream cannot end under it
@@ -236,7 +252,7 @@ final class StreamSend<T> extends Mono<Void> {
                         continue; // releases what is left
                     }
                     if (n == 0) {
-                        if (sourceDone && inFlight.get() == 0 && q.isEmpty()) {
+                        if (sourceDone && inFlight.get() == 0 && fusedEmpty()) {
                             end(null);
                         }
                         break;
@@ -247,8 +263,20 @@ final class StreamSend<T> extends Mono<Void> {
             } while (missed != 0);
         }
 
-        /** The draining thread, after the end: hands what the fused source still queues to {@code release}. */
+        /** {@return whether the fused source holds nothing more: a synchronous one once it ended} */
+        private boolean fusedEmpty() {
+            return syncFused ? sourceDone : fusedQueue.isEmpty();
+        }
+
+        /**
+         * The draining thread, after the end: hands what the fused source still queues to {@code release}.
+         * A synchronous source holds nothing (it makes its messages as they are polled): it is only cleared.
+         */
         private void releaseQueued(Fuseable.QueueSubscription<T> q) {
+            if (syncFused) {
+                q.clear();
+                return;
+            }
             try {
                 T m;
                 while ((m = q.poll()) != null) {
@@ -323,7 +351,7 @@ final class StreamSend<T> extends Mono<Void> {
             int due = 0;
             if (error != null) {
                 end(error);
-            } else if (sourceDone && left == 0 && (fusedQueue == null || fusedQueue.isEmpty())) {
+            } else if (sourceDone && left == 0 && (fusedQueue == null || fusedEmpty())) {
                 end(null);
             } else {
                 due = toRequest.incrementAndGet();
