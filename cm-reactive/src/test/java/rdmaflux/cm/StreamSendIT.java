@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
@@ -99,6 +100,55 @@ class StreamSendIT {
             for (int i = 0; i < 400; i++) {
                 assertEquals(i, r.next());
             }
+            c.disposeNow(T);
+        }
+    }
+
+    /**
+     * A source that only pushes ({@code hide()} turns Reactor's fusion off) goes the other way through the
+     * sender: a message per {@code onNext}, on demand.
+     */
+    @Test
+    void aPushOnlySourceArrivesInOrder() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, false)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            int eager = c.eagerMessageSize();
+            List<Integer> sizes = List.of(4, eager + 1, 100, 8);
+            c.send(Flux.range(0, 200).map(i -> numbered(i, sizes.get(i % sizes.size()))).hide()).block(T);
+            for (int i = 0; i < 200; i++) {
+                assertEquals(i, r.next());
+            }
+            c.disposeNow(T);
+        }
+    }
+
+    /**
+     * A synchronous source ({@code Flux.range(..).map(..)}) is polled in runs that leave with one doorbell,
+     * and only a run's last send (or every 16th) is signaled: a completion retires the unsignaled sends
+     * before it. So the sender's connection handles far fewer completions than it sends messages (one per
+     * message before), and every message still arrives, in order, and the stream completes.
+     */
+    @Test
+    void aSynchronousSourceLeavesInRunsWithOneCompletionEach() throws InterruptedException {
+        AtomicLong completions = new AtomicLong();
+        RdmaRecorder counting = new RdmaRecorder() {
+            @Override
+            public void pollBatch(int n) {
+                completions.addAndGet(n);
+            }
+        };
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().recorder(counting).build();
+        int messages = 2000;
+        try (Receiver r = new Receiver(ConnectionOptions.defaults(), false)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), options).block(T);
+            c.send(Flux.range(0, messages).map(i -> numbered(i, 16))).block(T);
+            for (int i = 0; i < messages; i++) {
+                assertEquals(i, r.next());
+            }
+            // The rest are the receiver's credit returns, about one per half window.
+            assertTrue(completions.get() < messages / 2, "completions on the sender: " + completions.get()
+                    + " for " + messages + " messages");
+            c.send(ByteBuffer.allocate(8)).block(T); // a single send is its own batch's end: it completes
             c.disposeNow(T);
         }
     }

@@ -3,6 +3,7 @@ package rdmaflux.samples.bench;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -12,6 +13,7 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
@@ -147,12 +149,14 @@ final class ReactiveStream implements AutoCloseable {
 
     /**
      * Streams {@code n} messages of {@code size} bytes with one {@code send(Publisher)} and waits until the
-     * receiver has released all of them and the send completed.
+     * receiver has released all of them and the send completed. The source is {@code Flux.fromIterable}
+     * over {@code n} copies of one buffer: an ordinary Reactor source (synchronously fusable, as
+     * {@code Flux.range}, {@code fromArray} and their {@code map}s are) that allocates nothing per message.
      *
      * @return the rate and the heap bytes per message, all threads and each side's
      */
     Run stream(int size, int n) {
-        Repeat<ByteBuffer> source = new Repeat<>(ByteBuffer.allocateDirect(size), n);
+        Flux<ByteBuffer> source = Flux.fromIterable(Collections.nCopies(n, ByteBuffer.allocateDirect(size)));
         return timed(size, n, 1, () -> conn.send(source).subscribe(new Done(this)));
     }
 
