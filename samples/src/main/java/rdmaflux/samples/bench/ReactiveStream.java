@@ -53,6 +53,25 @@ final class ReactiveStream implements AutoCloseable {
         double bytesPerSecond(int size) {
             return messagesPerSecond * size;
         }
+
+        /**
+         * The steady state of two runs that differ only in length: the heap bytes per message of the
+         * {@code n - m} messages the longer one had more, so what a run costs once (its start, its end, a
+         * subscription) cancels out; the rate is the longer run's.
+         *
+         * @param shorter a run of {@code m} messages
+         * @param longer the same of {@code n > m} messages
+         */
+        static Run steady(Run shorter, int m, Run longer, int n) {
+            return new Run(longer.messagesPerSecond, extra(shorter.allAlloc, m, longer.allAlloc, n),
+                    extra(shorter.clientAlloc, m, longer.clientAlloc, n),
+                    extra(shorter.serverAlloc, m, longer.serverAlloc, n));
+        }
+
+        private static double extra(double perShort, int m, double perLong, int n) {
+            // Each side's bytes were counted whole and divided: multiplying back gives them exactly.
+            return (Math.round(perLong * n) - Math.round(perShort * m)) / (double) (n - m);
+        }
     }
 
     private final Duration timeout;

@@ -197,11 +197,12 @@ final class StreamRows {
                     .messagesPerSecond());
             awaitJitQuiet.run();
             for (int r = 0; r < repeat; r++) {
-                ReactiveStream.Run s = pair.stream(2, n);
+                ReactiveStream.Run s = ReactiveStream.Run.steady(pair.stream(2, n / 2), n / 2, pair.stream(2, n), n);
                 receive.add(s.serverAlloc());
                 publisher.add(s.clientAlloc());
                 all.add(s.allAlloc());
-                ReactiveStream.Run b = pair.singles(2, n, window);
+                ReactiveStream.Run b = ReactiveStream.Run.steady(pair.singles(2, n / 2, window), n / 2,
+                        pair.singles(2, n, window), n);
                 single.add(b.clientAlloc());
                 singleReceive.add(b.serverAlloc());
             }
@@ -216,7 +217,9 @@ final class StreamRows {
         String loopError = serverOnLoop(n, false, onLoop);
         List<Double> recycled = new ArrayList<>();
         String recycledError = serverOnLoop(n, true, recycled);
-        String runs = n + " messages of 2 B" + (repeat > 1 ? ", median of " + repeat + " runs" : "");
+        String runs = "steady state: the bytes of a run of " + n + " messages of 2 B less those of one of " + n / 2
+                + ", per extra message (what a run costs once cancels)" + (repeat > 1 ? ", median of " + repeat
+                + " such pairs" : "");
         String err = error != null ? "; " + error : "";
         List<Row> rows = new ArrayList<>();
         rows.add(allocRow(ALLOC_RECEIVE, Row.Target.ZERO, receive, runs + "; the server's threads (its completion "
@@ -251,7 +254,8 @@ final class StreamRows {
             settle("send(Publisher) to a server on its loop" + (recycled ? ", recycled" : ""), quick ? 3 : 10,
                     () -> loopPair.stream(2, n / 2).messagesPerSecond());
             for (int r = 0; r < repeat; r++) {
-                into.add(loopPair.stream(2, n).serverAlloc());
+                into.add(ReactiveStream.Run.steady(loopPair.stream(2, n / 2), n / 2, loopPair.stream(2, n), n)
+                        .serverAlloc());
             }
             return null;
         } catch (RuntimeException e) {
