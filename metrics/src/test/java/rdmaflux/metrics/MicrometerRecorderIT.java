@@ -133,7 +133,10 @@ class MicrometerRecorderIT {
                     () -> gauge(MicrometerRdmaRecorder.OUTSTANDING));
             double polls = count(MicrometerRdmaRecorder.CQ_POLLS);
             double completions = count(MicrometerRdmaRecorder.CQ_COMPLETIONS);
-            assertTrue(completions >= 2 * MESSAGES, "each send and each receive completes once: " + completions);
+            // Every receive completes; sends are signaled selectively, at least one in 16 (a completion also
+            // ends the unsignaled sends before it), so there are far fewer than one completion per send.
+            assertTrue(completions >= MESSAGES + MESSAGES / 16.0 && completions < 2 * MESSAGES,
+                    "each receive completes, and one send in at most 16: " + completions);
             assertTrue(polls >= 1 && completions <= 32 * polls, "a poll returns at most the poll array: "
                     + completions + " completions in " + polls + " polls");
         } finally {
