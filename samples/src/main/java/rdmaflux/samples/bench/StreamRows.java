@@ -125,12 +125,35 @@ final class StreamRows {
                 }
                 awaitJitQuiet.run();
                 for (int size : sizes) {
+                    if (size != sizes[0]) {
+                        warmAt(t, pair, size);
+                    }
                     rows.add(streamRow(t, pair, size));
                 }
                 rows.addAll(allocationRows(pair));
             }
         }
         return rows;
+    }
+
+    /**
+     * Both streams at {@code size} until the JIT is done with them: a larger message takes branches the
+     * smaller ones did not (a send that is not inline, a copy of more than one word), whose first use
+     * recompiles the methods they are in, which under emulation takes seconds of CPU; a run's tenth as
+     * warm-up measured that compilation.
+     */
+    private void warmAt(VerbsTests t, ReactiveStream pair, int size) {
+        int k = Math.max(16, messages.applyAsInt(size) / 4);
+        try {
+            settle("verbs SEND stream at " + Row.sizeText(size), quick ? 3 : 10,
+                    () -> pinned(() -> t.sendBandwidth(size, k).bytesPerSecond() / size));
+            settle("reactive SEND stream at " + Row.sizeText(size), quick ? 3 : 20,
+                    () -> pair.stream(size, k).messagesPerSecond());
+        } catch (RuntimeException e) {
+            // Said, not counted: the row's own runs fail the same way, and count it, unless it passed.
+            say.accept("bench: warm-up at " + Row.sizeText(size) + " failed: " + e.getMessage());
+        }
+        awaitJitQuiet.run();
     }
 
     /** Untimed rounds until the JIT is done with the path ({@link Warmup#settle}). */
