@@ -195,7 +195,7 @@ final class RSocketBench implements AutoCloseable {
         }
         long t1 = lastArrival;
         long all = Sides.THREADS.getTotalThreadAllocatedBytes() - a0;
-        return new ReactiveStream.Run(n / ((t1 - t0) / 1e9), (double) all / n, Double.NaN, Double.NaN);
+        return new ReactiveStream.Run(n / ((t1 - t0) / 1e9), (double) all / n, Double.NaN, Double.NaN, Double.NaN);
     }
 
     private void check(String what) {

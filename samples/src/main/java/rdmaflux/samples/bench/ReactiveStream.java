@@ -47,8 +47,12 @@ final class ReactiveStream implements AutoCloseable {
      * @param allAlloc heap bytes all threads of the JVM allocated per message while timed
      * @param clientAlloc heap bytes per message of the client's threads (its loops, its scheduler, the caller)
      * @param serverAlloc heap bytes per message of the server's threads (its loops, its scheduler)
+     * @param deliveryAlloc heap bytes per message of the thread that ran the server's {@code receive()}
+     *        subscriber, counted by that thread itself (exact) from the first message to the last; NaN unless
+     *        one thread delivered both (a server on its completion loop)
      */
-    record Run(double messagesPerSecond, double allAlloc, double clientAlloc, double serverAlloc) {
+    record Run(double messagesPerSecond, double allAlloc, double clientAlloc, double serverAlloc,
+               double deliveryAlloc) {
         /** {@return the payload rate in bytes per second for messages of {@code size} bytes} */
         double bytesPerSecond(int size) {
             return messagesPerSecond * size;
@@ -65,7 +69,7 @@ final class ReactiveStream implements AutoCloseable {
         static Run steady(Run shorter, int m, Run longer, int n) {
             return new Run(longer.messagesPerSecond, extra(shorter.allAlloc, m, longer.allAlloc, n),
                     extra(shorter.clientAlloc, m, longer.clientAlloc, n),
-                    extra(shorter.serverAlloc, m, longer.serverAlloc, n));
+                    extra(shorter.serverAlloc, m, longer.serverAlloc, n), longer.deliveryAlloc);
         }
 
         private static double extra(double perShort, int m, double perLong, int n) {
@@ -87,6 +91,17 @@ final class ReactiveStream implements AutoCloseable {
      */
     private volatile long arrivedTarget = Long.MAX_VALUE;
     private volatile long finishedTarget = Long.MAX_VALUE;
+    /**
+     * The arrival counts at which the delivering thread reads its own allocation counter: exact for the
+     * thread that reads it, where {@code ThreadMXBean#getThreadAllocatedBytes} of another thread adds that
+     * thread's allocation buffer racily (HotSpot says it may count twice in rare cases).
+     */
+    private volatile long deliveryFrom = -1;
+    private volatile long deliveryTo = -1;
+    private volatile long deliveryBytesFrom;
+    private volatile long deliveryBytesTo;
+    private volatile Thread deliveryThreadFrom;
+    private volatile Thread deliveryThreadTo;
     private final Sides client;
     private final Sides server;
     private RdmaServer rdmaServer;
@@ -145,7 +160,15 @@ final class ReactiveStream implements AutoCloseable {
                 long now = System.nanoTime();
                 m.release();
                 s.lastArrival = now;
-                if (s.arrived.incrementAndGet() >= s.arrivedTarget) {
+                long k = s.arrived.incrementAndGet();
+                if (k == s.deliveryFrom) {
+                    s.deliveryBytesFrom = Sides.THREADS.getCurrentThreadAllocatedBytes();
+                    s.deliveryThreadFrom = Thread.currentThread();
+                } else if (k == s.deliveryTo) {
+                    s.deliveryBytesTo = Sides.THREADS.getCurrentThreadAllocatedBytes();
+                    s.deliveryThreadTo = Thread.currentThread();
+                }
+                if (k >= s.arrivedTarget) {
                     LockSupport.unpark(s.waiter);
                 }
             }, s::fail));
@@ -223,6 +246,10 @@ final class ReactiveStream implements AutoCloseable {
         c0.mark();
         s0.mark();
         long all0 = Sides.THREADS.getTotalThreadAllocatedBytes();
+        deliveryThreadFrom = null;
+        deliveryThreadTo = null;
+        deliveryFrom = base + 1;
+        deliveryTo = base + n;
         CpuTime.start();
         long t0 = System.nanoTime();
         start.run();
@@ -258,7 +285,10 @@ final class ReactiveStream implements AutoCloseable {
         long all = Sides.THREADS.getTotalThreadAllocatedBytes() - all0;
         long cl = c0.since();
         long sv = s0.since();
-        return new Run(n / ((t1 - t0) / 1e9), (double) all / n, (double) cl / n, (double) sv / n);
+        Thread d = deliveryThreadFrom;
+        double delivery = n > 1 && d != null && d == deliveryThreadTo
+                ? (double) (deliveryBytesTo - deliveryBytesFrom) / (n - 1) : Double.NaN;
+        return new Run(n / ((t1 - t0) / 1e9), (double) all / n, (double) cl / n, (double) sv / n, delivery);
     }
 
     private void check(int size) {

@@ -237,9 +237,11 @@ final class StreamRows {
         // allocates, apart from the Scheduler's task per hop; then with recycled messages, without the view
         // each delivery gets.
         List<Double> onLoop = new ArrayList<>();
-        String loopError = serverOnLoop(n, false, onLoop);
+        List<Double> onLoopOwn = new ArrayList<>();
+        String loopError = serverOnLoop(n, false, onLoop, onLoopOwn);
         List<Double> recycled = new ArrayList<>();
-        String recycledError = serverOnLoop(n, true, recycled);
+        List<Double> recycledOwn = new ArrayList<>();
+        String recycledError = serverOnLoop(n, true, recycled, recycledOwn);
         String runs = "steady state: the bytes of a run of " + n + " messages of 2 B less those of one of " + n / 2
                 + ", per extra message (what a run costs once cancels)" + (repeat > 1 ? ", median of " + repeat
                 + " such pairs" : "");
@@ -251,10 +253,10 @@ final class StreamRows {
                 + "schedule() allocates a task" + range(receive) + err));
         rows.add(allocRow(ALLOC_RECEIVE_LOOP, Row.Target.ZERO, onLoop, runs + "; as the row above, to a server "
                 + "with Schedulers.immediate(): receive()'s messages and release() on its completion loop"
-                + range(onLoop) + (loopError != null ? "; " + loopError : "")));
+                + range(onLoop) + ownCount(onLoopOwn, n) + (loopError != null ? "; " + loopError : "")));
         rows.add(allocRow(ALLOC_RECEIVE_RECYCLED, Row.Target.ZERO, recycled, runs + "; as the row above, the "
                 + "server's options with recycledMessages(true): receive() emits the receive buffers' own objects"
-                + range(recycled) + (recycledError != null ? "; " + recycledError : "")));
+                + range(recycled) + ownCount(recycledOwn, n) + (recycledError != null ? "; " + recycledError : "")));
         rows.add(allocRow(ALLOC_PUBLISHER, Row.Target.AT_MOST, publisher, runs + "; the client's threads (its loops, "
                 + "its scheduler, the driving thread) during the same streams, the source allocating nothing"
                 + range(publisher) + "; all threads " + Row.fmt(Bench.median(all)) + err));
@@ -269,22 +271,31 @@ final class StreamRows {
      *
      * @param recycled whether the server recycles its messages
      * @param into where each run's bytes per message go
+     * @param delivering where each run's bytes per message of the delivering thread, by its own count, go
      * @return the failure, or {@code null}
      */
-    private String serverOnLoop(int n, boolean recycled, List<Double> into) {
+    private String serverOnLoop(int n, boolean recycled, List<Double> into, List<Double> delivering) {
         try (ReactiveStream loopPair = ReactiveStream.open(new InetSocketAddress(ip, 0), 8192, timeout, true,
                 recycled)) {
             settle("send(Publisher) to a server on its loop" + (recycled ? ", recycled" : ""), quick ? 3 : 10,
                     () -> loopPair.stream(2, n / 2).messagesPerSecond());
             for (int r = 0; r < repeat; r++) {
-                into.add(ReactiveStream.Run.steady(loopPair.stream(2, n / 2), n / 2, loopPair.stream(2, n), n)
-                        .serverAlloc());
+                ReactiveStream.Run run = ReactiveStream.Run.steady(loopPair.stream(2, n / 2), n / 2,
+                        loopPair.stream(2, n), n);
+                into.add(run.serverAlloc());
+                delivering.add(run.deliveryAlloc());
             }
             return null;
         } catch (RuntimeException e) {
             failed = true;
             return "failed: " + e.getMessage();
         }
+    }
+
+    /** The note's part on the completion loop's own count ({@link ReactiveStream.Run#deliveryAlloc}). */
+    private static String ownCount(List<Double> values, int n) {
+        return values.isEmpty() ? "" : "; the completion loop by its own exact count (getCurrentThreadAllocatedBytes, "
+                + "first to last message of each run of " + n + "): " + Row.fmt(Bench.median(values)) + range(values);
     }
 
     private static String range(List<Double> values) {
