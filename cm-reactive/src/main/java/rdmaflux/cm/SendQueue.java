@@ -96,14 +96,12 @@ final class SendQueue {
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
     private final SendBatches batches;
     /**
-     * The indexes of the operations written and not finished, in the order they were written, which is the
-     * order they reach the send queue ({@link SendBatches}) and complete in. Plain sends are written
-     * unsignaled; the last request of each batch is signaled as it is sealed, and its completion finishes
-     * every operation before it here.
+     * The operations written and not finished, in order. Plain sends are written unsignaled; the last
+     * request of each batch is signaled as it is sealed, and its completion finishes every operation before
+     * it here.
      */
-    private final int[] posted;
-    private int postedHead;
-    private int postedCount;
+    private final PostedOrder posted;
+    private final IntConsumer retireEarlier = this::retiredEarlier;
     private final IntConsumer outstanding;
     /** Sends written unsignaled since the last signaled request or seal. */
     private int unsignaled;
@@ -130,7 +128,7 @@ final class SendQueue {
         this.maxRead = maxRead;
         this.outstanding = outstanding;
         ops = new SendOp[qp.maxSendWr()];
-        posted = new int[ops.length];
+        posted = new PostedOrder(ops.length);
         buffers = new SendBuffers(slabs, arena, options.bufferSize(), options.sendBuffers(), ops.length);
         for (int i = 0; i < ops.length; i++) {
             ops[i] = new SendOp(i);
@@ -232,56 +230,25 @@ final class SendQueue {
 
     /**
      * Guarded by the lock: the operations written before operation {@code index}, which a completion of it
-     * (success or failure) follows, finished successfully. They are the unsignaled sends before a batch's
-     * signaled end, which have no completion of their own (unless they fail or are flushed: then they come
-     * first with their own).
+     * (success or failure) follows, finished successfully ({@link PostedOrder#retireThrough}).
      */
     private void retireBefore(int index) {
-        int before = 0;
-        while (before < postedCount && posted[at(before)] != index) {
-            before++;
-        }
-        if (before == postedCount) {
-            return; // not in the order: nothing before it can be told apart, so nothing is retired
-        }
-        for (int i = 0; i <= before; i++) {
-            int k = posted[postedHead];
-            postedHead = at(1);
-            postedCount--;
-            if (k != index) {
-                SendOp op = ops[k];
-                outstanding.accept(-1);
-                if (op.kind != null) {
-                    finishOp(op, op.completed(recorder, buffers), null);
-                }
-            }
-        }
+        posted.retireThrough(index, retireEarlier);
     }
 
-    /** {@return the index in {@link #posted} of the {@code i}-th operation in order} */
-    private int at(int i) {
-        int k = postedHead + i;
-        return k >= posted.length ? k - posted.length : k;
+    /** Guarded by the lock: an unsignaled send that a later completion retired. */
+    private void retiredEarlier(int k) {
+        SendOp op = ops[k];
+        outstanding.accept(-1);
+        if (op.kind != null) {
+            finishOp(op, op.completed(recorder, buffers), null);
+        }
     }
 
     /** Guarded by the lock: {@code op}'s request was written at the end of the batch; it is posted in order. */
     private boolean written(SendOp op) {
-        posted[at(postedCount)] = op.index;
-        postedCount++;
+        posted.add(op.index);
         return batches.added(op);
-    }
-
-    /** Guarded by the lock: a written request the device refused leaves the order (it will not complete). */
-    private void unwritten(SendOp op) {
-        for (int i = 0; i < postedCount; i++) {
-            if (posted[at(i)] == op.index) {
-                for (int j = i; j < postedCount - 1; j++) {
-                    posted[at(j)] = posted[at(j + 1)];
-                }
-                postedCount--;
-                return;
-            }
-        }
     }
 
     /**
@@ -547,7 +514,7 @@ final class SendQueue {
         lock.lock();
         try {
             for (SendOp op : refused) {
-                unwritten(op);
+                posted.remove(op.index); // it will not complete
                 Object large = op.large;
                 finishOp(op, null, failure);
                 if (large instanceof LargeReceive lr) {
