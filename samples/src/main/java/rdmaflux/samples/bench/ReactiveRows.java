@@ -146,16 +146,21 @@ final class ReactiveRows {
     private int warmUpSetup(int conns, int maxRounds, Duration longer) {
         java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
         boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        java.lang.management.ClassLoadingMXBean classes = java.lang.management.ManagementFactory.getClassLoadingMXBean();
         int rounds = 0;
         while (rounds < maxRounds) {
             long compiled = monitored ? jit.getTotalCompilationTime() : 0;
+            long loaded = classes.getTotalLoadedClassCount();
             long t0 = System.nanoTime();
             ReactiveSetup.Result r = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
             rounds++;
             double wallMs = (System.nanoTime() - t0) / 1e6;
             long compiling = monitored ? jit.getTotalCompilationTime() - compiled : -1;
-            System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup warm-up %d: %.1f conn/s, JIT %d ms of %.0f ms%n",
-                    rounds, r.rate(), compiling, wallMs);
+            // Classes loaded per round: code generated per connection (lambda forms, hidden classes) would keep
+            // the JIT busy however long the warm-up.
+            System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup warm-up %d: %.1f conn/s, JIT %d ms of %.0f ms, "
+                    + "%d classes loaded%n", rounds, r.rate(), compiling, wallMs,
+                    classes.getTotalLoadedClassCount() - loaded);
             if (!monitored || compiling < 0.05 * wallMs) {
                 break;
             }
