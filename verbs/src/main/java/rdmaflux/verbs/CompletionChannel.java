@@ -20,6 +20,9 @@ import rdmaflux.verbs.ffi.ibv_comp_channel;
  * nothing pending costs one {@code poll(2)} of the descriptor instead).
  */
 public final class CompletionChannel extends NativeResource {
+    /** Reads without errno capture after a failed one while the descriptor says readable. */
+    private static final int PLAIN_RETRIES = 3;
+
     /**
      * {@code ibv_get_cq_event}, called exactly: a completion loop calls it at least once per wake-up (the
      * last call finds nothing), where {@link Native.Fn#invoke}'s argument array would be garbage. A holder,
@@ -99,9 +102,18 @@ public final class CompletionChannel extends NativeResource {
                 int rc;
                 try {
                     rc = (int) GetEvent.PLAIN.invokeExact(ch, eventOut, contextOut);
+                    // Nothing pending (EAGAIN, the usual end of a wake-up) or an error. The descriptor tells
+                    // which without errno: it reports neither input nor an error when empty. Readable after
+                    // a failed read is mostly an event that arrived in between: read again the same way.
+                    // The call with errno capture is for an error that stays: on this rare path it would
+                    // run uncompiled, and there the capture segment's slice is a heap object per call.
+                    for (int retry = 0; rc != 0 && retry < PLAIN_RETRIES; retry++) {
+                        if (!Posix.pollIn(fd, 0)) {
+                            return null;
+                        }
+                        rc = (int) GetEvent.PLAIN.invokeExact(ch, eventOut, contextOut);
+                    }
                     if (rc != 0) {
-                        // Nothing pending (EAGAIN, the usual end of a wake-up) or an error. The descriptor
-                        // tells which without errno: it reports neither input nor an error when empty.
                         if (!Posix.pollIn(fd, 0)) {
                             return null;
                         }
