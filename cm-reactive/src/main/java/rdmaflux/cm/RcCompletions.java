@@ -48,7 +48,11 @@ final class RcCompletions {
             ReceiveSlot slot = receives.slot(wrId);
             if (!ok) {
                 receives.failed(slot);
-                completionError(wc, i);
+                // A receive flushed by a close or a failure already seen fails nothing more: no exception
+                // is made for it (a teardown flushes every posted receive).
+                if (!(wc.status(i) == WcStatus.WR_FLUSH_ERR && endSeen())) {
+                    completionError(wc, i);
+                }
                 return;
             }
             RdmaCmException.ProtocolViolation violation = inbound.receive(slot, wc, i);
@@ -64,6 +68,11 @@ final class RcCompletions {
             return;
         }
         sends.completed((int) wrId);
+    }
+
+    /** {@return whether a failure or a close explains a flush} */
+    private boolean endSeen() {
+        return owner.failure() != null || localFailure != null || sends.closedForSends();
     }
 
     private Throwable completionError(WorkCompletions wc, int i) {
