@@ -17,8 +17,12 @@ import java.util.function.Supplier;
  * <p>Threads: the benchmark's thread only.
  */
 final class ReactiveRows {
-    /** The most untimed rounds of the reactive setup row: 5 of 1,000 connections bring its setup code to C2. */
-    static final int SETUP_WARMUP_ROUNDS = 5;
+    /**
+     * The most untimed rounds of the reactive setup row. Under emulation C2 spends 5-10 s on each of the
+     * largest setup methods (a queue's constructors, creating a queue pair), and those compilations were still
+     * running in the fifth round of 1,000 connections.
+     */
+    static final int SETUP_WARMUP_ROUNDS = 10;
     private final InetAddress ip;
     private final boolean quick;
     private final int repeat;
