@@ -19,10 +19,10 @@ import java.util.function.Supplier;
 final class ReactiveRows {
     /**
      * The most untimed rounds of the reactive setup row. Under emulation C2 spends 5-10 s on each of the
-     * largest setup methods (a queue's constructors, creating a queue pair), and those compilations were still
-     * running in the fifth round of 1,000 connections.
+     * largest setup methods (a queue's constructors, creating a queue pair): those compilations were still
+     * running in the seventh round of 1,000 connections, and the tenth still compiled for 14% of its time.
      */
-    static final int SETUP_WARMUP_ROUNDS = 10;
+    static final int SETUP_WARMUP_ROUNDS = 15;
     private final InetAddress ip;
     private final boolean quick;
     private final int repeat;
