@@ -179,9 +179,12 @@ final class StreamRows {
                 verbsCpu.add(CpuTime.take(n));
                 pair.stream(size, warm);
                 CpuTime.take(1); // the warm-up's: not the row's
+                ThreadCpu before = ThreadCpu.snapshot();
                 ReactiveStream.Run run = pair.stream(size, n);
                 mine.add(run.messagesPerSecond());
                 myCpu.add(CpuTime.take(n));
+                say.accept(String.format(java.util.Locale.ROOT, "  reactive SEND stream %s run %d: %.0f msg/s, CPU %s",
+                        Row.sizeText(size), r + 1, run.messagesPerSecond(), ThreadCpu.snapshot().since(before)));
                 alloc = Double.isNaN(alloc) ? run.allAlloc() : Math.max(alloc, run.allAlloc());
             } catch (RuntimeException e) {
                 failed = true;
