@@ -172,12 +172,16 @@ final class StreamRows {
         String error = null;
         for (int r = 0; r < repeat; r++) {
             try {
+                // Each timed run starts with the JIT idle: a compilation still running from the warm-up (C2
+                // takes seconds per method under emulation) would take the CPUs from the run.
                 verbs.add(pinned(() -> {
                     t.sendBandwidth(size, warm);
+                    awaitJitQuiet.run();
                     return t.sendBandwidth(size, n).bytesPerSecond() / size;
                 }));
                 verbsCpu.add(CpuTime.take(n));
                 pair.stream(size, warm);
+                awaitJitQuiet.run();
                 CpuTime.take(1); // the warm-up's: not the row's
                 ThreadCpu before = ThreadCpu.snapshot();
                 ReactiveStream.Run run = pair.stream(size, n);

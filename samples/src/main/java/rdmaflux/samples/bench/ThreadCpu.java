@@ -39,6 +39,20 @@ final class ThreadCpu {
     }
 
     /**
+     * {@return the CPU seconds the process used since {@code before} beyond its listed threads: the JIT's
+     * compiler threads and the GC}
+     *
+     * @param before the earlier snapshot
+     */
+    double unlistedSince(ThreadCpu before) {
+        double listed = 0;
+        for (Map.Entry<String, Long> e : nanos.entrySet()) {
+            listed += (e.getValue() - before.nanos.getOrDefault(e.getKey(), 0L)) / 1e9;
+        }
+        return (processMicros - before.processMicros) / 1e6 - listed;
+    }
+
+    /**
      * What each group used since {@code before}, largest first, groups under 5% of the process left out.
      *
      * @param before the earlier snapshot
