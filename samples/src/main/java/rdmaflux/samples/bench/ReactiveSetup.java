@@ -1,8 +1,5 @@
 package rdmaflux.samples.bench;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -88,27 +85,6 @@ final class ReactiveSetup {
         }
     }
 
-    /** {@return CPU seconds so far of the threads whose name starts with each prefix (the first that matches)} */
-    private static double[] threadCpu(String... prefixes) {
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        double[] s = new double[prefixes.length];
-        for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
-            if (t == null) {
-                continue;
-            }
-            for (int i = 0; i < prefixes.length; i++) {
-                if (t.getThreadName().startsWith(prefixes[i])) {
-                    long n = mx.getThreadCpuTime(t.getThreadId());
-                    if (n > 0) {
-                        s[i] += n / 1e9;
-                    }
-                    break;
-                }
-            }
-        }
-        return s;
-    }
-
     /**
      * The options of both sides: {@value #BUFFERS} receive and send buffers of {@value #BUFFER_SIZE}
      * bytes, a send queue of 8, so N connections pin a few KiB each (page-rounded registrations) instead
@@ -151,9 +127,7 @@ final class ReactiveSetup {
         AtomicInteger retries = new AtomicInteger();
         try {
             InetSocketAddress target = server.address();
-            String[] threads = {"rdmaflux-cm-server", "rdmaflux-cm", "rdmaflux-completion", "parallel"};
-            double[] cpu0 = threadCpu(threads);
-            long process0 = CpuTime.available() ? CpuTime.processMicros() : 0;
+            ThreadCpu cpu0 = ThreadCpu.snapshot();
             long t0 = System.nanoTime();
             clients = Flux.range(0, connections)
                     .flatMap(i -> RdmaConnection.connect(target, options)
@@ -161,12 +135,12 @@ final class ReactiveSetup {
                             .retryWhen(RdmaRetry.reconnect(20, Duration.ofMillis(200))), connections)
                     .collectList().block(timeout);
             long t1 = System.nanoTime();
-            double[] cpu1 = threadCpu(threads);
-            long process1 = CpuTime.available() ? CpuTime.processMicros() : 0;
+            ThreadCpu cpu1 = ThreadCpu.snapshot();
             String profile = String.format(java.util.Locale.ROOT, "%.2f s; CPU s: process %.2f, client cm loop %.2f, "
                     + "server cm loop %.2f, completion loops %.2f, parallel %.2f; client steps: %s; server steps: %s",
-                    (t1 - t0) / 1e9, (process1 - process0) / 1e6, cpu1[1] - cpu0[1], cpu1[0] - cpu0[0],
-                    cpu1[2] - cpu0[2], cpu1[3] - cpu0[3], clientSteps.describe(), serverSteps.describe());
+                    (t1 - t0) / 1e9, cpu1.processSince(cpu0), cpu1.groupSince(cpu0, "rdmaflux-cm"),
+                    cpu1.groupSince(cpu0, "rdmaflux-cm-server"), cpu1.groupSince(cpu0, "rdmaflux-completion"),
+                    cpu1.groupSince(cpu0, "parallel"), clientSteps.describe(), serverSteps.describe());
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile);
         } finally {
             Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {

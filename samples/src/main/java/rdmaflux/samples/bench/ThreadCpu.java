@@ -9,8 +9,8 @@ import java.util.Map;
 /**
  * CPU time per group of threads between two snapshots (a group: the threads whose names are equal but for
  * trailing digits), plus what the process used beyond them (the JIT's compiler threads and the GC, which
- * {@link ThreadMXBean} does not list). For the notes of rows whose CPU per message swings between runs: it
- * says which threads the extra time went to.
+ * {@link ThreadMXBean} does not list). For the setup row's profile of each run, and for the stream runs,
+ * whose CPU per message swings between runs: it says which threads the time went to.
  *
  * <p>Threads: any; each snapshot is the caller's.
  */
@@ -38,6 +38,21 @@ final class ThreadCpu {
         return new ThreadCpu(m, CpuTime.processMicros());
     }
 
+    /** {@return the CPU seconds the process used since {@code before}} */
+    double processSince(ThreadCpu before) {
+        return (processMicros - before.processMicros) / 1e6;
+    }
+
+    /**
+     * {@return the CPU seconds one group used since {@code before}}
+     *
+     * @param before the earlier snapshot
+     * @param group the threads' name without trailing digits, e.g. {@code rdmaflux-completion}
+     */
+    double groupSince(ThreadCpu before, String group) {
+        return (nanos.getOrDefault(group, 0L) - before.nanos.getOrDefault(group, 0L)) / 1e9;
+    }
+
     /**
      * {@return the CPU seconds the process used since {@code before} beyond its listed threads: the JIT's
      * compiler threads and the GC}
@@ -46,10 +61,10 @@ final class ThreadCpu {
      */
     double unlistedSince(ThreadCpu before) {
         double listed = 0;
-        for (Map.Entry<String, Long> e : nanos.entrySet()) {
-            listed += (e.getValue() - before.nanos.getOrDefault(e.getKey(), 0L)) / 1e9;
+        for (String group : nanos.keySet()) {
+            listed += groupSince(before, group);
         }
-        return (processMicros - before.processMicros) / 1e6 - listed;
+        return processSince(before) - listed;
     }
 
     /**
@@ -59,14 +74,11 @@ final class ThreadCpu {
      * @return e.g. {@code "process 1.20 s: bench-stream-srv-completion 0.50, ..., not listed (JIT, GC) 0.10"}
      */
     String since(ThreadCpu before) {
-        double process = (processMicros - before.processMicros) / 1e6;
+        double process = processSince(before);
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "process %.2f s", process));
-        double listed = 0;
         var used = new java.util.ArrayList<Map.Entry<String, Double>>();
-        for (Map.Entry<String, Long> e : nanos.entrySet()) {
-            double s = (e.getValue() - before.nanos.getOrDefault(e.getKey(), 0L)) / 1e9;
-            listed += s;
-            used.add(Map.entry(e.getKey(), s));
+        for (String group : nanos.keySet()) {
+            used.add(Map.entry(group, groupSince(before, group)));
         }
         used.sort((x, y) -> Double.compare(y.getValue(), x.getValue()));
         String sep = ": ";
@@ -76,6 +88,7 @@ final class ThreadCpu {
                 sep = ", ";
             }
         }
-        return b.append(String.format(Locale.ROOT, "%snot listed (JIT, GC) %.2f", sep, process - listed)).toString();
+        return b.append(String.format(Locale.ROOT, "%snot listed (JIT, GC) %.2f", sep, unlistedSince(before)))
+                .toString();
     }
 }
