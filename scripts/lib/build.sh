@@ -10,7 +10,7 @@ rdmaflux_stale_source() {
     fi
     find pom.xml verbs cm-reactive metrics samples \
         \( -path '*/target' -prune \) -o \
-        \( -name pom.xml -o -path '*/src/main/*' \) -type f -newer "$stamp" -print 2>/dev/null | head -1
+        \( -name pom.xml -o -path '*/src/main/*' \) -type f -newer "$stamp" -print -quit 2>/dev/null || true
 }
 
 # Builds (package, no tests, no javadoc) when stale, printing Maven's module progress as it goes.
