@@ -37,17 +37,25 @@ public abstract sealed class NativeResource implements AutoCloseable
     private static final int CLOSED = Integer.MIN_VALUE;
     private static final System.Logger LOG = System.getLogger("rdmaflux.verbs");
 
-    /** {@link #phase}: open, or closing with leases still held. */
-    private static final int OPEN = 0;
-    /** {@link #phase}: closed and no short lease left; destroyed when the last work lease is given back. */
-    private static final int DRAINED = 1;
-    /** {@link #phase}: the destroy runs or ran (it starts once). */
-    private static final int DESTROYED = 2;
+    /**
+     * {@link #work}: set once the close found no short lease left; from then on the object is destroyed when
+     * the work lease count reaches zero.
+     */
+    private static final int DRAINED = 1 << 30;
+    /** {@link #work}: the destroy runs or ran (it starts once). */
+    private static final int DESTROYING = 1 << 29;
+    /** {@link #work}: the bits that count work leases. */
+    private static final int LEASES = DESTROYING - 1;
 
     private final AtomicInteger state = new AtomicInteger();
-    /** Work requests posted and not yet completed (nor made moot by their queue's destroy) that use this object. */
-    private final AtomicInteger workLeases = new AtomicInteger();
-    private final AtomicInteger phase = new AtomicInteger(OPEN);
+    /**
+     * Work requests posted and not yet completed (nor made moot by their queue's destroy) that use this
+     * object, in the low bits, with {@link #DRAINED} and {@link #DESTROYING} above them. One word, so that the
+     * release which takes the count to zero sees in the same atomic step whether the close has drained; in
+     * two words, a release paused between its decrement and its read of the other could find the close
+     * drained and destroy under a lease taken meanwhile.
+     */
+    private final AtomicInteger work = new AtomicInteger();
     /** Set once the native destroy returned (or failed), for {@link #isDestroyed()}. */
     private volatile boolean destroyed;
     private final Rank rank;
@@ -116,7 +124,7 @@ public abstract sealed class NativeResource implements AutoCloseable
         // Count first, then look at the state; close() sets the state first, then looks at the count.
         // Both are sequentially consistent, so at least one side sees the other: either this call fails,
         // or the close sees the lease and defers the destroy.
-        workLeases.getAndIncrement();
+        work.getAndIncrement();
         if (state.get() < 0) {
             releaseWork();
             throw closedException();
@@ -128,14 +136,14 @@ public abstract sealed class NativeResource implements AutoCloseable
      * is logged, not thrown: the caller (a poll, a queue's close) did nothing wrong.
      */
     final void releaseWork() {
-        if (workLeases.decrementAndGet() == 0 && phase.get() == DRAINED) {
+        if (work.decrementAndGet() == DRAINED) {
             finishDeferred();
         }
     }
 
     /** {@return the work leases held right now: posted requests that use this object} */
     final int workLeaseCount() {
-        return workLeases.get();
+        return work.get() & LEASES;
     }
 
     /**
@@ -237,9 +245,9 @@ public abstract sealed class NativeResource implements AutoCloseable
             Thread.onSpinWait();
         }
         beforeChildren();
-        phase.set(DRAINED);
-        // No work lease can be added from here on (acquireWork sees the state), so a zero stays zero.
-        if (workLeases.get() == 0 && phase.compareAndSet(DRAINED, DESTROYED)) {
+        // No work lease can be added from here on (acquireWork sees the state), so a zero stays zero; an
+        // acquireWork that fails adds one for an instant and its release may then start the destroy instead.
+        if (work.addAndGet(DRAINED) == DRAINED && work.compareAndSet(DRAINED, DRAINED | DESTROYING)) {
             RuntimeException failure = finish();
             if (failure != null) {
                 throw failure;
@@ -249,7 +257,7 @@ public abstract sealed class NativeResource implements AutoCloseable
 
     /** The destroy of an object whose close was deferred, run by whoever gave back its last work lease. */
     private void finishDeferred() {
-        if (!phase.compareAndSet(DRAINED, DESTROYED)) {
+        if (!work.compareAndSet(DRAINED, DRAINED | DESTROYING)) {
             return;
         }
         RuntimeException failure = finish();
