@@ -451,9 +451,9 @@ public final class Bench implements Callable<Integer> {
                 long now = jit.getTotalCompilationTime();
                 ThreadCpu next = ThreadCpu.snapshot();
                 // The compilation time counts a compilation when it ends, and one C2 compilation can take
-                // seconds under emulation: quiet is also a second in which the compiler threads (CPU the
-                // process used beyond its listed threads) took under 5% of a CPU.
-                if (now == last && next.unlistedSince(cpu) < 0.05) {
+                // seconds under emulation: quiet is also a second in which the compiler threads took under 5%
+                // of a CPU.
+                if (now == last && next.jitSince(cpu) < 0.05) {
                     return;
                 }
                 last = now;

@@ -17,12 +17,18 @@ import java.util.Map;
 final class ThreadCpu {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
+    /** Linux's {@code USER_HZ}: the unit of a task's {@code utime} and {@code stime} in {@code /proc}. */
+    private static final int TICKS_PER_SECOND = 100;
+
     private final Map<String, Long> nanos;
     private final long processMicros;
+    /** The compiler threads' CPU ticks so far, or -1 where {@code /proc/self/task} cannot tell. */
+    private final long jitTicks;
 
-    private ThreadCpu(Map<String, Long> nanos, long processMicros) {
+    private ThreadCpu(Map<String, Long> nanos, long processMicros, long jitTicks) {
         this.nanos = nanos;
         this.processMicros = processMicros;
+        this.jitTicks = jitTicks;
     }
 
     /** {@return every live thread's CPU time so far, by group, and the process's} */
@@ -35,7 +41,39 @@ final class ThreadCpu {
                 m.merge(info.getThreadName().replaceAll("[-0-9]+$", ""), t, Long::sum);
             }
         }
-        return new ThreadCpu(m, CpuTime.processMicros());
+        return new ThreadCpu(m, CpuTime.processMicros(), jitTicks());
+    }
+
+    /**
+     * The CPU ticks of HotSpot's compiler threads ({@code C1 CompilerThre}, {@code C2 CompilerThre}), which
+     * {@link ThreadMXBean} does not list, from {@code /proc/self/task}; -1 where that cannot be read.
+     */
+    private static long jitTicks() {
+        long ticks = 0;
+        try (var tasks = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/proc/self/task"))) {
+            for (java.nio.file.Path task : tasks) {
+                String stat;
+                try {
+                    stat = java.nio.file.Files.readString(task.resolve("stat"));
+                } catch (java.io.IOException gone) {
+                    continue; // the thread ended meanwhile
+                }
+                int open = stat.indexOf('(');
+                int close = stat.lastIndexOf(')');
+                if (open < 0 || close < open) {
+                    return -1;
+                }
+                String name = stat.substring(open + 1, close);
+                if (name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre")) {
+                    // After the name: state, then 10 fields, then utime and stime (proc(5) fields 14 and 15).
+                    String[] f = stat.substring(close + 2).split(" ");
+                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            return -1;
+        }
+        return ticks;
     }
 
     /** {@return the CPU seconds the process used since {@code before}} */
@@ -68,10 +106,23 @@ final class ThreadCpu {
     }
 
     /**
+     * {@return the CPU seconds the JIT's compiler threads used since {@code before}, to 10 ms; or, where
+     * {@code /proc} cannot tell, {@link #unlistedSince} (which also holds the GC and threads that ended)}
+     *
+     * @param before the earlier snapshot
+     */
+    double jitSince(ThreadCpu before) {
+        if (jitTicks < 0 || before.jitTicks < 0) {
+            return unlistedSince(before);
+        }
+        return (jitTicks - before.jitTicks) / (double) TICKS_PER_SECOND;
+    }
+
+    /**
      * What each group used since {@code before}, largest first, groups under 5% of the process left out.
      *
      * @param before the earlier snapshot
-     * @return e.g. {@code "process 1.20 s: bench-stream-srv-completion 0.50, ..., not listed (JIT, GC) 0.10"}
+     * @return e.g. {@code "process 1.20 s: bench-stream-srv-completion 0.50, ..., not listed (JIT, GC) 0.10, JIT 0.08"}
      */
     String since(ThreadCpu before) {
         double process = processSince(before);
@@ -88,7 +139,10 @@ final class ThreadCpu {
                 sep = ", ";
             }
         }
-        return b.append(String.format(Locale.ROOT, "%snot listed (JIT, GC) %.2f", sep, unlistedSince(before)))
-                .toString();
+        b.append(String.format(Locale.ROOT, "%snot listed (JIT, GC) %.2f", sep, unlistedSince(before)));
+        if (jitTicks >= 0 && before.jitTicks >= 0) {
+            b.append(String.format(Locale.ROOT, ", JIT %.2f", jitSince(before)));
+        }
+        return b.toString();
     }
 }

@@ -20,6 +20,9 @@ final class Warmup {
      * Untimed rounds until the JIT compiled less than 5 % of a round's time and two rounds in a row agree
      * within 5 % (at least 3 rounds, at most {@code max}). The rate alone is not enough: two rounds can agree
      * while C2 is still compiling the Reactor path, and the first timed row would then measure the compiler.
+     * The JIT's own count is not enough either: it counts a compilation when it ends, and one C2 compilation
+     * lasts seconds under emulation, so a round is quiet only if the compiler threads also used under 5 % of
+     * its time ({@link ThreadCpu#jitSince}).
      *
      * @param what the path, for the line printed
      * @param max the most rounds
@@ -33,10 +36,12 @@ final class Warmup {
         double previous = 0;
         for (int round = 1; round <= max; round++) {
             long c0 = monitored ? jit.getTotalCompilationTime() : 0;
+            ThreadCpu cpu = ThreadCpu.snapshot();
             long t0 = System.nanoTime();
             double r = rate.get();
             double wallMs = (System.nanoTime() - t0) / 1e6;
-            boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs;
+            boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs
+                    && ThreadCpu.snapshot().jitSince(cpu) * 1000 < 0.05 * wallMs;
             boolean steady = Math.abs(r - previous) < 0.05 * previous;
             if (round >= 3 && quiet && steady || round == max) {
                 say.accept(String.format("bench: %s warm after %d rounds (%.0f %s)%s", what, round, r, unit,
