@@ -23,7 +23,7 @@ interface QueueSink extends MonoSink<Object> {
      * it must wait for a send buffer, an entry or a credit, waits as itself: its owner reuses it, so a
      * message that waits allocates nothing. It withdraws itself through {@link SendQueue#withdraw}.
      */
-    interface Message extends QueueSink, SendQueue.Waiting {
+    interface Message extends QueueSink, WaitingRequest {
         /**
          * Under the queue's lock: it waits in {@code queue} until it is posted, refused or withdrawn.
          *

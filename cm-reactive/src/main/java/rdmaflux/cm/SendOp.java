@@ -1,8 +1,11 @@
 package rdmaflux.cm;
 
+import java.nio.ByteBuffer;
+
 import reactor.core.publisher.MonoSink;
 import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.RemoteBuffer;
+import rdmaflux.verbs.SendFlag;
 import rdmaflux.verbs.SendOpcode;
 import rdmaflux.verbs.SendRequests;
 
@@ -31,6 +34,76 @@ final class SendOp {
 
     SendOp(int index) {
         this.index = index;
+    }
+
+    /**
+     * Writes a {@link Kind#SEND} at {@code w} of {@code requests}: {@code data} copied into a send buffer, or
+     * {@code local} read by the device in place (zero copy; the caller leased it).
+     *
+     * @param maxInline the queue pair's largest inline payload
+     * @param withImmediate whether the SEND carries immediate data (the credits protocol)
+     * @param immediate the immediate data: credits owed and large messages finished
+     */
+    void writeSend(SendRequests requests, int w, int flags, ByteBuffer data, RegisteredBuffer local,
+                   SendBuffers buffers, int maxInline, boolean withImmediate, int immediate) {
+        int len = local != null ? (int) local.length() : data.remaining();
+        bytes = len;
+        if (len <= maxInline) {
+            flags |= SendFlag.INLINE.value();
+        }
+        requests.set(w, index, withImmediate ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND, flags);
+        if (local != null) {
+            if (len > 0) {
+                requests.sge(w, 0, local.segment().address(), len, Registration.lkeyOf(local));
+            }
+        } else {
+            int slot = buffers.take();
+            sendSlot = slot;
+            buffers.copy(slot, data, len);
+            if (len > 0) {
+                requests.sge(w, 0, buffers.region(), buffers.offset(slot), len);
+            }
+        }
+        if (withImmediate) {
+            requests.immediate(w, immediate);
+        }
+    }
+
+    /**
+     * Writes the descriptor SEND of a {@link Kind#LARGE} message at {@code w} of {@code requests}: its address,
+     * key and length for the peer to read. The operation completes when the peer finished reading, so it
+     * drops its sink.
+     *
+     * @param maxInline the queue pair's largest inline payload
+     * @param immediate the immediate data: {@link Wire#LARGE}, credits owed and large messages finished
+     */
+    void writeDescriptor(SendRequests requests, int w, int flags, LargeSend message, SendBuffers buffers,
+                         int maxInline, int immediate) {
+        int slot = buffers.take();
+        sendSlot = slot;
+        bytes = Wire.DESCRIPTOR;
+        sink = null;
+        large = message;
+        buffers.descriptor(slot, message.address, message.rkey, message.length);
+        if (Wire.DESCRIPTOR <= maxInline) {
+            flags |= SendFlag.INLINE.value();
+        }
+        requests.set(w, index, SendOpcode.SEND_WITH_IMM, flags)
+                .sge(w, 0, buffers.region(), buffers.offset(slot), Wire.DESCRIPTOR)
+                .immediate(w, immediate);
+    }
+
+    /**
+     * Writes the RDMA READ of the next piece of a large message the peer sent ({@link Kind#LARGE_READ}) at
+     * {@code w} of {@code requests}: at most {@code maxRead} bytes from where the last piece ended.
+     */
+    void writeReadPiece(SendRequests requests, int w, int flags, LargeReceive message, int maxRead) {
+        int at = message.nextRead;
+        int n = Math.min(maxRead, message.length - at);
+        large = message;
+        bytes = n;
+        requests.set(w, index, SendOpcode.RDMA_READ, flags).sge(w, 0, message.region, at, n)
+                .rdma(w, message.remoteAddress + at, message.rkey);
     }
 
     /**

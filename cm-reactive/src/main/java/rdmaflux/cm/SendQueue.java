@@ -37,48 +37,6 @@ final class SendQueue {
      * on some NICs), so any message size works on any device.
      */
     static final int READ_PIECE = 64 << 20;
-    /** A request waiting for a send buffer, a send-queue entry or a credit: its fields. */
-    interface Waiting {
-        /** {@return the operation} */
-        Kind kind();
-
-        /** {@return the bytes to copy, or null} */
-        ByteBuffer data();
-
-        /** {@return the registered memory it uses, or null} */
-        RegisteredBuffer local();
-
-        /** {@return the remote memory it uses, or null} */
-        RemoteBuffer remote();
-
-        /** {@return the first operand (see {@link SendOp#writeOneSided})} */
-        long a();
-
-        /** {@return the second operand} */
-        long b();
-
-        /** {@return whom to tell} */
-        MonoSink<Object> sink();
-
-        /** {@return the large message or grant it is for, or null} */
-        Object large();
-    }
-
-    /**
-     * A request waiting for a send buffer, a send-queue entry or a credit. Only requests that cannot be
-     * posted at once are queued, so the common case allocates none; a {@link QueueSink.Message} waits as
-     * itself.
-     */
-    private record Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
-                           long a, long b, MonoSink<Object> sink, Object large)
-            implements Waiting, reactor.core.Disposable {
-        /** Withdraws this request if it is still queued: its own {@code Disposable}, not one more object. */
-        @Override
-        public void dispose() {
-            queue.withdraw(this);
-        }
-    }
-
     private final ConnectionLock lock;
     private final QueuePair qp;
     private final RdmaRecorder recorder;
@@ -91,7 +49,7 @@ final class SendQueue {
     private final SendBuffers buffers;
     private final SendOp[] ops;
     private final ArrayDeque<SendOp> freeOps = new ArrayDeque<>();
-    private final ArrayDeque<Waiting> pending = new ArrayDeque<>();
+    private final ArrayDeque<WaitingRequest> pending = new ArrayDeque<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
     private final SendBatches batches;
@@ -314,7 +272,7 @@ final class SendQueue {
                 pending.add(m);
                 m.waiting(this);
             } else {
-                Pending p = new Pending(this, kind, data, local, remote, a, b, sink, large);
+                WaitingRequest.Pending p = new WaitingRequest.Pending(this, kind, data, local, remote, a, b, sink, large);
                 pending.add(p);
                 sink.onCancel(p);
             }
@@ -324,7 +282,7 @@ final class SendQueue {
     }
 
     /** Any thread: a waiting request's subscriber cancelled. Posted ones complete or fail with the connection. */
-    void withdraw(Waiting p) {
+    void withdraw(WaitingRequest p) {
         lock.lock();
         try {
             if (pending.removeIf(q -> q == p)) {
@@ -340,7 +298,7 @@ final class SendQueue {
     }
 
     /** Guarded by the lock: a request that will never be posted gives back what it holds. */
-    private void forget(Waiting p) {
+    private void forget(WaitingRequest p) {
         if (p.large() instanceof LargeSend ls) {
             rendezvous.cancelled(ls); // returns its lease too
         } else if (p.local() != null) {
@@ -365,7 +323,7 @@ final class SendQueue {
             }
             reads.poll();
         }
-        Waiting p;
+        WaitingRequest p;
         while ((p = pending.peek()) != null
                 && tryPost(p.kind(), p.data(), p.local(), p.remote(), p.a(), p.b(), p.sink(), p.large())) {
             pending.poll();
@@ -373,7 +331,7 @@ final class SendQueue {
     }
 
     /**
-     * Guarded by the lock. Writes the request (the fields of a {@link Pending}) into the batch that the
+     * Guarded by the lock. Writes the request (the fields of a {@link WaitingRequest}) into the batch that the
      * lock's holder posts as it lets go ({@link SendBatches}), if a send-queue entry, buffer and credit are
      * free; returns whether it was taken (written, or refused and its sink told so).
      */
@@ -413,54 +371,18 @@ final class SendQueue {
         int finished = 0;
         switch (kind) {
             case SEND -> {
-                int len = local != null ? (int) local.length() : data.remaining();
-                op.bytes = len;
-                if (len <= qp.maxInlineData()) {
-                    flags |= SendFlag.INLINE.value();
-                }
-                sendBatch.set(w, op.index, credits ? SendOpcode.SEND_WITH_IMM : SendOpcode.SEND, flags);
-                if (local != null) {
-                    // Zero copy: the device reads the application's registered memory (leased).
-                    if (len > 0) {
-                        sendBatch.sge(w, 0, local.segment().address(), len, Registration.lkeyOf(local));
-                    }
-                } else {
-                    int slot = buffers.take();
-                    op.sendSlot = slot;
-                    buffers.copy(slot, data, len);
-                    if (len > 0) {
-                        sendBatch.sge(w, 0, buffers.region(), buffers.offset(slot), len);
-                    }
-                }
                 if (credits) {
                     finished = rendezvous.finishedField();
-                    sendBatch.immediate(w, window.owed() | finished);
                 }
+                op.writeSend(sendBatch, w, flags, data, local, buffers, qp.maxInlineData(), credits,
+                        window.owed() | finished);
             }
             case LARGE -> {
-                LargeSend ls = (LargeSend) large;
-                int slot = buffers.take();
-                op.sendSlot = slot;
-                op.bytes = Wire.DESCRIPTOR;
-                op.sink = null; // the send completes when the peer finished reading
-                op.large = ls;
-                buffers.descriptor(slot, ls.address, ls.rkey, ls.length);
-                if (Wire.DESCRIPTOR <= qp.maxInlineData()) {
-                    flags |= SendFlag.INLINE.value();
-                }
                 finished = rendezvous.finishedField();
-                sendBatch.set(w, op.index, SendOpcode.SEND_WITH_IMM, flags).sge(w, 0, buffers.region(), buffers.offset(slot), Wire.DESCRIPTOR)
-                        .immediate(w, Wire.LARGE | window.owed() | finished);
+                op.writeDescriptor(sendBatch, w, flags, (LargeSend) large, buffers, qp.maxInlineData(),
+                        Wire.LARGE | window.owed() | finished);
             }
-            case LARGE_READ -> {
-                LargeReceive r = (LargeReceive) large;
-                int at = r.nextRead;
-                int n = Math.min(maxRead, r.length - at);
-                op.large = r;
-                op.bytes = n;
-                sendBatch.set(w, op.index, SendOpcode.RDMA_READ, flags).sge(w, 0, r.region, at, n)
-                        .rdma(w, r.remoteAddress + at, r.rkey);
-            }
+            case LARGE_READ -> op.writeReadPiece(sendBatch, w, flags, (LargeReceive) large, maxRead);
             default -> {
                 try {
                     op.writeOneSided(sendBatch, w, flags, local, remote, a, b, large, buffers);
@@ -619,7 +541,7 @@ final class SendQueue {
                 s.error(cause);
             }
         }
-        Waiting p;
+        WaitingRequest p;
         while ((p = pending.poll()) != null) {
             forget(p);
             if (p.sink() != null) {
