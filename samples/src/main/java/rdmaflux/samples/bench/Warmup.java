@@ -13,13 +13,23 @@ import java.util.function.Supplier;
  * <p>Threads: the benchmark's thread only.
  */
 final class Warmup {
+    /**
+     * The fewest rounds. A path that changed (a new message size takes the other side of a branch, and
+     * HotSpot deoptimizes the methods that never saw it) runs in C1's profiling code until it has been
+     * called some 15,000 times more, and C2 compiles it only then. Three rounds of 4,000 messages can be
+     * quiet and leave that compilation to the first timed run (a JFR recording: {@code SendQueue.tryPost},
+     * 0.45 s of C2 in a run of 0.6 s at 512 B); six pass that point.
+     */
+    static final int MIN_ROUNDS = 6;
+
     private Warmup() {
     }
 
     /**
      * Untimed rounds until the JIT compiled less than 5 % of a round's time and two rounds in a row agree
-     * within 5 % (at least 3 rounds, at most {@code max}). The rate alone is not enough: two rounds can agree
-     * while C2 is still compiling the Reactor path, and the first timed row would then measure the compiler.
+     * within 5 % (at least {@link #MIN_ROUNDS} rounds, at most {@code max}). The rate alone is not enough:
+     * two rounds can agree while C2 is still compiling the Reactor path, and the first timed row would then
+     * measure the compiler.
      * The JIT's own count is not enough either: it counts a compilation when it ends, and one C2 compilation
      * lasts seconds under emulation, so a round is quiet only if the compiler threads also used under 5 % of
      * its time ({@link ThreadCpu#jitSince}).
@@ -43,7 +53,7 @@ final class Warmup {
             boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs
                     && ThreadCpu.snapshot().jitSince(cpu) * 1000 < 0.05 * wallMs;
             boolean steady = Math.abs(r - previous) < 0.05 * previous;
-            if (round >= 3 && quiet && steady || round == max) {
+            if (round >= MIN_ROUNDS && quiet && steady || round == max) {
                 say.accept(String.format("bench: %s warm after %d rounds (%.0f %s)%s", what, round, r, unit,
                         quiet && steady ? "" : quiet ? ", rate still changing" : ", the JIT still compiling"));
                 return;
