@@ -11,8 +11,9 @@ import java.util.Map;
 /**
  * CPU time per group of threads between two snapshots (a group: the threads whose names are equal but for
  * trailing digits), plus what the process used beyond them (the JIT's compiler threads and the GC, which
- * {@link ThreadMXBean} does not list). For the setup row's profile of each run, and for the stream runs,
- * whose CPU per message swings between runs: it says which threads the time went to.
+ * {@link ThreadMXBean} does not list), and the compiler threads' own CPU where {@code /proc} tells it
+ * ({@link #jitSince}). For the setup row's profile of each run, for the stream runs, whose CPU per message
+ * swings between runs (it says which threads the time went to), and for telling when the JIT is done.
  *
  * <p>Threads: any; each snapshot is the caller's.
  */
