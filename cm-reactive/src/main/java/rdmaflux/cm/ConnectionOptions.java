@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Objects;
 
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Immutable options of a connection (client or server side); start from {@link #defaults()} and
@@ -15,8 +14,8 @@ import reactor.core.scheduler.Schedulers;
  * <p>Defaults: 32 receive buffers and 32 send buffers of 8 KiB, send queue depth 128, 64 bytes of
  * inline data, per-step timeouts of 2 s (address, route), 10 s (connect, accept) and 3 s
  * (disconnect), retry count 6 and ACK timeout 17 (0.54 s: a silent peer fails sends within 3.8 s),
- * RNR retry 7 (forever), event-driven completions, the credit protocol,
- * user code on {@link Schedulers#parallel()}; RDMA reads and atomics in flight (initiator depth and
+ * RNR retry 7 (forever), event-driven completions, the credit protocol, recycled received messages,
+ * user code on the loops' {@linkplain RdmaLoops#scheduler() signal threads}; RDMA reads and atomics in flight (initiator depth and
  * responder resources) up to the device's maximum, the device's type of service, and a keepalive probe
  * after 4 s without traffic (credit protocol).
  */
@@ -324,29 +323,41 @@ public final class ConnectionOptions {
     }
 
     /**
-     * {@return where user-visible signals are delivered: the scheduler set, else Reactor's shared
-     * {@code Schedulers.parallel()} as it is at each use (so a reset of Reactor's schedulers, e.g.
-     * {@code Schedulers.resetFactory()} between tests, never leaves connections with a disposed one)}
+     * {@return where user-visible signals are delivered: the scheduler set, else the
+     * {@linkplain RdmaLoops#scheduler() signal threads} of {@link #loops()}, as they are at each use (without
+     * making the shared loops, so without rdma-core)}
+     *
+     * <p>The default's hop from the completion loop allocates nothing per message; a Reactor scheduler's
+     * makes a task per hop ({@code Schedulers.parallel()}: about 100 bytes, shared by the messages the hop
+     * delivers at once).
      */
     public Scheduler scheduler() {
         Scheduler s = scheduler;
-        return s != null ? s : Schedulers.parallel();
+        if (s != null) {
+            return s;
+        }
+        RdmaLoops l = loops;
+        return l != null ? l.scheduler() : Loops.sharedScheduler();
     }
 
     /**
-     * {@return whether received messages are recycled; {@code false} by default}
+     * {@return whether received messages are recycled; {@code true} by default}
      *
-     * <p>By default each message {@code receive()} emits is an object of its own (24 bytes on a 64-bit JVM
-     * with compressed references), so that a reference kept past {@link RdmaMessage#release()} keeps
-     * failing after its buffer took a newer message, and a late second release is ignored. Recycled, the
-     * message is the receive buffer's own object, emitted again for every message that lands in that
-     * buffer, as Netty recycles its pooled buffers: receiving and releasing allocate nothing. The price is
-     * the safety net: once released, a message may be a newer one, so a reference used after
-     * {@code release()} may read the newer message instead of throwing, and a second release may hand the
-     * newer message's buffer back under its reader. Release each message exactly once and drop it then.
-     * Accessors of a released message whose buffer holds no newer message still throw. Applies to the
-     * messages of receive buffers (a connection's own, or a shared pool's); a large message
-     * (docs/protocol.md) is an object of its own either way.
+     * <p>Recycled, each message {@code receive()} emits is its receive buffer's own object, emitted again
+     * for every message that lands in that buffer, as Netty recycles its pooled buffers: receiving and
+     * releasing allocate nothing. A released message whose buffer holds no newer message throws on use, and
+     * a second release is ignored. Once its buffer took a newer message, a reference kept past
+     * {@link RdmaMessage#release()} is that newer message: using it reads the newer message, and releasing
+     * it again hands that message's buffer back under its reader. Release each message exactly once and
+     * drop it then.
+     *
+     * <p>{@code false} buys a safety net for 24 bytes per message (on a 64-bit JVM with compressed
+     * references): each message is an object of its own, so a reference kept past {@code release()} keeps
+     * failing after its buffer took a newer message, and a late second release is ignored. Turn recycling
+     * off while hunting a use after release, as one turns on Netty's paranoid leak detection.
+     *
+     * <p>Applies to the messages of receive buffers (a connection's own, or a shared pool's); a large
+     * message (docs/protocol.md) is an object of its own either way.
      */
     public boolean recycledMessages() {
         return recycledMessages;
@@ -484,7 +495,7 @@ public final class ConnectionOptions {
         private Scheduler scheduler;
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
         private RdmaLoops loops;
-        private boolean recycledMessages;
+        private boolean recycledMessages = true;
 
         Builder() {
             timeouts.put(Step.ADDRESS, Duration.ofSeconds(2));
@@ -819,8 +830,8 @@ public final class ConnectionOptions {
         }
 
         /**
-         * Sets whether received messages are recycled ({@link ConnectionOptions#recycledMessages()}: no
-         * allocation per message, no protection against use after release).
+         * Sets whether received messages are recycled ({@link ConnectionOptions#recycledMessages()}, the
+         * default: no allocation per message, no protection against use after release).
          *
          * @param recycled whether received messages are the receive buffers' own, reused objects
          * @return this

@@ -24,6 +24,8 @@ import reactor.core.publisher.Sinks;
 final class Loops implements RdmaLoops {
     private static final Object SHARED_LOCK = new Object();
     private static volatile Loops shared;
+    /** Signal threads started before the shared loops, for them to adopt; guarded by {@link #SHARED_LOCK}. */
+    private static SignalScheduler pendingSignals;
 
     private final String prefix;
     private final CmEventLoop cm;
@@ -33,6 +35,8 @@ final class Loops implements RdmaLoops {
     private boolean cmStopped;
     private final Object cmLoops = new Object();
     private final CompletionLoop[] completions;
+    /** Where the connections' signals run when their options name no scheduler; one thread per completion loop. */
+    private final SignalScheduler signals;
     private final AtomicInteger next = new AtomicInteger();
     private final Set<Disposable> handles = ConcurrentHashMap.newKeySet();
     /** One event stream per device, shared by the connections watching it, open while any does. */
@@ -47,6 +51,11 @@ final class Loops implements RdmaLoops {
     private final AtomicInteger stopping = new AtomicInteger();
 
     private Loops(String prefix, int completionLoops) {
+        this(prefix, completionLoops, null);
+    }
+
+    /** @param signals the signal threads to adopt, or {@code null} for new ones */
+    private Loops(String prefix, int completionLoops, SignalScheduler signals) {
         Objects.requireNonNull(prefix, "prefix");
         if (completionLoops < 1 || completionLoops > 64) {
             throw new IllegalArgumentException("completion loops must be 1..64, got " + completionLoops);
@@ -57,9 +66,15 @@ final class Loops implements RdmaLoops {
         for (int i = 0; i < completionLoops; i++) {
             completions[i] = new CompletionLoop(prefix + "-completion-" + i, i);
         }
+        this.signals = signals != null ? signals : new SignalScheduler(prefix, completionLoops);
+        // The signal threads end last: the connections' final signals run there.
+        Runnable end = () -> {
+            this.signals.dispose();
+            terminated.tryEmitEmpty();
+        };
         Flux.fromArray(completions).flatMap(EventLoop::terminated).then(cm.terminated())
                 .then(Mono.defer(this::serverCmTerminated))
-                .subscribe(null, e -> terminated.tryEmitEmpty(), terminated::tryEmitEmpty);
+                .subscribe(null, e -> end.run(), end);
     }
 
     static Loops create(String prefix, int completionLoops) {
@@ -72,12 +87,40 @@ final class Loops implements RdmaLoops {
             synchronized (SHARED_LOCK) {
                 l = shared;
                 if (l == null || l.disposed) {
-                    l = new Loops("rdmaflux", DEFAULT_COMPLETION_LOOPS);
+                    SignalScheduler adopted = pendingSignals != null && !pendingSignals.isDisposed() ? pendingSignals : null;
+                    l = new Loops("rdmaflux", DEFAULT_COMPLETION_LOOPS, adopted);
+                    pendingSignals = null;
                     shared = l;
                 }
             }
         }
         return l;
+    }
+
+    /**
+     * The default scheduler of options that name no loops: the shared loops' signal threads. Without the
+     * shared loops (none made yet, or disposed) it starts the signal threads alone, for the next shared
+     * loops to adopt, so that asking options for their scheduler never needs rdma-core.
+     *
+     * @return the scheduler
+     */
+    static reactor.core.scheduler.Scheduler sharedScheduler() {
+        // Disposed shared loops keep their signal threads until their other threads ended: their
+        // connections' last signals run there, not on threads started for them now.
+        Loops l = shared;
+        if (l != null && !l.signals.isDisposed()) {
+            return l.signals;
+        }
+        synchronized (SHARED_LOCK) {
+            l = shared;
+            if (l != null && !l.signals.isDisposed()) {
+                return l.signals;
+            }
+            if (pendingSignals == null || pendingSignals.isDisposed()) {
+                pendingSignals = new SignalScheduler("rdmaflux", DEFAULT_COMPLETION_LOOPS);
+            }
+            return pendingSignals;
+        }
     }
 
     /**
@@ -194,6 +237,11 @@ final class Loops implements RdmaLoops {
         return completions.length;
     }
 
+    @Override
+    public reactor.core.scheduler.Scheduler scheduler() {
+        return signals;
+    }
+
     /**
      * A handle starts running on these loops.
      *
@@ -308,19 +356,21 @@ final class Loops implements RdmaLoops {
     }
 
     /**
-     * {@return every loop thread (tests check they end): the CM loop, the completion loops, then the servers'
-     * CM loop if it was started}
+     * {@return every thread of these loops (tests check they end): the CM loop, the completion loops, the
+     * signal threads, then the servers' CM loop if it was started}
      */
     Thread[] threads() {
         CmEventLoop server;
         synchronized (cmLoops) {
             server = serverCm;
         }
-        Thread[] t = new Thread[completions.length + 1 + (server == null ? 0 : 1)];
+        Thread[] signalThreads = signals.threads();
+        Thread[] t = new Thread[completions.length + 1 + signalThreads.length + (server == null ? 0 : 1)];
         t[0] = cm.thread();
         for (int i = 0; i < completions.length; i++) {
             t[i + 1] = completions[i].thread();
         }
+        System.arraycopy(signalThreads, 0, t, completions.length + 1, signalThreads.length);
         if (server != null) {
             t[t.length - 1] = server.thread();
         }

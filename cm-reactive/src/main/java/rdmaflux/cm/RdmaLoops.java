@@ -14,7 +14,8 @@ package rdmaflux.cm;
  * and server still running on the loops, then ends every thread; {@link #onDispose()} completes when they
  * have ended. Datagram endpoints and multicast run on the shared loops.
  *
- * <p>Loop threads run rdmaflux code only; user code runs on the options' scheduler.
+ * <p>Loop threads run rdmaflux code only; user code runs on the options' scheduler, by default these loops'
+ * own {@linkplain #scheduler() signal threads}.
  */
 public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
 
@@ -22,8 +23,8 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
     int DEFAULT_COMPLETION_LOOPS = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 4));
 
     /**
-     * The process-wide loops (threads {@code rdmaflux-cm}, {@code rdmaflux-completion-N} and, once a server
-     * is bound, {@code rdmaflux-cm-server}), created on first use. Once disposed, the next call creates new ones.
+     * The process-wide loops (threads {@code rdmaflux-cm}, {@code rdmaflux-completion-N},
+     * {@code rdmaflux-signal-N} and, once a server is bound, {@code rdmaflux-cm-server}), created on first use. Once disposed, the next call creates new ones.
      *
      * @return the shared loops
      */
@@ -34,8 +35,8 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
     /**
      * New loops with {@link #DEFAULT_COMPLETION_LOOPS} completion loops.
      *
-     * @param prefix thread name prefix: threads are {@code prefix-cm}, {@code prefix-completion-N} and,
-     *               once a server is bound, {@code prefix-cm-server}
+     * @param prefix thread name prefix: threads are {@code prefix-cm}, {@code prefix-completion-N},
+     *               {@code prefix-signal-N} and, once a server is bound, {@code prefix-cm-server}
      * @return the loops; their threads start now
      */
     static RdmaLoops create(String prefix) {
@@ -45,8 +46,8 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
     /**
      * New loops.
      *
-     * @param prefix thread name prefix: threads are {@code prefix-cm}, {@code prefix-completion-N} and,
-     *               once a server is bound, {@code prefix-cm-server}
+     * @param prefix thread name prefix: threads are {@code prefix-cm}, {@code prefix-completion-N},
+     *               {@code prefix-signal-N} and, once a server is bound, {@code prefix-cm-server}
      * @param completionLoops how many completion threads, 1..64
      * @return the loops; their threads start now
      * @throws rdmaflux.verbs.RdmaException when rdma-core is unusable (no library)
@@ -57,4 +58,18 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
 
     /** {@return how many completion loops there are} */
     int completionLoops();
+
+    /**
+     * {@return where the signals of connections and servers on these loops run when their options name no
+     * scheduler ({@link ConnectionOptions#scheduler()}): the signal threads {@code prefix-signal-N}, one per
+     * completion loop}
+     *
+     * <p>Non-blocking threads, as Reactor's parallel workers ({@code block()} there throws), each worker of
+     * the scheduler on one of them. Unlike Reactor's schedulers, a worker scheduled again once its previous
+     * task started allocates nothing, so {@code receive()} hands messages over from the completion loop
+     * without garbage. Delayed and periodic tasks wait on Reactor's parallel scheduler, then run here. The
+     * threads end with the loops' {@link #dispose()}, after the loops' other threads: tasks scheduled after
+     * that are refused.
+     */
+    reactor.core.scheduler.Scheduler scheduler();
 }

@@ -3,6 +3,7 @@ package rdmaflux.cm;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -43,7 +44,8 @@ class ConnectionOptionsTest {
         assertEquals(7, o.rnrRetryCount());
         assertEquals(CompletionMode.EVENT_DRIVEN, o.completionMode());
         assertEquals(Protocol.CREDITS, o.protocol());
-        assertSame(Schedulers.parallel(), o.scheduler());
+        assertSame(Loops.sharedScheduler(), o.scheduler());
+        assertTrue(o.recycledMessages());
         assertSame(RdmaRecorder.NOOP, o.recorder());
         assertEquals(0, o.privateData().length);
         assertEquals(Duration.ofMillis(1), o.busyPoll());
@@ -75,13 +77,21 @@ class ConnectionOptionsTest {
                 () -> ConnectionOptions.defaults().toBuilder().maxInboundMessageSize(0).build());
     }
 
+    /**
+     * Asking for the default scheduler starts signal threads without rdma-core (this JVM has no RDMA device);
+     * the shared loops adopt them when they are made.
+     */
     @Test
-    void theDefaultSchedulerIsReactorsCurrentParallelOne() {
+    void theDefaultSchedulerIsTheSharedSignalThreadsAndNeedsNoLoops() {
         ConnectionOptions o = ConnectionOptions.defaults();
-        Schedulers.resetFactory(); // disposes the shared schedulers, as test suites and rsocket-test do
-        assertSame(Schedulers.parallel(), o.scheduler());
-        assertTrue(!o.scheduler().isDisposed());
+        SignalScheduler s = assertInstanceOf(SignalScheduler.class, o.scheduler());
+        assertSame(s, o.scheduler());
+        assertFalse(s.isDisposed());
+        for (Thread t : s.threads()) {
+            assertTrue(t.getName().startsWith("rdmaflux-signal-"), t.getName());
+        }
         assertThrows(NullPointerException.class, () -> ConnectionOptions.defaults().toBuilder().scheduler(null));
+        assertSame(Schedulers.immediate(), o.toBuilder().scheduler(Schedulers.immediate()).build().scheduler());
     }
 
     @Test
@@ -123,7 +133,7 @@ class ConnectionOptionsTest {
                 .busyPoll(Duration.ofMillis(5)).scheduler(Schedulers.immediate()).recorder(recorder)
                 .timeout(Step.ROUTE, Duration.ofMillis(700))
                 .initiatorDepth(3).responderResources(5).ackTimeout(14).typeOfService(0x20)
-                .recycledMessages(true)
+                .recycledMessages(false)
                 .build();
         ConnectionOptions copy = o.toBuilder().build();
         Builder b = o.toBuilder();
@@ -149,9 +159,9 @@ class ConnectionOptionsTest {
             assertEquals(5, c.responderResources());
             assertEquals(14, c.ackTimeout());
             assertEquals(0x20, c.typeOfService());
-            assertTrue(c.recycledMessages());
+            assertFalse(c.recycledMessages());
         }
-        assertFalse(ConnectionOptions.defaults().recycledMessages());
+        assertTrue(ConnectionOptions.defaults().recycledMessages());
     }
 
     @Test

@@ -94,14 +94,15 @@ class LoopsIT {
         String prefix = PREFIX + "-accept";
         RdmaLoops loops = RdmaLoops.create(prefix, 1);
         // No server yet: no thread for one.
-        assertEquals(Set.of(prefix + "-cm", prefix + "-completion-0"), liveThreads(prefix));
+        assertEquals(Set.of(prefix + "-cm", prefix + "-completion-0", prefix + "-signal-0"), liveThreads(prefix));
         Set<String> serverEventsOn = new ConcurrentSkipListSet<>();
         Set<String> clientEventsOn = new ConcurrentSkipListSet<>();
         ConnectionOptions base = ConnectionOptions.defaults().toBuilder().loops(loops).build();
         ConnectionOptions server = base.toBuilder().recorder(eventThreads(serverEventsOn)).build();
         ConnectionOptions client = base.toBuilder().recorder(eventThreads(clientEventsOn)).build();
         try (EchoServer echo = new EchoServer(server)) {
-            assertEquals(Set.of(prefix + "-cm", prefix + "-cm-server", prefix + "-completion-0"), liveThreads(prefix));
+            assertEquals(Set.of(prefix + "-cm", prefix + "-cm-server", prefix + "-completion-0", prefix + "-signal-0"),
+                    liveThreads(prefix));
             List<RdmaConnection> cs = Flux.range(0, CONNECTIONS)
                     .flatMap(i -> RdmaConnection.connect(echo.address(), client)).collectList().block(T);
             Flux.fromIterable(cs).index().flatMap(t -> {
