@@ -137,10 +137,10 @@ final class ReactiveSetup {
             long t1 = System.nanoTime();
             ThreadCpu cpu1 = ThreadCpu.snapshot();
             String profile = String.format(java.util.Locale.ROOT, "%.2f s; CPU s: process %.2f, client cm loop %.2f, "
-                    + "server cm loop %.2f, completion loops %.2f, parallel %.2f; client steps: %s; server steps: %s",
+                    + "server cm loop %.2f, completion loops %.2f, signal threads %.2f; client steps: %s; server steps: %s",
                     (t1 - t0) / 1e9, cpu1.processSince(cpu0), cpu1.groupSince(cpu0, "rdmaflux-cm"),
                     cpu1.groupSince(cpu0, "rdmaflux-cm-server"), cpu1.groupSince(cpu0, "rdmaflux-completion"),
-                    cpu1.groupSince(cpu0, "parallel"), clientSteps.describe(), serverSteps.describe());
+                    cpu1.groupSince(cpu0, "rdmaflux-signal"), clientSteps.describe(), serverSteps.describe());
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile);
         } finally {
             Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {

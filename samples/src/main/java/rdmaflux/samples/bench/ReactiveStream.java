@@ -135,7 +135,7 @@ final class ReactiveStream implements AutoCloseable {
      * @return the connected pair
      */
     static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout, boolean serverOnLoop) {
-        return open(address, maxSize, timeout, serverOnLoop, false);
+        return open(address, maxSize, timeout, serverOnLoop, ConnectionOptions.defaults().recycledMessages());
     }
 
     /**

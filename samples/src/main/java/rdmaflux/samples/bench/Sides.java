@@ -10,8 +10,8 @@ import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaLoops;
 
 /**
- * The threads of one side of an in-process pair: its own {@link RdmaLoops} (one completion loop) and its own
- * single-thread scheduler, all named with one prefix. With the client and the server on different threads,
+ * The threads of one side of an in-process pair: its own {@link RdmaLoops} (one completion loop, and its
+ * signal thread, the default scheduler), all named with one prefix. With the client and the server on different threads,
  * the heap each side allocates is the sum over its threads ({@code ThreadMXBean#getThreadAllocatedBytes}),
  * which is what tells the cost of {@code receive()} from the cost of {@code send}.
  */
@@ -23,7 +23,6 @@ final class Sides implements AutoCloseable {
     private final String prefix;
     private final RdmaLoops loops;
     private final Scheduler scheduler;
-    private final boolean onLoop;
     private Thread caller;
 
     /**
@@ -36,19 +35,18 @@ final class Sides implements AutoCloseable {
     }
 
     /**
-     * Starts the side's loops and, unless {@code onLoop}, its scheduler.
+     * Starts the side's loops.
      *
      * @param prefix the name prefix of all its threads
-     * @param onLoop signals on the loops' threads ({@code Schedulers.immediate()}) instead of a scheduler
+     * @param onLoop signals on the loops' threads ({@code Schedulers.immediate()}) instead of their signal thread
      */
     Sides(String prefix, boolean onLoop) {
         this.prefix = prefix;
-        this.onLoop = onLoop;
         this.loops = RdmaLoops.create(prefix, 1);
-        this.scheduler = onLoop ? Schedulers.immediate() : Schedulers.newSingle(prefix + "-sched", true);
+        this.scheduler = onLoop ? Schedulers.immediate() : loops.scheduler();
     }
 
-    /** {@return {@code base} on this side's loops and scheduler} */
+    /** {@return {@code base} on this side's loops and scheduler (immediate, or the loops' signal thread)} */
     ConnectionOptions options(ConnectionOptions base) {
         return base.toBuilder().loops(loops).scheduler(scheduler).build();
     }
@@ -101,9 +99,6 @@ final class Sides implements AutoCloseable {
 
     @Override
     public void close() {
-        if (!onLoop) {
-            scheduler.dispose();
-        }
         loops.dispose();
     }
 }

@@ -36,8 +36,8 @@ final class StreamRows {
     static final String ALLOC_RECEIVE = ALLOC + "receive() + release()";
     /** Metric of the allocation row of {@code receive()} and {@code release()} with signals on the loop. */
     static final String ALLOC_RECEIVE_LOOP = ALLOC_RECEIVE + ", signals on the completion loop";
-    /** Metric of the allocation row of {@code receive()} and {@code release()} on the loop, recycled messages. */
-    static final String ALLOC_RECEIVE_RECYCLED = ALLOC_RECEIVE + ", recycled messages on the completion loop";
+    /** Metric of the allocation row of {@code receive()} and {@code release()} on the loop, messages not recycled. */
+    static final String ALLOC_RECEIVE_CHECKED = ALLOC_RECEIVE + ", recycledMessages(false) on the completion loop";
     /** Metric of the allocation row of {@code send(Publisher)}. */
     static final String ALLOC_PUBLISHER = ALLOC + "send(Publisher)";
     /** Metric of the allocation row of {@code send(ByteBuffer)}. */
@@ -210,7 +210,7 @@ final class StreamRows {
 
     /**
      * Each API's steady-state heap bytes per message, from the threads of its side only: the server's loops
-     * and scheduler for {@code receive()}+{@code release()} (during the {@code send(Publisher)} streams), the
+     * and signal thread for {@code receive()}+{@code release()} (during the {@code send(Publisher)} streams), the
      * client's loops, scheduler and driving thread for the send APIs.
      */
     private List<Row> allocationRows(ReactiveStream pair) {
@@ -241,29 +241,29 @@ final class StreamRows {
             error = "failed: " + e.getMessage();
         }
         // The same streams to a server whose receive() has no scheduler hop: what the data path itself
-        // allocates, apart from the Scheduler's task per hop; then with recycled messages, without the view
-        // each delivery gets.
+        // allocates; then without recycling, each delivery a view of its own.
         List<Double> onLoop = new ArrayList<>();
         List<Double> onLoopOwn = new ArrayList<>();
-        String loopError = serverOnLoop(n, false, onLoop, onLoopOwn);
-        List<Double> recycled = new ArrayList<>();
-        List<Double> recycledOwn = new ArrayList<>();
-        String recycledError = serverOnLoop(n, true, recycled, recycledOwn);
+        String loopError = serverOnLoop(n, true, onLoop, onLoopOwn);
+        List<Double> checked = new ArrayList<>();
+        List<Double> checkedOwn = new ArrayList<>();
+        String checkedError = serverOnLoop(n, false, checked, checkedOwn);
         String runs = "steady state: the bytes of a run of " + n + " messages of 2 B less those of one of " + n / 2
                 + ", per extra message (what a run costs once cancels)" + (repeat > 1 ? ", median of " + repeat
                 + " such pairs" : "");
         String err = error != null ? "; " + error : "";
         List<Row> rows = new ArrayList<>();
         rows.add(allocRow(ALLOC_RECEIVE, Row.Target.ZERO, receive, runs + "; the server's threads (its completion "
-                + "loop, CM loop and scheduler: receive's signals and release's repost and credits) during the "
-                + "send(Publisher) streams; receive() hops to the options' scheduler (a single-thread one), whose "
-                + "schedule() allocates a task" + range(receive) + err));
+                + "loop, CM loop and signal thread: receive's signals and release's repost and credits) during the "
+                + "send(Publisher) streams; default options: receive() hops to the loops' signal thread and emits "
+                + "recycled messages" + range(receive) + err));
         rows.add(allocRow(ALLOC_RECEIVE_LOOP, Row.Target.ZERO, onLoop, runs + "; as the row above, to a server "
                 + "with Schedulers.immediate(): receive()'s messages and release() on its completion loop"
                 + range(onLoop) + ownCount(onLoopOwn, n) + (loopError != null ? "; " + loopError : "")));
-        rows.add(allocRow(ALLOC_RECEIVE_RECYCLED, Row.Target.ZERO, recycled, runs + "; as the row above, the "
-                + "server's options with recycledMessages(true): receive() emits the receive buffers' own objects"
-                + range(recycled) + ownCount(recycledOwn, n) + (recycledError != null ? "; " + recycledError : "")));
+        rows.add(allocRow(ALLOC_RECEIVE_CHECKED, Row.Target.NONE, checked, runs + "; as the row above, the "
+                + "server's options with recycledMessages(false): each message an object of its own, which fails "
+                + "when used after release()" + range(checked) + ownCount(checkedOwn, n)
+                + (checkedError != null ? "; " + checkedError : "")));
         rows.add(allocRow(ALLOC_PUBLISHER, Row.Target.AT_MOST, publisher, runs + "; the client's threads (its loops, "
                 + "its scheduler, the driving thread) during the same streams, the source allocating nothing"
                 + range(publisher) + "; all threads " + Row.fmt(Bench.median(all)) + err));
@@ -284,7 +284,7 @@ final class StreamRows {
     private String serverOnLoop(int n, boolean recycled, List<Double> into, List<Double> delivering) {
         try (ReactiveStream loopPair = ReactiveStream.open(new InetSocketAddress(ip, 0), 8192, timeout, true,
                 recycled)) {
-            settle("send(Publisher) to a server on its loop" + (recycled ? ", recycled" : ""), quick ? 3 : 10,
+            settle("send(Publisher) to a server on its loop" + (recycled ? "" : ", not recycled"), quick ? 3 : 10,
                     () -> loopPair.stream(2, n / 2).messagesPerSecond());
             for (int r = 0; r < repeat; r++) {
                 ReactiveStream.Run run = ReactiveStream.Run.steady(loopPair.stream(2, n / 2), n / 2,

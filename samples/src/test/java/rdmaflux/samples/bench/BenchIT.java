@@ -92,7 +92,7 @@ class BenchIT {
                     "both sides measured: " + row);
         }
         for (String metric : List.of(StreamRows.ALLOC_RECEIVE, StreamRows.ALLOC_RECEIVE_LOOP,
-                StreamRows.ALLOC_RECEIVE_RECYCLED, StreamRows.ALLOC_PUBLISHER,
+                StreamRows.ALLOC_RECEIVE_CHECKED, StreamRows.ALLOC_PUBLISHER,
                 StreamRows.ALLOC_SINGLE,
                 "RSocket over TCP request-response p50", "RSocket over TCP request-stream")) {
             String row = lines.stream().filter(l -> l.startsWith(metric + " ")).findFirst().orElse(null);
