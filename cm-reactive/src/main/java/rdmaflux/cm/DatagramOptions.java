@@ -2,13 +2,13 @@ package rdmaflux.cm;
 
 import java.time.Duration;
 
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Immutable options of a {@link RdmaDatagramEndpoint}; start from {@link #defaults()}.
  *
  * <p>Defaults: 64 receive buffers, 32 send buffers, 2 s each for address and route resolution, 10 s
- * for a whole {@link RdmaDatagramEndpoint#resolve resolve}, user signals on {@link Schedulers#parallel()}.
+ * for a whole {@link RdmaDatagramEndpoint#resolve resolve}, user signals on the shared loops'
+ * {@linkplain RdmaLoops#scheduler() signal threads}.
  */
 public final class DatagramOptions extends UdOptions {
     private static final DatagramOptions DEFAULTS = new Builder().build();

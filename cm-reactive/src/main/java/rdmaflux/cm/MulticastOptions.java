@@ -3,14 +3,13 @@ package rdmaflux.cm;
 import java.net.InetAddress;
 import java.time.Duration;
 
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Immutable options of multicast joins and senders; start from {@link #defaults()}.
  *
  * <p>Defaults: no local address (routing picks the device), 64 receive buffers, 32 send buffers,
  * 2 s address resolution, 10 s for the whole join, send-only joins for senders, user signals on
- * {@link Schedulers#parallel()}.
+ * the shared loops' {@linkplain RdmaLoops#scheduler() signal threads}.
  */
 public final class MulticastOptions extends UdOptions {
     private static final MulticastOptions DEFAULTS = new Builder().build();

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Objects;
 
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * What {@link DatagramOptions} and {@link MulticastOptions} share: both run a UD queue pair with
@@ -63,10 +62,13 @@ abstract class UdOptions {
         return addressTimeout;
     }
 
-    /** {@return where user-visible signals are delivered: the one set, else Reactor's shared parallel scheduler at each use} */
+    /**
+     * {@return where user-visible signals are delivered: the one set, else the shared loops'
+     * {@linkplain RdmaLoops#scheduler() signal threads}, at each use}
+     */
     public Scheduler scheduler() {
         Scheduler s = scheduler;
-        return s != null ? s : Schedulers.parallel();
+        return s != null ? s : Loops.sharedScheduler();
     }
 
     /** {@return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default} */
@@ -83,7 +85,7 @@ abstract class UdOptions {
         private int receiveBuffers = 64;
         private int sendBuffers = 32;
         private Duration addressTimeout = Duration.ofSeconds(2);
-        /** Null: Reactor's shared parallel scheduler, looked up at each use. */
+        /** Null: the shared loops' signal threads, looked up at each use. */
         private Scheduler scheduler;
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
 

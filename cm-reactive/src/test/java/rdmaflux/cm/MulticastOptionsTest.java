@@ -25,7 +25,7 @@ class MulticastOptionsTest {
         assertEquals(Duration.ofSeconds(2), o.addressTimeout());
         assertEquals(Duration.ofSeconds(10), o.joinTimeout());
         assertTrue(o.sendOnly());
-        assertSame(Schedulers.parallel(), o.scheduler());
+        assertSame(Loops.sharedScheduler(), o.scheduler());
     }
 
     @Test
