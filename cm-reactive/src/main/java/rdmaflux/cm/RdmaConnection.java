@@ -17,7 +17,8 @@ import rdmaflux.verbs.RemoteBuffer;
  *
  * <p><b>Threads.</b> The connection manager and completion threads never run application code:
  * every signal (send completions, received messages, connection results) is delivered on
- * {@link ConnectionOptions#scheduler()} ({@code Schedulers.parallel()} by default).
+ * {@link ConnectionOptions#scheduler()} (by default the loops' {@linkplain RdmaLoops#scheduler() signal
+ * threads}).
  *
  * <p><b>Messages.</b> {@link #send} copies the payload into a registered send buffer and completes
  * when the device reports the send done. {@link #receive} lends each message's receive buffer until

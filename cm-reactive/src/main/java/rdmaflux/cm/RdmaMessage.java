@@ -10,7 +10,12 @@ import java.nio.ByteBuffer;
  * <p>The buffer is lent, not given: call {@link #release()} when done (or copy first with
  * {@link #toByteArray()}). Releasing re-posts the buffer and returns a credit to the sender, so
  * holding messages is how a slow consumer slows the sender down; never releasing stalls the
- * connection. Any access after release throws {@link IllegalStateException}.
+ * connection. Release each message exactly once, then drop it: by default
+ * ({@link ConnectionOptions#recycledMessages()}) a message is its receive buffer's own object and comes
+ * back with the next message that lands in that buffer. Until then any access after release throws
+ * {@link IllegalStateException}; after, the object is the newer message. With
+ * {@code recycledMessages(false)} each message is an object of its own, and any access after release
+ * throws for good.
  */
 public interface RdmaMessage {
     /** {@return the payload, valid until {@link #release()}} */
@@ -35,6 +40,9 @@ public interface RdmaMessage {
     /** {@return the immediate data of a write notification, 0 otherwise} */
     int immediate();
 
-    /** Returns the buffer to the connection (idempotent). */
+    /**
+     * Returns the buffer to the connection. A second call does nothing while the buffer holds no newer
+     * message; once it does, a recycled message (the default) is that newer message, so release once.
+     */
     void release();
 }

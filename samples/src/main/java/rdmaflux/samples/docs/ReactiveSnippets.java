@@ -177,8 +177,8 @@ public final class ReactiveSnippets {
     public static List<Object> ownLoops(InetAddress address) {
         // tag::loops[]
         Duration timeout = Duration.ofSeconds(10);
-        RdmaLoops loops = RdmaLoops.create("myapp", 2);     // threads myapp-cm, myapp-completion-0 and -1;
-        // myapp-cm-server starts with the server below
+        RdmaLoops loops = RdmaLoops.create("myapp", 2);     // threads myapp-cm, myapp-completion-0 and -1,
+        // myapp-signal-0 and -1; myapp-cm-server starts with the server below
         ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
                 .loops(loops)
                 .initiatorDepth(16)   // RDMA reads/atomics in flight; the device's maximum by default
