@@ -327,6 +327,10 @@ public final class ConnectionOptions {
      * {@linkplain RdmaLoops#scheduler() signal threads} of {@link #loops()}, as they are at each use (without
      * making the shared loops, so without rdma-core)}
      *
+     * <p>Once loops of your own are disposed and their threads ended, the default is
+     * {@code Schedulers.immediate()}: what is still signalled then (an operation refused because the loops
+     * are disposed, an {@code onDispose()} subscribed late) is signalled on the thread that produced it.
+     *
      * <p>The default's hop from the completion loop allocates nothing per message; a Reactor scheduler's
      * makes a task per hop ({@code Schedulers.parallel()}: about 100 bytes, shared by the messages the hop
      * delivers at once).
@@ -337,7 +341,7 @@ public final class ConnectionOptions {
             return s;
         }
         RdmaLoops l = loops;
-        return l != null ? l.scheduler() : Loops.sharedScheduler();
+        return l != null ? ((Loops) l).defaultScheduler() : Loops.sharedScheduler();
     }
 
     /**

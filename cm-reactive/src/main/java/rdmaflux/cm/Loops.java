@@ -243,6 +243,15 @@ final class Loops implements RdmaLoops {
     }
 
     /**
+     * {@return the default scheduler of options on these loops: the signal threads; once they are shut
+     * down (the loops disposed and their other threads ended), {@code Schedulers.immediate()}, so that a
+     * call made after still gets its signal, such as the error that the loops are disposed}
+     */
+    reactor.core.scheduler.Scheduler defaultScheduler() {
+        return signals.isDisposed() ? reactor.core.scheduler.Schedulers.immediate() : signals;
+    }
+
+    /**
      * A handle starts running on these loops.
      *
      * @param handle closed by {@link #dispose()} if still running

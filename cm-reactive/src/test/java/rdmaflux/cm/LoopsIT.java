@@ -40,7 +40,8 @@ class LoopsIT {
     @Test
     void connectionsSpreadOverTheCompletionLoopsAndDisposeClosesThemAndEndsEveryThread() {
         RdmaLoops loops = RdmaLoops.create(PREFIX, 2);
-        assertEquals(Set.of(PREFIX + "-cm", PREFIX + "-completion-0", PREFIX + "-completion-1"), liveThreads(PREFIX));
+        assertEquals(Set.of(PREFIX + "-cm", PREFIX + "-completion-0", PREFIX + "-completion-1", PREFIX + "-signal-0",
+                PREFIX + "-signal-1"), liveThreads(PREFIX));
         // The server stays on the shared loops, so the client connections alone take turns on these.
         // Signals on Schedulers.immediate() arrive on the completion loop that drained them.
         ConnectionOptions client = ConnectionOptions.defaults().toBuilder().loops(loops)
