@@ -69,27 +69,45 @@ final class SignalThread extends Thread implements NonBlocking {
 
     @Override
     public void run() {
+        int waits = 0;
         for (;;) {
             TaskQueue.Task t = queue.poll();
             if (t != null) {
+                waits = 0;
                 runTask(t);
             } else if (!queue.isEmpty()) {
-                Thread.onSpinWait(); // a producer is linking its task
+                waits = waitForProducer(waits); // a producer is linking its task
             } else if (stopping) {
                 // A producer that counts itself after this read sees stopping and is refused; one counted
-                // before has its task queued, or queues it while this thread spins.
+                // before has its task queued, or queues it while this thread waits.
                 if (offering.get() == 0 && queue.isEmpty()) {
                     return;
                 }
-                Thread.onSpinWait();
+                waits = waitForProducer(waits);
             } else {
                 sleeping = true;
                 if (queue.isEmpty() && !stopping) {
                     LockSupport.park(this);
                 }
                 sleeping = false;
+                waits = 0;
             }
         }
+    }
+
+    /**
+     * Waits a moment for a producer between two steps; spins first, then yields, since a producer preempted
+     * there may need this thread's CPU to go on.
+     *
+     * @return the waits so far
+     */
+    private static int waitForProducer(int waits) {
+        if (waits < 64) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+        return waits + 1;
     }
 
     private void runTask(TaskQueue.Task t) {
