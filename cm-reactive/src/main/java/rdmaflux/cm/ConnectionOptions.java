@@ -332,8 +332,8 @@ public final class ConnectionOptions {
      * are disposed, an {@code onDispose()} subscribed late) is signalled on the thread that produced it.
      *
      * <p>The default's hop from the completion loop allocates nothing per message; a Reactor scheduler's
-     * makes a task per hop ({@code Schedulers.parallel()}: about 100 bytes, shared by the messages the hop
-     * delivers at once).
+     * makes a task per hop, shared by the messages the hop delivers at once (docs/benchmarks.md: about 10
+     * bytes per message of a SEND stream, with a single-thread scheduler).
      */
     public Scheduler scheduler() {
         Scheduler s = scheduler;
