@@ -345,11 +345,17 @@ final class Loops implements RdmaLoops {
     @Override
     public Mono<Void> onDispose() {
         return terminated.asMono().publishOn(reactor.core.scheduler.Schedulers.boundedElastic())
-                .then(Mono.fromRunnable(this::joinThreads));
+                .then(Mono.fromRunnable(() -> join(threads())));
     }
 
-    private void joinThreads() {
-        for (Thread t : threads()) {
+    /**
+     * Waits until every thread has ended; never on a loop thread.
+     *
+     * @param threads the threads
+     * @throws IllegalStateException when interrupted
+     */
+    static void join(Thread[] threads) {
+        for (Thread t : threads) {
             try {
                 t.join();
             } catch (InterruptedException e) {

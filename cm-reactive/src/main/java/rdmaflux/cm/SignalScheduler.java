@@ -8,7 +8,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.Exceptions;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -85,22 +84,13 @@ final class SignalScheduler implements Scheduler {
 
     @Override
     public Mono<Void> disposeGracefully() {
-        return Mono.fromRunnable(this::dispose).then(Flux.fromArray(threads)
-                .flatMap(t -> Mono.fromRunnable(() -> join(t)).subscribeOn(Schedulers.boundedElastic())).then());
+        return Mono.fromRunnable(this::dispose)
+                .then(Mono.<Void>fromRunnable(() -> Loops.join(threads)).subscribeOn(Schedulers.boundedElastic()));
     }
 
     /** {@return the threads (the loops join them; tests check they end)} */
     Thread[] threads() {
         return threads.clone();
-    }
-
-    private static void join(Thread t) {
-        try {
-            t.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for " + t.getName() + " to end", e);
-        }
     }
 
     private static <T extends TaskQueue.Task> T submit(SignalThread thread, T task) {
