@@ -105,6 +105,17 @@ final class ReactiveSetup {
                 + "keepalive off";
     }
 
+    /** {@return the collections and the milliseconds of collection so far, all collectors} */
+    private static long[] gc() {
+        long[] countAndMillis = new long[2];
+        for (java.lang.management.GarbageCollectorMXBean b : java.lang.management.ManagementFactory
+                .getGarbageCollectorMXBeans()) {
+            countAndMillis[0] += Math.max(0, b.getCollectionCount());
+            countAndMillis[1] += Math.max(0, b.getCollectionTime());
+        }
+        return countAndMillis;
+    }
+
     /**
      * Sets up {@code connections} connections at once, then closes them all.
      *
@@ -128,6 +139,7 @@ final class ReactiveSetup {
         try {
             InetSocketAddress target = server.address();
             ThreadCpu cpu0 = ThreadCpu.snapshot();
+            long[] gc0 = gc();
             long t0 = System.nanoTime();
             clients = Flux.range(0, connections)
                     .flatMap(i -> RdmaConnection.connect(target, options)
@@ -136,10 +148,15 @@ final class ReactiveSetup {
                     .collectList().block(timeout);
             long t1 = System.nanoTime();
             ThreadCpu cpu1 = ThreadCpu.snapshot();
-            String profile = String.format(java.util.Locale.ROOT, "%.2f s; CPU s: process %.2f, client cm loop %.2f, "
-                    + "server cm loop %.2f, completion loops %.2f, signal threads %.2f; client steps: %s; server steps: %s",
-                    (t1 - t0) / 1e9, cpu1.processSince(cpu0), cpu1.groupSince(cpu0, "rdmaflux-cm"),
-                    cpu1.groupSince(cpu0, "rdmaflux-cm-server"), cpu1.groupSince(cpu0, "rdmaflux-completion"),
+            long[] gc1 = gc();
+            String profile = String.format(java.util.Locale.ROOT, "%.2f s; GC %d collections, %d ms; "
+                    + "CPU s: process %.2f, client cm loop %.2f "
+                    + "(user %.2f), server cm loop %.2f (user %.2f), completion loops %.2f, signal threads %.2f; "
+                    + "client steps: %s; server steps: %s",
+                    (t1 - t0) / 1e9, gc1[0] - gc0[0], gc1[1] - gc0[1], cpu1.processSince(cpu0),
+                    cpu1.groupSince(cpu0, "rdmaflux-cm"),
+                    cpu1.groupUserSince(cpu0, "rdmaflux-cm"), cpu1.groupSince(cpu0, "rdmaflux-cm-server"),
+                    cpu1.groupUserSince(cpu0, "rdmaflux-cm-server"), cpu1.groupSince(cpu0, "rdmaflux-completion"),
                     cpu1.groupSince(cpu0, "rdmaflux-signal"), clientSteps.describe(), serverSteps.describe());
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile);
         } finally {

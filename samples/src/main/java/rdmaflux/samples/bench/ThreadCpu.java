@@ -24,12 +24,15 @@ final class ThreadCpu {
     private static final int TICKS_PER_SECOND = 100;
 
     private final Map<String, Long> nanos;
+    /** The part of {@link #nanos} spent in user mode: the rest went to the kernel (system calls, rxe). */
+    private final Map<String, Long> userNanos;
     private final long processMicros;
     /** The compiler threads' CPU ticks so far, or -1 where {@code /proc/self/task} cannot tell. */
     private final long jitTicks;
 
-    private ThreadCpu(Map<String, Long> nanos, long processMicros, long jitTicks) {
+    private ThreadCpu(Map<String, Long> nanos, Map<String, Long> userNanos, long processMicros, long jitTicks) {
         this.nanos = nanos;
+        this.userNanos = userNanos;
         this.processMicros = processMicros;
         this.jitTicks = jitTicks;
     }
@@ -37,14 +40,16 @@ final class ThreadCpu {
     /** {@return every live thread's CPU time so far, by group, and the process's} */
     static ThreadCpu snapshot() {
         Map<String, Long> m = new HashMap<>();
+        Map<String, Long> user = new HashMap<>();
         for (long id : THREADS.getAllThreadIds()) {
             java.lang.management.ThreadInfo info = THREADS.getThreadInfo(id);
             long t = THREADS.getThreadCpuTime(id);
             if (info != null && t > 0) {
                 m.merge(group(info.getThreadName()), t, Long::sum);
+                user.merge(group(info.getThreadName()), Math.max(0, THREADS.getThreadUserTime(id)), Long::sum);
             }
         }
-        return new ThreadCpu(m, CpuTime.processMicros(), jitTicks());
+        return new ThreadCpu(m, user, CpuTime.processMicros(), jitTicks());
     }
 
     /**
@@ -129,6 +134,17 @@ final class ThreadCpu {
      */
     double groupSince(ThreadCpu before, String group) {
         return (nanos.getOrDefault(group, 0L) - before.nanos.getOrDefault(group, 0L)) / 1e9;
+    }
+
+    /**
+     * {@return the user-mode CPU seconds one group used since {@code before}: {@link #groupSince} less the
+     * time in the kernel}
+     *
+     * @param before the earlier snapshot
+     * @param group the threads' name without trailing digits
+     */
+    double groupUserSince(ThreadCpu before, String group) {
+        return (userNanos.getOrDefault(group, 0L) - before.userNanos.getOrDefault(group, 0L)) / 1e9;
     }
 
     /**
