@@ -14,6 +14,7 @@ import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Schedulers;
 import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.RemoteBuffer;
@@ -164,13 +165,18 @@ final class Connection implements RdmaConnection {
 
     @Override
     public Flux<RdmaMessage> receive() {
-        return Flux.defer(() -> {
+        Flux<RdmaMessage> in = Flux.defer(() -> {
             RcQueue q = life.queue;
             if (q == null) {
                 return Flux.error(new IllegalStateException("the connection is not established"));
             }
             return q.inbound();
-        }).publishOn(options.scheduler(), options.receiveBuffers());
+        });
+        // Signals on the thread that emits them need no hop: the inbound sink's own queue already holds what
+        // a subscriber without demand cannot take, and a publishOn there would add a second queue and drain
+        // loop to every message on the completion loop (busy polling's latency).
+        return options.scheduler() == Schedulers.immediate() ? in
+                : in.publishOn(options.scheduler(), options.receiveBuffers());
     }
 
     @Override
