@@ -495,7 +495,7 @@ public final class ConnectionOptions {
         private int maxInboundMessageSize = Integer.MAX_VALUE;
         private PortDownPolicy portDownPolicy = PortDownPolicy.WAIT;
         private java.util.function.IntFunction<java.lang.foreign.MemorySegment> largeMessageMemory;
-        /** Null: Reactor's shared parallel scheduler, looked up at each use. */
+        /** Null: the loops' signal threads, looked up at each use ({@link ConnectionOptions#scheduler()}). */
         private Scheduler scheduler;
         private RdmaRecorder recorder = RdmaRecorder.NOOP;
         private RdmaLoops loops;
