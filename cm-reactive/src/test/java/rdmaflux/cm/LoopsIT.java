@@ -316,19 +316,22 @@ class LoopsIT {
         Thread loop = ((Loops) loops).threads()[1];
         try (EchoServer echo = new EchoServer(busy)) {
             RdmaConnection c = RdmaConnection.connect(echo.address(), eventDriven).block(T);
+            // Enough echoes for a window of a few hundred ms: over 20 (13-16 ms), the emulated CPUs'
+            // scheduling alone has left the spinning loop a quarter of the window.
+            int messages = 10 * MESSAGES;
             java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
             long cpu0 = cpu.getThreadCpuTime(loop.threadId());
             long wall0 = System.nanoTime();
-            List<byte[]> echoes = c.receiveBytes().take(MESSAGES).collectList()
-                    .zipWith(Flux.range(0, MESSAGES).concatMap(n -> c.send(Payloads.message(n, 48))).then()
+            List<byte[]> echoes = c.receiveBytes().take(messages).collectList()
+                    .zipWith(Flux.range(0, messages).concatMap(n -> c.send(Payloads.message(n, 48))).then()
                             .thenReturn(true), (l, sent) -> l)
                     .block(T);
-            for (int n = 0; n < MESSAGES; n++) {
+            for (int n = 0; n < messages; n++) {
                 Payloads.verify(echoes.get(n), n, 48);
             }
             long spun = cpu.getThreadCpuTime(loop.threadId()) - cpu0;
             long wall = System.nanoTime() - wall0;
-            System.out.printf("mixed loop: %d echoes in %d ms, the loop used %d ms of CPU%n", MESSAGES,
+            System.out.printf("mixed loop: %d echoes in %d ms, the loop used %d ms of CPU%n", messages,
                     wall / 1_000_000, spun / 1_000_000);
             assertTrue(spun > wall / 4, "the loop did not spin meanwhile: " + spun + " ns of CPU in " + wall + " ns");
             c.disposeNow(T);
