@@ -14,6 +14,7 @@ import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.AccessFlags;
@@ -175,8 +176,8 @@ final class Connection implements RdmaConnection {
         // Signals on the thread that emits them need no hop: the inbound sink's own queue already holds what
         // a subscriber without demand cannot take, and a publishOn there would add a second queue and drain
         // loop to every message on the completion loop (busy polling's latency).
-        return options.scheduler() == Schedulers.immediate() ? in
-                : in.publishOn(options.scheduler(), options.receiveBuffers());
+        Scheduler s = options.scheduler();
+        return s == Schedulers.immediate() ? in : in.publishOn(s, options.receiveBuffers());
     }
 
     @Override
