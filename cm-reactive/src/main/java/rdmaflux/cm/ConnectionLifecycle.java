@@ -203,7 +203,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
                 return; // cancelled first; the cancel closes the connection
             }
             if (error == null) {
-                s.success(api);
+                Handoff.success(s, api); // a cancel racing it: the Handoff releases what the sink dropped
             } else {
                 s.error(error);
             }

@@ -112,9 +112,8 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
             sink.error(e);
             return;
         }
-        // A subscriber that cancelled meanwhile gets nothing: the value is discarded, and the
-        // Handoff in bind() disposes the endpoint.
-        sink.success(this);
+        // A subscriber that cancelled meanwhile gets nothing: the Handoff in bind() disposes the endpoint.
+        Handoff.success(sink, this);
     }
 
     /** The source GID index for replies: the entry holding our own address (IPv4-mapped for IPv4). */

@@ -48,7 +48,7 @@ final class GroupSender implements MulticastSender, GroupJoin.Listener {
         MonoSink<MulticastSender> s = sink;
         sink = null;
         if (s != null) {
-            s.success(this);
+            Handoff.success(s, this);
         }
     }
 

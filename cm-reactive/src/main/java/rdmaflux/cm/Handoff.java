@@ -3,7 +3,12 @@ package rdmaflux.cm;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
+import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 /**
  * Makes sure a resource a {@link Mono} emits ends up owned by someone: the subscriber that received it,
@@ -15,32 +20,68 @@ import reactor.core.publisher.Mono;
  * {@code LambdaMonoSubscriber} does exactly that when {@code Disposable.dispose()} races its
  * {@code onNext}. Nothing would close that connection, and its peer would keep its side too.
  *
+ * <p>Two more windows of the same kind:
+ * <ul>
+ * <li>{@code Mono.create}'s sink drops a value, to {@code Hooks.onNextDropped} again, when a cancel has
+ * begun but not finished ({@code MonoSink.success} racing {@code cancel()}). So the source hands its
+ * value over with {@link #success}, which releases it when it reached neither the subscriber nor a
+ * discard hook.</li>
+ * <li>{@code dispose()} marks the subscriber cancelled and sends the cancel upstream after: a value that
+ * arrives in between is dropped, its delivery and completion return, and only then does the cancel
+ * arrive. A subscriber that reports itself cancelled ({@link Scannable.Attr#CANCELLED}) once the delivery
+ * returned is done with its subscription, whether it took the value or dropped it; as
+ * {@code LambdaMonoSubscriber} sends no cancel after it took a value, a cancel that still arrives from
+ * another thread is the one that made it drop the value. An operator that keeps its subscription after
+ * the value ({@code flatMap}, {@code delayUntil}: they report themselves not cancelled) may cancel it
+ * much later; that releases nothing, as the operator has the value.</li>
+ * </ul>
+ *
  * <p>The rule, one hand-off per subscription: a cancel that arrives before the value, or while it is
- * being delivered on another thread, releases the value; a cancel from inside the delivery on the same
- * thread (operators such as {@code next()} or {@code take(1)} cancel their source before passing the
- * value on) or after the subscriber completed does not, as the subscriber has it. A subscriber that
- * cancels from another thread and still keeps the value gets a released one: it asked for nothing.
+ * being delivered on another thread, releases the value, once; so does one from another thread after
+ * the delivery, if the subscriber reported itself cancelled when the delivery returned. A cancel from
+ * inside the delivery on the same thread (operators such as {@code next()} or {@code take(1)} cancel
+ * their source before passing the value on), or after a subscriber that is not cancelled took the
+ * value, does not, as the subscriber has it. A subscriber that cancels from another thread and still
+ * keeps the value gets a released one: it asked for nothing.
  *
  * <p>Threads: any; the state is one atomic reference.
  */
 final class Handoff<T> {
     private static final Object CANCELLED = new Object();
     private static final Object DONE = new Object();
+    /** The context key under which a subscription's hand-off is found by {@link #success}. */
+    private static final Object KEY = new Object();
+
+    /** A value on {@code thread}: being delivered, or delivered to a subscriber that may have dropped it. */
+    private sealed interface Held permits Delivering, Dropped {
+        Object value();
+
+        Thread thread();
+    }
 
     /** Delivery in progress on {@code thread}. */
-    private record Delivering(Object value, Thread thread) {
+    private record Delivering(Object value, Thread thread) implements Held {
+    }
+
+    /**
+     * Delivered on {@code thread} to a subscriber that reported itself cancelled: a cancel from another
+     * thread is one it sent before the value arrived.
+     */
+    private record Dropped(Object value, Thread thread) implements Held {
     }
 
     private final Consumer<? super T> release;
-    /** {@code null} (nothing yet), {@link #CANCELLED}, {@link Delivering} or {@link #DONE}. */
+    /** {@code null} (nothing yet), {@link #CANCELLED}, a {@link Held} value or {@link #DONE}. */
     private final AtomicReference<Object> state = new AtomicReference<>();
+    /** The subscriber downstream of the guard; set when it subscribes, before any signal. */
+    private volatile CoreSubscriber<?> downstream;
 
     private Handoff(Consumer<? super T> release) {
         this.release = release;
     }
 
     /**
-     * Guards every subscription to {@code source}.
+     * Guards every subscription to {@code source}, whose sink hands its value over with {@link #success}.
      *
      * @param source a Mono emitting a resource its subscriber must own
      * @param type the resource's type
@@ -52,22 +93,79 @@ final class Handoff<T> {
         return Mono.defer(() -> {
             Handoff<T> h = new Handoff<>(release);
             return source
-                    .doOnDiscard(type, release)
+                    .doOnDiscard(type, h::discarded)
+                    .contextWrite(Context.of(KEY, h))
                     .doOnNext(h::delivering)
                     .doOnCancel(h::cancelled)
-                    .doAfterTerminate(h::delivered);
+                    .doAfterTerminate(h::delivered)
+                    .transform(Operators.<T, T>lift((parent, actual) -> {
+                        h.downstream = actual;
+                        return actual;
+                    }));
         });
+    }
+
+    /**
+     * Emits a guarded resource: {@code sink.success(value)}, then, if the sink dropped it because a cancel
+     * raced it, releases it. A sink outside any guard just emits.
+     *
+     * @param sink the sink of a source given to {@link #guard} (or any other)
+     * @param value the resource
+     * @param <T> the resource type
+     */
+    @SuppressWarnings("unchecked")
+    static <T> void success(MonoSink<T> sink, T value) {
+        sink.success(value);
+        Handoff<T> h = sink.contextView().getOrDefault(KEY, null);
+        if (h != null) {
+            h.offered(value);
+        }
+    }
+
+    /**
+     * The sink returned from emitting {@code value}. A value that reached the subscriber moved the state on
+     * from CANCELLED, and one the sink held back for a later request is released by the cancel's discard;
+     * CANCELLED now means the sink dropped it.
+     */
+    private void offered(T value) {
+        if (state.compareAndSet(CANCELLED, DONE)) {
+            release.accept(value);
+        }
+    }
+
+    /** An operator above the guard discarded the value: nobody has it. */
+    private void discarded(T value) {
+        if (state.compareAndSet(CANCELLED, DONE) || state.compareAndSet(null, DONE)) {
+            release.accept(value);
+        }
     }
 
     private void delivering(T value) {
         Object before = state.compareAndExchange(null, new Delivering(value, Thread.currentThread()));
-        if (before == CANCELLED) {
+        if (before == CANCELLED && state.compareAndSet(CANCELLED, DONE)) {
             release.accept(value); // the subscriber cancelled first: it drops what comes now
         }
     }
 
     private void delivered() {
-        state.set(DONE);
+        while (true) {
+            Object s = state.get();
+            if (s instanceof Delivering d && downstreamCancelled()) {
+                if (state.compareAndSet(s, new Dropped(d.value(), d.thread()))) {
+                    return;
+                }
+            } else if (s == null || s instanceof Delivering) {
+                if (state.compareAndSet(s, DONE)) {
+                    return;
+                }
+            } else {
+                return; // cancelled, or released by a cancel meanwhile
+            }
+        }
+    }
+
+    private boolean downstreamCancelled() {
+        return Scannable.from(downstream).scanOrDefault(Scannable.Attr.CANCELLED, false);
     }
 
     @SuppressWarnings("unchecked")
@@ -78,11 +176,11 @@ final class Handoff<T> {
                 if (state.compareAndSet(null, CANCELLED)) {
                     return;
                 }
-            } else if (s instanceof Delivering d && d.thread() != Thread.currentThread()) {
+            } else if (s instanceof Held h && h.thread() != Thread.currentThread()) {
                 if (state.compareAndSet(s, DONE)) {
-                    release.accept((T) d.value());
-                }
-                return;
+                    release.accept((T) h.value());
+                    return;
+                } // else the delivery ended meanwhile: look again
             } else {
                 return; // cancelled already, delivered, or a re-entrant cancel from inside the delivery
             }

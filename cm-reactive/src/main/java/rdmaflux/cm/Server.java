@@ -85,7 +85,7 @@ final class Server implements RdmaServer {
                     s.listener.listen(serverOptions.acceptQueue());
                     s.address = s.listener.localAddress();
                     cm.register(s.listener, s::onCmEvent);
-                    sink.success(s);
+                    Handoff.success(sink, s);
                 } catch (RuntimeException e) {
                     if (s.listener != null) {
                         s.listener.close();

@@ -150,7 +150,7 @@ final class SharedGroup implements GroupJoin.Listener {
             MonoSink<MulticastMembership> s = sink;
             sink = null;
             if (s != null) {
-                s.success(this);
+                Handoff.success(s, this);
             }
         }
 

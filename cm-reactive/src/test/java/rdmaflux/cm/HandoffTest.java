@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -97,6 +98,136 @@ class HandoffTest {
         assertTrue(done.await(T.toSeconds(), TimeUnit.SECONDS));
         assertEquals("c1", dropped.get());
         assertEquals(List.of("c1"), released);
+    }
+
+    /**
+     * The race that left an established connection pair behind in FaultsIT: {@code dispose()} marks the
+     * subscriber cancelled, the value arrives and is dropped, its delivery and completion return, and only
+     * then does the cancel reach the guard. The subscriber here takes {@code LambdaMonoSubscriber}'s two
+     * steps with a pause between them, which the real one leaves to the thread scheduler.
+     */
+    @Test
+    void aCancelArrivingAfterTheDroppedValueCompletedReleasesIt() throws InterruptedException {
+        DisposingSubscriber subscriber = new DisposingSubscriber();
+        guarded.subscribe(subscriber);
+        Thread disposer = Thread.ofPlatform().start(subscriber::dispose);
+        assertTrue(subscriber.marked.await(T.toSeconds(), TimeUnit.SECONDS));
+        sink.get().success("c1"); // dropped: the subscriber is marked cancelled
+        subscriber.proceed.countDown();
+        disposer.join(T.toMillis());
+        assertEquals(List.of(), subscriber.received);
+        assertEquals(List.of("c1"), released);
+    }
+
+    @Test
+    void aSubscriberThatTookTheValueAndIsDisposedLaterKeepsIt() throws InterruptedException {
+        AtomicReference<String> got = new AtomicReference<>();
+        Disposable d = guarded.subscribe(got::set);
+        Thread.ofPlatform().start(() -> sink.get().success("c1")).join(T);
+        Thread.ofPlatform().start(d::dispose).join(T);
+        assertEquals("c1", got.get());
+        assertEquals(List.of(), released);
+    }
+
+    /** {@code flatMap} keeps its subscription after the value and cancels it when it is cancelled itself. */
+    @Test
+    void anOperatorCancelledLongAfterTheValueKeepsIt() throws InterruptedException {
+        AtomicReference<String> got = new AtomicReference<>();
+        Disposable d = guarded.flatMap(v -> {
+            got.set(v);
+            return Mono.never();
+        }).subscribe();
+        Thread.ofPlatform().start(() -> sink.get().success("c1")).join(T);
+        Thread.ofPlatform().start(d::dispose).join(T);
+        assertEquals("c1", got.get());
+        assertEquals(List.of(), released);
+    }
+
+    /**
+     * {@code subscribe(consumer)} and {@code dispose()} from one thread against the value from another,
+     * many times over: each value ends with exactly one owner, the consumer or the release.
+     */
+    @Test
+    void disposeRacingTheValueLeavesEachValueWithOneOwner() throws Exception {
+        int rounds = 20_000;
+        java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            List<String> kept = new CopyOnWriteArrayList<>();
+            for (int i = 0; i < rounds; i++) {
+                String value = "c" + i;
+                Disposable d = guarded.subscribe(kept::add);
+                MonoSink<String> s = sink.get();
+                java.util.concurrent.Future<?> delivery = other.submit(() -> Handoff.success(s, value));
+                d.dispose();
+                delivery.get(T.toSeconds(), TimeUnit.SECONDS);
+            }
+            // Each release happens before dispose() or the delivery returns.
+            java.util.Set<String> owned = new java.util.HashSet<>(kept);
+            for (String r : released) {
+                assertTrue(owned.add(r), "released and kept: " + r);
+            }
+            assertEquals(rounds, owned.size(), "values with no owner");
+        } finally {
+            other.shutdownNow();
+        }
+    }
+
+    /** A subscriber that cancels as {@code LambdaMonoSubscriber.dispose()} does, pausing between the steps. */
+    private static final class DisposingSubscriber implements CoreSubscriber<String>, Scannable {
+        final CountDownLatch marked = new CountDownLatch(1);
+        final CountDownLatch proceed = new CountDownLatch(1);
+        final List<String> received = new CopyOnWriteArrayList<>();
+        private final AtomicReference<Subscription> upstream = new AtomicReference<>();
+        private static final Subscription CANCELLED = new Subscription() {
+            @Override
+            public void request(long n) {
+            }
+
+            @Override
+            public void cancel() {
+            }
+        };
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            upstream.set(s);
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(String v) {
+            if (upstream.getAndSet(CANCELLED) != CANCELLED) {
+                received.add(v);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            upstream.set(CANCELLED);
+        }
+
+        @Override
+        public void onComplete() {
+            upstream.set(CANCELLED);
+        }
+
+        void dispose() {
+            Subscription s = upstream.getAndSet(CANCELLED);
+            marked.countDown();
+            try {
+                proceed.await(T.toSeconds(), TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (s != CANCELLED) {
+                s.cancel();
+            }
+        }
+
+        @Override
+        public Object scanUnsafe(Attr key) {
+            return key == Attr.CANCELLED ? upstream.get() == CANCELLED : null;
+        }
     }
 
     @Test
