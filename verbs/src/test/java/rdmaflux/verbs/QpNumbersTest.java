@@ -111,4 +111,90 @@ class QpNumbersTest {
             }
         });
     }
+
+    /**
+     * A burst of connections on one CQ, then their teardown: the table is rebuilt a logarithmic number of
+     * times, not once per change (each rebuild copies every entry, so once per change made a burst of N
+     * connections cost N squared).
+     */
+    @Test
+    void aBurstRebuildsTheTableALogarithmicNumberOfTimes() {
+        QpNumbers<Integer> t = new QpNumbers<>();
+        int n = 10_000;
+        // remove() compares values by identity: one boxed value per number.
+        Integer[] values = new Integer[20_000];
+        java.util.Arrays.setAll(values, i -> Integer.valueOf(i));
+        for (int i = 0; i < n; i++) {
+            assertTrue(t.add(0x1000 + i, values[i]));
+        }
+        int grown = t.rebuilds();
+        assertTrue(grown <= 14, n + " adds rebuilt the table " + grown + " times");
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, t.get(0x1000 + i));
+        }
+        for (int i = 0; i < n; i++) {
+            assertTrue(t.remove(0x1000 + i, values[i]));
+        }
+        assertEquals(0, t.size());
+        int shrunk = t.rebuilds() - grown;
+        assertTrue(shrunk <= 14, n + " removes rebuilt the table " + shrunk + " times");
+        // Churn at a steady size (connections coming and going) rebuilds once per as many changes as entries.
+        for (int i = 0; i < 100; i++) {
+            t.add(i, values[i]);
+        }
+        int before = t.rebuilds();
+        for (int i = 100; i < 10_100; i++) {
+            assertTrue(t.remove(i - 100, values[i - 100]));
+            assertTrue(t.add(i, values[i]));
+        }
+        int churned = t.rebuilds() - before;
+        assertTrue(churned <= 20_000 / 100, "20,000 changes at 100 entries rebuilt the table " + churned + " times");
+        for (int i = 10_000; i < 10_100; i++) {
+            assertEquals(i, t.get(i));
+        }
+    }
+
+    /**
+     * Lookups from another thread while entries are added, removed and the table rebuilt: an entry that
+     * stays is always found, with its own value (a reader that saw a value must see the number written with
+     * it; a slot is never used twice).
+     */
+    @Test
+    void lookupsDuringChangesFindEveryEntryThatStays() throws Exception {
+        QpNumbers<Integer> t = new QpNumbers<>();
+        int stay = 64;
+        for (int i = 0; i < stay; i++) {
+            t.add(i * 7919, i);
+        }
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<String> wrong = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            while (!done.get() && wrong.get() == null) {
+                for (int i = 0; i < stay; i++) {
+                    Integer v = t.get(i * 7919);
+                    if (v == null || v != i) {
+                        wrong.compareAndSet(null, "entry " + i + " read as " + v);
+                    }
+                }
+            }
+        }, "qp-numbers-reader");
+        reader.start();
+        try {
+            Integer[] others = new Integer[300];
+            java.util.Arrays.setAll(others, i -> Integer.valueOf(-1000 - i));
+            for (int round = 0; round < 200; round++) {
+                for (int i = 0; i < 300; i++) {
+                    assertTrue(t.add(1_000_000 + round * 1000 + i, others[i]));
+                }
+                for (int i = 0; i < 300; i++) {
+                    assertTrue(t.remove(1_000_000 + round * 1000 + i, others[i]));
+                }
+            }
+        } finally {
+            done.set(true);
+            reader.join(10_000);
+        }
+        assertNull(wrong.get());
+        assertEquals(stay, t.size());
+    }
 }
