@@ -22,7 +22,29 @@ final class Warmup {
      */
     static final int MIN_ROUNDS = 6;
 
+    /**
+     * The most timed runs of a row measured again because the JIT compiled during them ({@link
+     * #compiledDuring}).
+     */
+    static final int MAX_REDONE = 2;
+
     private Warmup() {
+    }
+
+    /**
+     * Whether the JIT's compiler threads used 10 % or more of a timed run's wall time: the run measured the
+     * compiler as well as the path. Twice the warm-up's bound ({@link #settle}), as the compiler threads'
+     * time is read in 10 ms ticks and a timed run can be as short as 0.2 s. After every warm-up, C2
+     * still reaches methods whose counters grow slowly (the re-arm before a loop sleeps, a branch taken
+     * once per stream) during the timed runs, and under emulation one such compilation takes a quarter of
+     * a run's CPU.
+     *
+     * @param before a snapshot taken when the run started
+     * @param wallSeconds the run's wall time
+     * @return whether the run should be measured again
+     */
+    static boolean compiledDuring(ThreadCpu before, double wallSeconds) {
+        return ThreadCpu.snapshot().jitSince(before) >= 0.10 * wallSeconds;
     }
 
     /**
