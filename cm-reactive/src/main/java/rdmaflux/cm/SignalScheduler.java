@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.Exceptions;
+import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -23,6 +24,13 @@ import reactor.core.scheduler.Schedulers;
  * drain. So a connection's {@code receive()} hops from the completion loop to the application's thread
  * with no garbage per message, where {@code Schedulers.parallel()} makes a task object per hop.
  * Delayed and periodic tasks wait on Reactor's parallel scheduler, then run here.
+ *
+ * <p>One departure from Reactor's workers: a task that its worker's disposal caught before it started is
+ * dropped, unless it reports itself cancelled ({@link Scannable.Attr#CANCELLED}); that one runs, as its
+ * run can then only release what it holds. {@code publishOn}'s drain is such a task, and when a cancel
+ * comes while the drain is scheduled but not started, the drain is the only place that discards what
+ * {@code publishOn} holds (reactor-core#4396, open in 3.8.7): dropped, the messages and datagrams in its
+ * queue would never give their receive buffers and credits back.
  *
  * <p>Threads: any thread schedules; tasks run on the signal threads. Disposed by its loops, after their
  * other threads ended, so the last signals of their connections still run.
@@ -140,7 +148,15 @@ final class SignalScheduler implements Scheduler {
         return cancel;
     }
 
-    /** A task run once, unless disposed before it starts or its worker is. */
+    /**
+     * Whether a task its worker's disposal caught runs anyway: it reports itself cancelled, so all its run
+     * can do is release what it holds ({@code publishOn}'s drain; see the class comment).
+     */
+    static boolean releasesOnly(Runnable task) {
+        return task instanceof Scannable s && Boolean.TRUE.equals(s.scan(Scannable.Attr.CANCELLED));
+    }
+
+    /** A task run once, unless disposed before it starts or its worker is (see {@link #releasesOnly}). */
     private static final class OneShot extends TaskQueue.Task implements Disposable {
         private final SignalWorker worker;
         private final Runnable task;
@@ -155,7 +171,7 @@ final class SignalScheduler implements Scheduler {
 
         @Override
         public void run() {
-            if (done.compareAndSet(false, true) && (worker == null || !worker.isDisposed())) {
+            if (done.compareAndSet(false, true) && (worker == null || !worker.isDisposed() || releasesOnly(task))) {
                 task.run();
             }
         }
@@ -228,7 +244,7 @@ final class SignalScheduler implements Scheduler {
             return periodic(thread, this, task, initialDelay, period, unit);
         }
 
-        /** Tasks not started yet never run. */
+        /** Tasks not started yet never run, except those that report themselves cancelled. */
         @Override
         public void dispose() {
             disposed = true;
@@ -271,7 +287,7 @@ final class SignalScheduler implements Scheduler {
         @Override
         public void run() {
             Runnable t = task;
-            boolean skip = cancelled || worker.isDisposed();
+            boolean skip = cancelled || worker.isDisposed() && !releasesOnly(t);
             task = null;
             // Free before running: the task may schedule its successor, which takes this carrier again.
             queued.set(false);

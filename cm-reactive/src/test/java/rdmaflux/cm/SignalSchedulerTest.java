@@ -265,4 +265,74 @@ class SignalSchedulerTest {
         }
         assertEquals(100, ran.get());
     }
+
+    /**
+     * reactor-core#4396: {@code publishOn} cancelled while its drain is scheduled but not started disposes
+     * its worker, which drops the drain, and leaves the discard of its queue to that drain. On the signal
+     * threads the drain still runs, only to discard: a receive buffer or credit per element depends on it.
+     * Both of {@code publishOn}'s queue modes: fused with a unicast sink's queue (the datagram inboxes) and
+     * its own queue.
+     */
+    @Test
+    void publishOnCancelledWithItsDrainPendingStillDiscardsWhatItHolds() throws InterruptedException {
+        SignalScheduler one = new SignalScheduler("rdmaflux-test-one", 1);
+        try {
+            for (boolean fused : new boolean[] {true, false}) {
+                CountDownLatch release = occupy(one.createWorker());
+                reactor.core.publisher.Sinks.Many<Integer> source =
+                        reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
+                List<Integer> discarded = new java.util.concurrent.CopyOnWriteArrayList<>();
+                List<Integer> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+                Flux<Integer> in = fused ? source.asFlux() : source.asFlux().hide();
+                Disposable d = in.publishOn(one, 8)
+                        .doOnDiscard(Integer.class, discarded::add)
+                        .subscribe(received::add);
+                for (int i = 0; i < 5; i++) {
+                    source.tryEmitNext(i); // the drain is scheduled behind the occupying task
+                }
+                d.dispose();
+                release.countDown();
+                long deadline = System.nanoTime() + T.toNanos();
+                while (discarded.size() < 5 && System.nanoTime() < deadline) {
+                    Thread.sleep(1);
+                }
+                assertEquals(List.of(0, 1, 2, 3, 4), discarded, fused ? "fused" : "own queue");
+                assertEquals(List.of(), received);
+            }
+        } finally {
+            one.dispose();
+        }
+    }
+
+    @Test
+    void aDisposedWorkerStillDropsATaskThatIsNotCancelled() throws InterruptedException {
+        Scheduler.Worker w = scheduler.createWorker();
+        CountDownLatch release = occupy(w);
+        AtomicInteger ran = new AtomicInteger();
+        class Live implements Runnable, reactor.core.Scannable {
+            @Override
+            public void run() {
+                ran.incrementAndGet();
+            }
+
+            @Override
+            public Object scanUnsafe(Attr key) {
+                return key == Attr.CANCELLED ? Boolean.FALSE : null;
+            }
+        }
+        w.schedule(new Live());
+        w.schedule(new Live());
+        w.dispose();
+        release.countDown();
+        // Something scheduled after, on the same thread's queue through another worker, shows the queue ran.
+        Scheduler.Worker other = scheduler.createWorker();
+        Scheduler.Worker sameThread = scheduler.createWorker();
+        CountDownLatch both = new CountDownLatch(2);
+        other.schedule(both::countDown);
+        sameThread.schedule(both::countDown);
+        await(both);
+        assertEquals(0, ran.get());
+        other.dispose();
+        sameThread.dispose();
+    }
 }
