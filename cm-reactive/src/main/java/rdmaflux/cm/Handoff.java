@@ -23,9 +23,10 @@ import reactor.util.context.Context;
  * <p>Two more windows of the same kind:
  * <ul>
  * <li>{@code Mono.create}'s sink drops a value, to {@code Hooks.onNextDropped} again, when a cancel has
- * begun but not finished ({@code MonoSink.success} racing {@code cancel()}). So the source hands its
- * value over with {@link #success}, which releases it when it reached neither the subscriber nor a
- * discard hook.</li>
+ * begun but not finished ({@code MonoSink.success} racing {@code cancel()}), and {@code Mono.publishOn}
+ * forgets the value it holds when cancelled (reactor-core#4396). So the source hands its value over with
+ * {@link #success}, and the guard keeps it until it reaches the guard: a cancel before that releases
+ * it.</li>
  * <li>{@code dispose()} marks the subscriber cancelled and sends the cancel upstream after: a value that
  * arrives in between is dropped, its delivery and completion return, and only then does the cancel
  * arrive. A subscriber that reports itself cancelled ({@link Scannable.Attr#CANCELLED}) once the delivery
@@ -70,8 +71,18 @@ final class Handoff<T> {
     private record Dropped(Object value, Thread thread) implements Held {
     }
 
+    /**
+     * Emitted by the sink, not yet at the guard: an operator between them holds it ({@code publishOn},
+     * whose Mono version forgets its value when cancelled without discarding it, reactor-core#4396).
+     */
+    private record InTransit(Object value) {
+    }
+
     private final Consumer<? super T> release;
-    /** {@code null} (nothing yet), {@link #CANCELLED}, a {@link Held} value or {@link #DONE}. */
+    /**
+     * {@code null} (nothing yet), {@link #CANCELLED}, {@link InTransit}, a {@link Held} value or
+     * {@link #DONE}.
+     */
     private final AtomicReference<Object> state = new AtomicReference<>();
     /** The subscriber downstream of the guard; set when it subscribes, before any signal. */
     private volatile CoreSubscriber<?> downstream;
@@ -123,27 +134,59 @@ final class Handoff<T> {
     }
 
     /**
-     * The sink returned from emitting {@code value}. A value that reached the subscriber moved the state on
-     * from CANCELLED, and one the sink held back for a later request is released by the cancel's discard;
-     * CANCELLED now means the sink dropped it.
+     * The sink returned from emitting {@code value}. A value that reached the guard moved the state on, to
+     * a {@link Held} value or DONE. CANCELLED means the sink dropped it, or an operator between sink and
+     * guard forgot it when cancelled; one the sink held back for a later request is released by the
+     * cancel's discard, once. Still nothing means an operator between them holds it.
      */
     private void offered(T value) {
-        if (state.compareAndSet(CANCELLED, DONE)) {
-            release.accept(value);
+        while (true) {
+            Object s = state.get();
+            if (s == CANCELLED) {
+                if (state.compareAndSet(CANCELLED, DONE)) {
+                    release.accept(value);
+                    return;
+                }
+            } else if (s == null) {
+                if (state.compareAndSet(null, new InTransit(value))) {
+                    return;
+                }
+            } else {
+                return;
+            }
         }
     }
 
     /** An operator above the guard discarded the value: nobody has it. */
     private void discarded(T value) {
-        if (state.compareAndSet(CANCELLED, DONE) || state.compareAndSet(null, DONE)) {
-            release.accept(value);
+        while (true) {
+            Object s = state.get();
+            if (s == null || s == CANCELLED || s instanceof InTransit) {
+                if (state.compareAndSet(s, DONE)) {
+                    release.accept(value);
+                    return;
+                }
+            } else {
+                return;
+            }
         }
     }
 
     private void delivering(T value) {
-        Object before = state.compareAndExchange(null, new Delivering(value, Thread.currentThread()));
-        if (before == CANCELLED && state.compareAndSet(CANCELLED, DONE)) {
-            release.accept(value); // the subscriber cancelled first: it drops what comes now
+        while (true) {
+            Object s = state.get();
+            if (s == null || s instanceof InTransit) {
+                if (state.compareAndSet(s, new Delivering(value, Thread.currentThread()))) {
+                    return;
+                }
+            } else if (s == CANCELLED) {
+                if (state.compareAndSet(CANCELLED, DONE)) {
+                    release.accept(value); // the subscriber cancelled first: it drops what comes now
+                    return;
+                }
+            } else {
+                return; // released by a cancel already
+            }
         }
     }
 
@@ -174,6 +217,11 @@ final class Handoff<T> {
             Object s = state.get();
             if (s == null) {
                 if (state.compareAndSet(null, CANCELLED)) {
+                    return;
+                }
+            } else if (s instanceof InTransit t) {
+                if (state.compareAndSet(s, DONE)) {
+                    release.accept((T) t.value()); // it will not reach the subscriber, which cancelled
                     return;
                 }
             } else if (s instanceof Held h && h.thread() != Thread.currentThread()) {

@@ -129,6 +129,43 @@ class HandoffTest {
         assertEquals(List.of(), released);
     }
 
+    /**
+     * reactor-core#4396: {@code Mono.publishOn}, cancelled while it holds the value for its thread, forgets
+     * the value without a discard. The servers, endpoints and memberships hop to their scheduler that way.
+     */
+    @Test
+    void aValueHeldByMonoPublishOnWhenTheSubscriberCancelsIsReleased() throws InterruptedException {
+        reactor.core.scheduler.Scheduler single = reactor.core.scheduler.Schedulers.newSingle("handoff-test");
+        try {
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch hold = new CountDownLatch(1);
+            single.schedule(() -> {
+                running.countDown();
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertTrue(running.await(T.toSeconds(), TimeUnit.SECONDS));
+            AtomicReference<MonoSink<String>> s = new AtomicReference<>();
+            List<String> got = new CopyOnWriteArrayList<>();
+            Disposable d = Handoff.guard(Mono.<String>create(s::set).publishOn(single), String.class, released::add)
+                    .subscribe(got::add);
+            Handoff.success(s.get(), "c1"); // publishOn holds it: its task waits behind the one holding the thread
+            d.dispose();
+            hold.countDown();
+            assertEquals(List.of("c1"), released);
+            CountDownLatch after = new CountDownLatch(1);
+            single.schedule(after::countDown);
+            assertTrue(after.await(T.toSeconds(), TimeUnit.SECONDS));
+            assertEquals(List.of(), got);
+            assertEquals(List.of("c1"), released);
+        } finally {
+            single.dispose();
+        }
+    }
+
     /** {@code flatMap} keeps its subscription after the value and cancels it when it is cancelled itself. */
     @Test
     void anOperatorCancelledLongAfterTheValueKeepsIt() throws InterruptedException {
