@@ -117,8 +117,9 @@ final class Handoff<T> {
     }
 
     /**
-     * Emits a guarded resource: {@code sink.success(value)}, then, if the sink dropped it because a cancel
-     * raced it, releases it. A sink outside any guard just emits.
+     * Emits a guarded resource: {@code sink.success(value)}, then releases it if the sink dropped it
+     * because a cancel raced it, or keeps it, for a cancel to release, while an operator between the sink
+     * and the guard holds it. A sink outside any guard just emits.
      *
      * @param sink the sink of a source given to {@link #guard} (or any other)
      * @param value the resource
