@@ -119,11 +119,26 @@ class HandoffTest {
         assertEquals(List.of("c1"), released);
     }
 
+    /**
+     * A subscriber that took the value keeps it when cancelled later from another thread: one that sends no
+     * cancel after the value ({@code subscribe(consumer)}), and {@code flatMap}, which keeps its subscription
+     * after the value and cancels it when it is cancelled itself.
+     */
     @Test
-    void aSubscriberThatTookTheValueAndIsDisposedLaterKeepsIt() throws InterruptedException {
+    void aSubscriberThatTookTheValueKeepsItWhenCancelledLater() throws InterruptedException {
         AtomicReference<String> got = new AtomicReference<>();
-        Disposable d = guarded.subscribe(got::set);
-        Thread.ofPlatform().start(() -> sink.get().success("c1")).join(T);
+        keptAfterALateCancel(guarded.subscribe(got::set), got);
+        got.set(null);
+        sink.set(null);
+        keptAfterALateCancel(guarded.flatMap(v -> {
+            got.set(v);
+            return Mono.never();
+        }).subscribe(), got);
+    }
+
+    private void keptAfterALateCancel(Disposable d, AtomicReference<String> got) throws InterruptedException {
+        MonoSink<String> s = sink.get();
+        Thread.ofPlatform().start(() -> s.success("c1")).join(T);
         Thread.ofPlatform().start(d::dispose).join(T);
         assertEquals("c1", got.get());
         assertEquals(List.of(), released);
@@ -137,17 +152,7 @@ class HandoffTest {
     void aValueHeldByMonoPublishOnWhenTheSubscriberCancelsIsReleased() throws InterruptedException {
         reactor.core.scheduler.Scheduler single = reactor.core.scheduler.Schedulers.newSingle("handoff-test");
         try {
-            CountDownLatch running = new CountDownLatch(1);
-            CountDownLatch hold = new CountDownLatch(1);
-            single.schedule(() -> {
-                running.countDown();
-                try {
-                    hold.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            assertTrue(running.await(T.toSeconds(), TimeUnit.SECONDS));
+            CountDownLatch hold = SignalSchedulerTest.occupy(single.createWorker());
             AtomicReference<MonoSink<String>> s = new AtomicReference<>();
             List<String> got = new CopyOnWriteArrayList<>();
             Disposable d = Handoff.guard(Mono.<String>create(s::set).publishOn(single), String.class, released::add)
@@ -164,20 +169,6 @@ class HandoffTest {
         } finally {
             single.dispose();
         }
-    }
-
-    /** {@code flatMap} keeps its subscription after the value and cancels it when it is cancelled itself. */
-    @Test
-    void anOperatorCancelledLongAfterTheValueKeepsIt() throws InterruptedException {
-        AtomicReference<String> got = new AtomicReference<>();
-        Disposable d = guarded.flatMap(v -> {
-            got.set(v);
-            return Mono.never();
-        }).subscribe();
-        Thread.ofPlatform().start(() -> sink.get().success("c1")).join(T);
-        Thread.ofPlatform().start(d::dispose).join(T);
-        assertEquals("c1", got.get());
-        assertEquals(List.of(), released);
     }
 
     /**
