@@ -43,8 +43,10 @@ final class ReactiveSetup {
      * @param connections how many were set up
      * @param seconds first subscription to the last one established
      * @param retries connects that failed with a retryable error and were tried again
+     * @param profile the run's line: time, collections, CPU per thread group, step totals
+     * @param compiled whether the JIT compiled for 10 % or more of the run ({@link Warmup#compiledDuring})
      */
-    record Result(int connections, double seconds, int retries, String profile) {
+    record Result(int connections, double seconds, int retries, String profile, boolean compiled) {
         /** {@return connections per second} */
         double rate() {
             return connections / seconds;
@@ -155,14 +157,16 @@ final class ReactiveSetup {
             long[] gc1 = gc();
             String profile = String.format(java.util.Locale.ROOT, "%.2f s; GC %d collections, %d ms; "
                     + "CPU s: process %.2f, client cm loop %.2f "
-                    + "(user %.2f), server cm loop %.2f (user %.2f), completion loops %.2f, signal threads %.2f; "
-                    + "client steps: %s; server steps: %s",
+                    + "(user %.2f), server cm loop %.2f (user %.2f), completion loops %.2f, signal threads %.2f, "
+                    + "JIT %.2f; client steps: %s; server steps: %s",
                     (t1 - t0) / 1e9, gc1[0] - gc0[0], gc1[1] - gc0[1], cpu1.processSince(cpu0),
                     cpu1.groupSince(cpu0, "rdmaflux-cm"),
                     cpu1.groupUserSince(cpu0, "rdmaflux-cm"), cpu1.groupSince(cpu0, "rdmaflux-cm-server"),
                     cpu1.groupUserSince(cpu0, "rdmaflux-cm-server"), cpu1.groupSince(cpu0, "rdmaflux-completion"),
-                    cpu1.groupSince(cpu0, "rdmaflux-signal"), clientSteps.describe(), serverSteps.describe());
-            return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile);
+                    cpu1.groupSince(cpu0, "rdmaflux-signal"), cpu1.jitSince(cpu0), clientSteps.describe(),
+                    serverSteps.describe());
+            return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile,
+                    Warmup.compiledDuring(cpu0, (t1 - t0) / 1e9));
         } finally {
             Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {
                 c.dispose();
