@@ -144,8 +144,7 @@ final class Handoff<T> {
         while (true) {
             Object s = state.get();
             if (s == CANCELLED) {
-                if (state.compareAndSet(CANCELLED, DONE)) {
-                    release.accept(value);
+                if (releaseFrom(s, value)) {
                     return;
                 }
             } else if (s == null) {
@@ -163,8 +162,7 @@ final class Handoff<T> {
         while (true) {
             Object s = state.get();
             if (s == null || s == CANCELLED || s instanceof InTransit) {
-                if (state.compareAndSet(s, DONE)) {
-                    release.accept(value);
+                if (releaseFrom(s, value)) {
                     return;
                 }
             } else {
@@ -181,8 +179,7 @@ final class Handoff<T> {
                     return;
                 }
             } else if (s == CANCELLED) {
-                if (state.compareAndSet(CANCELLED, DONE)) {
-                    release.accept(value); // the subscriber cancelled first: it drops what comes now
+                if (releaseFrom(s, value)) { // the subscriber cancelled first: it drops what comes now
                     return;
                 }
             } else {
@@ -208,6 +205,15 @@ final class Handoff<T> {
         }
     }
 
+    /** {@return whether this call moved the state from {@code s} to DONE, and so released {@code value}} */
+    private boolean releaseFrom(Object s, T value) {
+        if (state.compareAndSet(s, DONE)) {
+            release.accept(value);
+            return true;
+        }
+        return false;
+    }
+
     private boolean downstreamCancelled() {
         return Scannable.from(downstream).scanOrDefault(Scannable.Attr.CANCELLED, false);
     }
@@ -221,13 +227,11 @@ final class Handoff<T> {
                     return;
                 }
             } else if (s instanceof InTransit t) {
-                if (state.compareAndSet(s, DONE)) {
-                    release.accept((T) t.value()); // it will not reach the subscriber, which cancelled
+                if (releaseFrom(s, (T) t.value())) { // it will not reach the subscriber, which cancelled
                     return;
                 }
             } else if (s instanceof Held h && h.thread() != Thread.currentThread()) {
-                if (state.compareAndSet(s, DONE)) {
-                    release.accept((T) h.value());
+                if (releaseFrom(s, (T) h.value())) {
                     return;
                 } // else the delivery ended meanwhile: look again
             } else {
