@@ -196,7 +196,7 @@ final class ReactiveRows {
             ourFailure = true;
             errors.add("ours failed: " + e.getMessage());
         }
-        int redone = 0;
+        Warmup.Redos redos = new Warmup.Redos("of our runs");
         for (int r = 0; r < repeat && errors.isEmpty(); r++) {
             try {
                 // As the stream rows: each timed run starts with the JIT idle, and one the JIT took 10 % or more
@@ -206,8 +206,7 @@ final class ReactiveRows {
                 retries += o.retries();
                 System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n", r + 1,
                         o.rate(), o.profile());
-                if (o.compiled() && redone < Warmup.MAX_REDONE) {
-                    redone++;
+                if (redos.again(o.compiled())) {
                     r--;
                     System.out.println("bench:   the JIT compiled during that run: measured again");
                     continue;
@@ -231,8 +230,7 @@ final class ReactiveRows {
                 + "queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
                 + "cmtime create id..connect; " + retries + " retried connects"
                 + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "")
-                + (redone > 0 ? "; " + redone + " of our runs measured again, the JIT having compiled for 10 % or more "
-                + "of it" : "");
+                + redos.note();
         if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
             note += "; median of " + repeat + ": ours " + Bench.range(mine) + ", C " + Bench.range(theirs);
         }

@@ -44,7 +44,7 @@ final class ReactiveSetup {
      * @param seconds first subscription to the last one established
      * @param retries connects that failed with a retryable error and were tried again
      * @param profile the run's line: time, collections, CPU per thread group, step totals
-     * @param compiled whether the JIT compiled for 10 % or more of the run ({@link Warmup#compiledDuring})
+     * @param compiled whether the JIT compiled for 10 % or more of the run ({@link Warmup.Redos#compiled})
      */
     record Result(int connections, double seconds, int retries, String profile, boolean compiled) {
         /** {@return connections per second} */
@@ -166,7 +166,7 @@ final class ReactiveSetup {
                     cpu1.groupSince(cpu0, "rdmaflux-signal"), cpu1.jitSince(cpu0), clientSteps.describe(),
                     serverSteps.describe());
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile,
-                    Warmup.compiledDuring(cpu0, (t1 - t0) / 1e9));
+                    Warmup.Redos.compiled(cpu1.jitSince(cpu0), (t1 - t0) / 1e9));
         } finally {
             Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {
                 c.dispose();

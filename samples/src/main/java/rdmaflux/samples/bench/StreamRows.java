@@ -170,7 +170,7 @@ final class StreamRows {
         List<Double> verbsCpu = new ArrayList<>();
         double alloc = Double.NaN;
         String error = null;
-        int redone = 0;
+        Warmup.Redos redos = new Warmup.Redos("pair(s) of runs");
         for (int r = 0; r < repeat; r++) {
             try {
                 // Each timed run starts with the JIT idle: a compilation still running from the warm-up (C2
@@ -181,7 +181,7 @@ final class StreamRows {
                     awaitJitQuiet.run();
                     ThreadCpu start = ThreadCpu.snapshot();
                     double rate = t.sendBandwidth(size, n).bytesPerSecond() / size;
-                    verbsCompiled[0] = Warmup.compiledDuring(start, n / rate);
+                    verbsCompiled[0] = Warmup.Redos.compiled(ThreadCpu.snapshot().jitSince(start), n / rate);
                     return rate;
                 });
                 double verbsCpuPerMessage = CpuTime.take(n);
@@ -191,13 +191,13 @@ final class StreamRows {
                 ThreadCpu before = ThreadCpu.snapshot();
                 ReactiveStream.Run run = pair.stream(size, n);
                 double myCpuPerMessage = CpuTime.take(n);
-                boolean compiled = Warmup.compiledDuring(before, n / run.messagesPerSecond());
+                ThreadCpu after = ThreadCpu.snapshot();
+                boolean compiled = Warmup.Redos.compiled(after.jitSince(before), n / run.messagesPerSecond());
                 say.accept(String.format(java.util.Locale.ROOT, "  reactive SEND stream %s run %d: %.0f msg/s, CPU %s%s",
-                        Row.sizeText(size), r + 1, run.messagesPerSecond(), ThreadCpu.snapshot().since(before),
+                        Row.sizeText(size), r + 1, run.messagesPerSecond(), after.since(before),
                         verbsCompiled[0] ? "; the JIT compiled during the verbs run (" + Math.round(verbsRate)
                                 + " msg/s)" : ""));
-                if ((compiled || verbsCompiled[0]) && redone < Warmup.MAX_REDONE) {
-                    redone++;
+                if (redos.again(compiled || verbsCompiled[0])) {
                     r--;
                     say.accept("  the JIT compiled during that pair of runs: both measured again");
                     continue;
@@ -219,8 +219,7 @@ final class StreamRows {
                 + "stream's"
                 + (repeat > 1 && !mine.isEmpty() && !verbs.isEmpty() ? "; median of " + repeat + ": ours "
                 + Bench.range(mine) + ", verbs " + Bench.range(verbs) : "")
-                + (redone > 0 ? "; " + redone + " pair(s) of runs measured again, the JIT having compiled for 10 % or "
-                + "more of one side's run" : "") + (error != null ? "; " + error : "");
+                + redos.note() + (error != null ? "; " + error : "");
         Row row = new Row(STREAM_METRIC, size, "msg/s", Bench.median(mine), Bench.median(verbs), VERBS,
                 Row.Target.RATIO_AT_LEAST, alloc, note).withCpu(Bench.median(myCpu), Bench.median(verbsCpu));
         progress.accept(row);
