@@ -232,7 +232,7 @@ public final class Bench implements Callable<Integer> {
                     pin, c);
         }
         ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet,
-                line -> say("%s", line));
+                line -> say("%s", line), pin);
         if (only.contains("latency")) {
             rows.add(reactive.busyPollRow(lat, latWarm, rows));
         }
@@ -432,37 +432,9 @@ public final class Bench implements Callable<Integer> {
         return rows;
     }
 
-    /**
-     * Waits until the JIT compilers have been idle for a second (at most 30 s): under emulation a C2
-     * compilation takes long enough to compete with the latency loops' threads for the CPUs.
-     */
+    /** Waits until the JIT is idle ({@link Warmup#awaitJitQuiet}): at most 5 s in a quick run, 30 s otherwise. */
     private void awaitJitQuiet() {
-        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-            return;
-        }
-        long start = System.nanoTime();
-        long deadline = start + Duration.ofSeconds(quick ? 5 : 30).toNanos();
-        long last = jit.getTotalCompilationTime();
-        ThreadCpu cpu = ThreadCpu.snapshot();
-        try {
-            while (System.nanoTime() < deadline) {
-                Thread.sleep(1000);
-                long now = jit.getTotalCompilationTime();
-                ThreadCpu next = ThreadCpu.snapshot();
-                // The compilation time counts a compilation when it ends, and one C2 compilation can take
-                // seconds under emulation: quiet is also a second in which the compiler threads took under 5%
-                // of a CPU.
-                if (now == last && next.jitSince(cpu) < 0.05) {
-                    return;
-                }
-                last = now;
-                cpu = next;
-            }
-            say("bench: the JIT was still compiling after %.0f s; measuring anyway", (System.nanoTime() - start) / 1e9);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        Warmup.awaitJitQuiet(Duration.ofSeconds(quick ? 5 : 30), line -> say("%s", line));
     }
 
     /**

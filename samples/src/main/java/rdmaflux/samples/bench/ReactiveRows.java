@@ -30,6 +30,7 @@ final class ReactiveRows {
     private final Consumer<Row> progress;
     private final Runnable awaitJitQuiet;
     private final Consumer<String> say;
+    private final boolean pin;
     private boolean ourFailure;
 
     /**
@@ -40,9 +41,10 @@ final class ReactiveRows {
      * @param progress told each finished row
      * @param awaitJitQuiet waits until the JIT is idle
      * @param say prints a line
+     * @param pin run the setup row's server JVM on CPU 1, as the C tools' servers
      */
     ReactiveRows(InetAddress ip, boolean quick, int repeat, Duration timeout, Consumer<Row> progress,
-                 Runnable awaitJitQuiet, Consumer<String> say) {
+                 Runnable awaitJitQuiet, Consumer<String> say, boolean pin) {
         this.ip = ip;
         this.quick = quick;
         this.repeat = repeat;
@@ -50,6 +52,7 @@ final class ReactiveRows {
         this.progress = progress;
         this.awaitJitQuiet = awaitJitQuiet;
         this.say = say;
+        this.pin = pin && CTools.installed("taskset");
     }
 
     /** {@return whether one of our runs failed} */
@@ -147,7 +150,7 @@ final class ReactiveRows {
      *
      * @return how many rounds ran
      */
-    private int warmUpSetup(int conns, int maxRounds, Duration longer) {
+    private int warmUpSetup(SetupServerProcess server, int conns, int maxRounds, Duration longer) {
         java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
         boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
         java.lang.management.ClassLoadingMXBean classes = java.lang.management.ManagementFactory.getClassLoadingMXBean();
@@ -156,10 +159,12 @@ final class ReactiveRows {
             long compiled = monitored ? jit.getTotalCompilationTime() : 0;
             long loaded = classes.getTotalLoadedClassCount();
             long t0 = System.nanoTime();
-            ReactiveSetup.Result r = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
+            ReactiveSetup.Result r = ReactiveSetup.run(server, conns, longer);
             rounds++;
             double wallMs = (System.nanoTime() - t0) / 1e6;
-            long compiling = monitored ? jit.getTotalCompilationTime() - compiled : -1;
+            // The server JVM's compiler shares the CPUs too: its CPU time counts with this JVM's compilations.
+            long compiling = monitored ? jit.getTotalCompilationTime() - compiled + Math.round(r.serverJit() * 1000)
+                    : -1;
             // Classes loaded per round: code generated per connection (lambda forms, hidden classes) would keep
             // the JIT busy however long the warm-up.
             System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup warm-up %d: %.1f conn/s, JIT %d ms of %.0f ms, "
@@ -170,6 +175,7 @@ final class ReactiveRows {
             }
         }
         awaitJitQuiet.run();
+        server.quiet();
         return rounds;
     }
 
@@ -179,7 +185,8 @@ final class ReactiveRows {
      * row. Untimed rounds of the same N, at most {@value #SETUP_WARMUP_ROUNDS}, warm the JIT first
      * ({@link #warmUpSetup}; not in a quick run): code that runs once per connection and side reaches C2
      * only after a few thousand connections (HotSpot's tier-4 threshold is 5,000 invocations), more than
-     * a few rounds of 100 give it.
+     * a few rounds of 100 give it. The server runs in a second JVM ({@link SetupServer}) for the whole row,
+     * as cmtime's server is a second process.
      */
     Row setupRow(int conns, CTools c) {
         List<Double> mine = new ArrayList<>();
@@ -188,9 +195,12 @@ final class ReactiveRows {
         int retries = 0;
         int warmups = 0;
         Duration longer = timeout.multipliedBy(5);
+        SetupServerProcess server = null;
         try {
+            // The benchmark's own wait for a quiet JIT: 5 s in a quick run, 30 s otherwise.
+            server = new SetupServerProcess(ip, conns, longer, Duration.ofSeconds(quick ? 5 : 30), pin);
             if (!quick) { // the quick run stays short and checks that the row works
-                warmups = warmUpSetup(conns, SETUP_WARMUP_ROUNDS, longer);
+                warmups = warmUpSetup(server, conns, SETUP_WARMUP_ROUNDS, longer);
             }
         } catch (RuntimeException e) {
             ourFailure = true;
@@ -202,7 +212,8 @@ final class ReactiveRows {
                 // As the stream rows: each timed run starts with the JIT idle, and one the JIT took 10 % or more
                 // of is measured again (at most twice), before its cmtime run.
                 awaitJitQuiet.run();
-                ReactiveSetup.Result o = ReactiveSetup.run(new InetSocketAddress(ip, 0), conns, longer);
+                server.quiet();
+                ReactiveSetup.Result o = ReactiveSetup.run(server, conns, longer);
                 retries += o.retries();
                 System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n", r + 1,
                         o.rate(), o.profile());
@@ -226,8 +237,11 @@ final class ReactiveRows {
                 errors.add(error.toString());
             }
         }
-        String note = conns + " connections at once; RdmaConnection.connect to an in-process RdmaServer (accept "
-                + "queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
+        if (server != null) {
+            server.close();
+        }
+        String note = conns + " connections at once; RdmaConnection.connect to an RdmaServer in a second JVM"
+                + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
                 + "cmtime create id..connect; " + retries + " retried connects"
                 + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "")
                 + redos.note();

@@ -3,26 +3,22 @@ package rdmaflux.samples.bench;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaRecorder;
 import rdmaflux.cm.RdmaRetry;
 import rdmaflux.cm.RdmaServer;
-import rdmaflux.cm.ServerOptions;
 import rdmaflux.cm.Step;
 
 /**
  * Connection setup through the reactive API, for comparison with {@code cmtime -c N}: N
  * {@link RdmaConnection#connect} subscribed at once (cmtime, too, issues each step for all its connections
- * before waiting), to an {@link RdmaServer} in this process whose accept queue holds all N, as cmtime's
- * server listens for all of them. The time runs from the first subscription to the last connection
+ * before waiting), to an {@link RdmaServer} in a JVM of its own ({@link SetupServer}) whose accept queue
+ * holds all N, as cmtime's server is a process of its own that listens for all of them. The time runs from the first subscription to the last connection
  * established (both sides: a client's connect completes when its hello exchange is done), the work
  * cmtime's create id … connect steps do plus the library's own (its hello message, registrations, a
  * receive ring per connection). Closing them is not timed; it runs after, and the run waits until every
@@ -44,9 +40,10 @@ final class ReactiveSetup {
      * @param seconds first subscription to the last one established
      * @param retries connects that failed with a retryable error and were tried again
      * @param profile the run's line: time, collections, CPU per thread group, step totals
-     * @param compiled whether the JIT compiled for 10 % or more of the run ({@link Warmup.Redos#compiled})
+     * @param compiled whether the two JVMs' JITs compiled for 10 % or more of the run ({@link Warmup.Redos#compiled})
+     * @param serverJit the server JVM's compiler threads' CPU seconds during the run
      */
-    record Result(int connections, double seconds, int retries, String profile, boolean compiled) {
+    record Result(int connections, double seconds, int retries, String profile, boolean compiled, double serverJit) {
         /** {@return connections per second} */
         double rate() {
             return connections / seconds;
@@ -57,7 +54,7 @@ final class ReactiveSetup {
      * Sums each side's step durations ({@link RdmaRecorder#stepDuration}: wall time from entering a step to
      * leaving it, queueing on the CM loop included), for the run's profile line.
      */
-    private static final class StepTotals implements RdmaRecorder {
+    static final class StepTotals implements RdmaRecorder {
         private final LongAdder[] nanos = new LongAdder[Step.values().length];
         private final LongAdder[] counts = new LongAdder[Step.values().length];
 
@@ -72,6 +69,14 @@ final class ReactiveSetup {
         public void stepDuration(Step step, long n) {
             nanos[step.ordinal()].add(n);
             counts[step.ordinal()].increment();
+        }
+
+        /** Starts the totals again from zero. */
+        void reset() {
+            for (int i = 0; i < nanos.length; i++) {
+                nanos[i].reset();
+                counts[i].reset();
+            }
         }
 
         String describe() {
@@ -119,27 +124,21 @@ final class ReactiveSetup {
     }
 
     /**
-     * Sets up {@code connections} connections at once, then closes them all.
+     * Sets up {@code connections} connections at once to {@code server}, then closes them all.
      *
-     * @param address the RDMA interface's address (port 0: any)
+     * @param server the server JVM, whose accept queue holds {@code connections}
      * @param connections how many
      * @param timeout the longest the setup, and the teardown, may take
      * @return the time and the retries
      */
-    static Result run(InetSocketAddress address, int connections, Duration timeout) {
+    static Result run(SetupServerProcess server, int connections, Duration timeout) {
         StepTotals clientSteps = new StepTotals();
-        StepTotals serverSteps = new StepTotals();
         ConnectionOptions options = options().toBuilder().recorder(clientSteps).build();
-        ConnectionOptions serverOptions = options().toBuilder().recorder(serverSteps).build();
-        RdmaServer server = RdmaServer.bind(address, serverOptions, AcceptFilter.ACCEPT_ALL,
-                ServerOptions.defaults().withAcceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)))
-                .block(timeout);
-        ConcurrentLinkedQueue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
-        Disposable acceptor = server.connections().subscribe(accepted::add, e -> { });
         List<RdmaConnection> clients = List.of();
         AtomicInteger retries = new AtomicInteger();
+        InetSocketAddress target = server.address();
         try {
-            InetSocketAddress target = server.address();
+            server.mark();
             // Each cmtime run is a new process. Each of ours starts, like it, without the garbage the runs before
             // left (their setups and untimed teardowns): a collection in the timed part is then one that this
             // run's own allocation needs.
@@ -155,26 +154,23 @@ final class ReactiveSetup {
             long t1 = System.nanoTime();
             ThreadCpu cpu1 = ThreadCpu.snapshot();
             long[] gc1 = gc();
-            String profile = String.format(java.util.Locale.ROOT, "%.2f s; GC %d collections, %d ms; "
-                    + "CPU s: process %.2f, client cm loop %.2f "
-                    + "(user %.2f), server cm loop %.2f (user %.2f), completion loops %.2f, signal threads %.2f, "
-                    + "JIT %.2f; client steps: %s; server steps: %s",
+            SetupServerProcess.Report s = server.report();
+            String profile = String.format(java.util.Locale.ROOT, "%.2f s; client GC %d collections, %d ms; "
+                    + "CPU s: client process %.2f, client cm loop %.2f (user %.2f), client completion loops %.2f, "
+                    + "client signal threads %.2f, client JIT %.2f, %s; client steps: %s",
                     (t1 - t0) / 1e9, gc1[0] - gc0[0], gc1[1] - gc0[1], cpu1.processSince(cpu0),
-                    cpu1.groupSince(cpu0, "rdmaflux-cm"),
-                    cpu1.groupUserSince(cpu0, "rdmaflux-cm"), cpu1.groupSince(cpu0, "rdmaflux-cm-server"),
-                    cpu1.groupUserSince(cpu0, "rdmaflux-cm-server"), cpu1.groupSince(cpu0, "rdmaflux-completion"),
-                    cpu1.groupSince(cpu0, "rdmaflux-signal"), cpu1.jitSince(cpu0), clientSteps.describe(),
-                    serverSteps.describe());
+                    cpu1.groupSince(cpu0, "rdmaflux-cm"), cpu1.groupUserSince(cpu0, "rdmaflux-cm"),
+                    cpu1.groupSince(cpu0, "rdmaflux-completion"), cpu1.groupSince(cpu0, "rdmaflux-signal"),
+                    cpu1.jitSince(cpu0), s.profile(), clientSteps.describe());
+            // Both JVMs' compilers share the CPUs with the CM loops.
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile,
-                    Warmup.Redos.compiled(cpu1.jitSince(cpu0), (t1 - t0) / 1e9));
+                    Warmup.Redos.compiled(cpu1.jitSince(cpu0) + s.jitSeconds(), (t1 - t0) / 1e9), s.jitSeconds());
         } finally {
-            Flux.fromIterable(clients).concatWith(Flux.fromIterable(accepted)).flatMap(c -> {
+            Flux.fromIterable(clients).flatMap(c -> {
                 c.dispose();
                 return c.onDispose();
             }).then().block(timeout);
-            acceptor.dispose();
-            // Connections the server accepted after the subscriber was gone are closed by the server.
-            server.disposeNow(timeout);
+            server.closeAccepted();
         }
     }
 }

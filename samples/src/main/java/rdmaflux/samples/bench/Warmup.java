@@ -114,4 +114,41 @@ final class Warmup {
             previous = r;
         }
     }
+
+    /**
+     * Waits until the JIT compilers have been idle for a second, at most {@code max}: under emulation a C2
+     * compilation takes long enough to compete with the measured threads for the CPUs.
+     *
+     * @param max the longest wait; after it, a line says that the measurement goes on anyway
+     * @param say prints a line
+     */
+    static void awaitJitQuiet(java.time.Duration max, Consumer<String> say) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long start = System.nanoTime();
+        long deadline = start + max.toNanos();
+        long last = jit.getTotalCompilationTime();
+        ThreadCpu cpu = ThreadCpu.snapshot();
+        try {
+            while (System.nanoTime() < deadline) {
+                Thread.sleep(1000);
+                long now = jit.getTotalCompilationTime();
+                ThreadCpu next = ThreadCpu.snapshot();
+                // The compilation time counts a compilation when it ends, and one C2 compilation can take
+                // seconds under emulation: quiet is also a second in which the compiler threads took under 5%
+                // of a CPU.
+                if (now == last && next.jitSince(cpu) < 0.05) {
+                    return;
+                }
+                last = now;
+                cpu = next;
+            }
+            say.accept(String.format(java.util.Locale.ROOT, "bench: the JIT was still compiling after %.0f s; "
+                    + "measuring anyway", (System.nanoTime() - start) / 1e9));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }

@@ -1,0 +1,121 @@
+package rdmaflux.samples.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import rdmaflux.cm.AcceptFilter;
+import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaServer;
+import rdmaflux.cm.ServerOptions;
+
+/**
+ * The server of the reactive setup row, in a JVM of its own ({@link SetupServerProcess} starts it), as
+ * {@code cmtime}'s server is a process of its own: an {@link RdmaServer} whose accept queue holds all N
+ * connections, with the row's options ({@link ReactiveSetup#options}). Client and server in one process
+ * share one address space, so each side's {@code mmap}/{@code munmap} of queue memory contends with the
+ * other's for the process's memory map, and the row would measure that as well as the library.
+ *
+ * <p>It reads one command per line from its standard input and answers each with one line on its standard
+ * output that starts with {@value #REPLY}:
+ * <ul>
+ *   <li>after it binds, unasked: {@code port P};
+ *   <li>{@code quiet}: waits until its JIT is idle ({@link Warmup#awaitJitQuiet}), then {@code ok};
+ *   <li>{@code mark}: starts a measurement (CPU snapshot, step totals reset), then {@code ok};
+ *   <li>{@code report}: {@code report JIT_SECONDS PROFILE}, the measurement since {@code mark};
+ *   <li>{@code close}: closes every accepted connection and waits until they are gone, then
+ *       {@code closed N};
+ *   <li>end of input: closes the server and exits.
+ * </ul>
+ *
+ * <p>Threads: the main thread reads the commands and owns the measurement; the server's accepted
+ * connections are collected from its signal thread.
+ */
+public final class SetupServer {
+    /** What every reply line starts with; anything else on standard output is not a reply. */
+    static final String REPLY = "setup-server ";
+
+    private SetupServer() {
+    }
+
+    /**
+     * Runs the server until its standard input ends.
+     *
+     * @param args the RDMA interface's address, the number of connections the accept queue holds, the
+     *             longest wait for binding and closing, and the longest wait for a quiet JIT, in seconds
+     * @throws IOException when standard input cannot be read
+     */
+    public static void main(String[] args) throws IOException {
+        InetAddress ip = InetAddress.getByName(args[0]);
+        int connections = Integer.parseInt(args[1]);
+        Duration timeout = Duration.ofSeconds(Long.parseLong(args[2]));
+        Duration quiet = Duration.ofSeconds(Long.parseLong(args[3]));
+        PrintStream out = System.out;
+        ReactiveSetup.StepTotals steps = new ReactiveSetup.StepTotals();
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(ip, 0),
+                ReactiveSetup.options().toBuilder().recorder(steps).build(), AcceptFilter.ACCEPT_ALL,
+                ServerOptions.defaults().withAcceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)))
+                .block(timeout);
+        ConcurrentLinkedQueue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
+        Disposable acceptor = server.connections().subscribe(accepted::add, e -> { });
+        out.println(REPLY + "port " + server.address().getPort());
+        out.flush();
+        ThreadCpu mark = ThreadCpu.snapshot();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try {
+            for (String command = in.readLine(); command != null; command = in.readLine()) {
+                String reply = switch (command.strip()) {
+                    case "quiet" -> {
+                        Warmup.awaitJitQuiet(quiet, System.err::println);
+                        yield "ok";
+                    }
+                    case "mark" -> {
+                        steps.reset();
+                        // As the client's runs: each starts without the garbage of the runs before.
+                        System.gc();
+                        mark = ThreadCpu.snapshot();
+                        yield "ok";
+                    }
+                    case "report" -> {
+                        ThreadCpu now = ThreadCpu.snapshot();
+                        yield String.format(Locale.ROOT, "report %.3f server process %.2f, server cm loop %.2f "
+                                + "(user %.2f), server completion loops %.2f, server signal threads %.2f, server "
+                                + "JIT %.2f; server steps: %s", now.jitSince(mark), now.processSince(mark),
+                                now.groupSince(mark, "rdmaflux-cm-server"), now.groupUserSince(mark, "rdmaflux-cm-server"),
+                                now.groupSince(mark, "rdmaflux-completion"), now.groupSince(mark, "rdmaflux-signal"),
+                                now.jitSince(mark), steps.describe());
+                    }
+                    case "close" -> {
+                        List<RdmaConnection> all = new ArrayList<>();
+                        for (RdmaConnection c = accepted.poll(); c != null; c = accepted.poll()) {
+                            all.add(c);
+                        }
+                        Flux.fromIterable(all).flatMap(c -> {
+                            c.dispose();
+                            return c.onDispose();
+                        }).then().block(timeout);
+                        yield "closed " + all.size();
+                    }
+                    default -> "unknown command " + command;
+                };
+                out.println(REPLY + reply);
+                out.flush();
+            }
+        } finally {
+            acceptor.dispose();
+            // Connections accepted after the last close are closed by the server.
+            server.disposeNow(timeout);
+        }
+    }
+}
