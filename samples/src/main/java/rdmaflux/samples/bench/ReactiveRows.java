@@ -12,7 +12,8 @@ import java.util.function.Supplier;
 /**
  * The reactive API's latency and setup rows: its ping-pong with the default options (for the record), its
  * ping-pong with busy polling against the verbs spin ping-pong, and its connection setup against
- * {@code cmtime}. Each row is the median of {@code repeat} runs, with the CPU column where it applies.
+ * {@code cmtime}. Each row is the median of {@code repeat} runs (the setup row: at least {@value #SETUP_RUNS}
+ * in a full run), with the CPU column where it applies.
  *
  * <p>Threads: the benchmark's thread only.
  */
@@ -23,6 +24,12 @@ final class ReactiveRows {
      * running in the seventh round of 1,000 connections, and the tenth still compiled for 14% of its time.
      */
     static final int SETUP_WARMUP_ROUNDS = 15;
+    /**
+     * The fewest timed runs of the setup row, each side, in a full run: single runs of 1,000 connections
+     * moved between 164 and 465 conn/s for {@code cmtime} and between 264 and 408 for ours within one run
+     * (2026-11-27), so a median of three can rest on one side's outlier.
+     */
+    static final int SETUP_RUNS = 5;
     private final InetAddress ip;
     private final boolean quick;
     private final int repeat;
@@ -207,7 +214,8 @@ final class ReactiveRows {
             errors.add("ours failed: " + e.getMessage());
         }
         Warmup.Redos redos = new Warmup.Redos("of our runs");
-        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
+        int runs = quick ? repeat : Math.max(repeat, SETUP_RUNS);
+        for (int r = 0; r < runs && errors.isEmpty(); r++) {
             try {
                 // As the stream rows: each timed run starts with the JIT idle, and one the JIT took 10 % or more
                 // of is measured again (at most twice), before its cmtime run.
@@ -245,8 +253,8 @@ final class ReactiveRows {
                 + "cmtime create id..connect; " + retries + " retried connects"
                 + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "")
                 + redos.note();
-        if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + repeat + ": ours " + Bench.range(mine) + ", C " + Bench.range(theirs);
+        if (runs > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
+            note += "; median of " + runs + ": ours " + Bench.range(mine) + ", C " + Bench.range(theirs);
         }
         if (!errors.isEmpty()) {
             note += "; " + String.join("; ", errors.stream().distinct().toList());

@@ -42,7 +42,7 @@ final class Warmup {
         private final String what;
         private int count;
 
-        /** @param what what is measured again, for the note ("pair(s) of runs", "of our runs") */
+        /** @param what what is measured again, for the note ("run(s)", "of our runs") */
         Redos(String what) {
             this.what = what;
         }
