@@ -249,8 +249,9 @@ final class ReactiveRows {
             server.close();
         }
         String note = conns + " connections at once; RdmaConnection.connect to an RdmaServer in a second JVM"
-                + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + ReactiveSetup.describe() + "; first subscribe..last established, vs "
-                + "cmtime create id..connect; " + retries + " retried connects"
+                + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + ReactiveSetup.describe()
+                + "; first subscribe..last established, vs cmtime create id..connect; " + retries
+                + " retried connects"
                 + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "")
                 + redos.note();
         if (runs > 1 && !mine.isEmpty() && !theirs.isEmpty()) {

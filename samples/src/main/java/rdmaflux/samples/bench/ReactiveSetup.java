@@ -18,10 +18,10 @@ import rdmaflux.cm.Step;
  * Connection setup through the reactive API, for comparison with {@code cmtime -c N}: N
  * {@link RdmaConnection#connect} subscribed at once (cmtime, too, issues each step for all its connections
  * before waiting), to an {@link RdmaServer} in a JVM of its own ({@link SetupServer}) whose accept queue
- * holds all N, as cmtime's server is a process of its own that listens for all of them. The time runs from the first subscription to the last connection
- * established (both sides: a client's connect completes when its hello exchange is done), the work
- * cmtime's create id … connect steps do plus the library's own (its hello message, registrations, a
- * receive ring per connection). Closing them is not timed; it runs after, and the run waits until every
+ * holds all N, as cmtime's server is a process of its own that listens for all of them. The time runs
+ * from the first subscription to the last connection established (both sides: a client's connect
+ * completes when its hello exchange is done), the work cmtime's create id … connect steps do plus the
+ * library's own (its hello message, registrations, a receive ring per connection). Closing them is not timed; it runs after, and the run waits until every
  * connection is gone so the next run starts from nothing.
  */
 final class ReactiveSetup {

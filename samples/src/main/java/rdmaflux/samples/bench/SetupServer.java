@@ -23,9 +23,9 @@ import rdmaflux.cm.ServerOptions;
 /**
  * The server of the reactive setup row, in a JVM of its own ({@link SetupServerProcess} starts it), as
  * {@code cmtime}'s server is a process of its own: an {@link RdmaServer} whose accept queue holds all N
- * connections, with the row's options ({@link ReactiveSetup#options}). Client and server in one process
- * share one address space, so each side's {@code mmap}/{@code munmap} of queue memory contends with the
- * other's for the process's memory map, and the row would measure that as well as the library.
+ * connections, with the row's options ({@link ReactiveSetup#options}). In one process, client and server
+ * would share one address space and memory map, which {@code cmtime}'s two processes do not (measured in
+ * the sandbox, that sharing did not change the CM loops' kernel time: docs/benchmarks.md).
  *
  * <p>It reads one command per line from its standard input and answers each with one line on its standard
  * output that starts with {@value #REPLY}:

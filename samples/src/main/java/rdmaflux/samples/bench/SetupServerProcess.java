@@ -64,8 +64,12 @@ final class SetupServerProcess implements AutoCloseable {
         }
         commands = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         Thread.ofPlatform().daemon().name("bench-setup-server").start(this::read);
-        String port = await("port");
-        address = new InetSocketAddress(ip, Integer.parseInt(port));
+        try {
+            address = new InetSocketAddress(ip, Integer.parseInt(await("port")));
+        } catch (RuntimeException e) {
+            process.destroyForcibly(); // a server that never said it is bound is not waited for
+            throw e;
+        }
     }
 
     private void read() {
