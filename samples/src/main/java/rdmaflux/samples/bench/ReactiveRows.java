@@ -215,38 +215,42 @@ final class ReactiveRows {
         }
         Warmup.Redos redos = new Warmup.Redos("of our runs");
         int runs = quick ? repeat : Math.max(repeat, SETUP_RUNS);
-        for (int r = 0; r < runs && errors.isEmpty(); r++) {
-            try {
-                // As the stream rows: each timed run starts with the JIT idle, and one the JIT took 10 % or more
-                // of is measured again (at most twice), before its cmtime run.
-                awaitJitQuiet.run();
-                server.quiet();
-                ReactiveSetup.Result o = ReactiveSetup.run(server, conns, longer);
-                retries += o.retries();
-                System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n", r + 1,
-                        o.rate(), o.profile());
-                if (redos.again(o.compiled())) {
-                    r--;
-                    System.out.println("bench:   the JIT compiled during that run: measured again");
-                    continue;
+        try {
+            for (int r = 0; r < runs && errors.isEmpty(); r++) {
+                try {
+                    // As the stream rows: each timed run starts with the JIT idle, and one the JIT took 10 % or
+                    // more of is measured again (at most twice), before its cmtime run.
+                    awaitJitQuiet.run();
+                    server.quiet();
+                    ReactiveSetup.Result o = ReactiveSetup.run(server, conns, longer);
+                    retries += o.retries();
+                    System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n",
+                            r + 1, o.rate(), o.profile());
+                    if (redos.again(o.compiled())) {
+                        r--;
+                        System.out.println("bench:   the JIT compiled during that run: measured again");
+                        continue;
+                    }
+                    mine.add(o.rate());
+                } catch (RuntimeException e) {
+                    ourFailure = true;
+                    errors.add("ours failed: " + e.getMessage());
                 }
-                mine.add(o.rate());
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                errors.add("ours failed: " + e.getMessage());
+                StringBuilder error = new StringBuilder();
+                Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+                if (error.isEmpty()) {
+                    theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
+                    System.out.printf(java.util.Locale.ROOT,
+                            "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n", r + 1,
+                            new ConnectionRate.Result(conns, cm).setupRate(), cm);
+                } else {
+                    errors.add(error.toString());
+                }
             }
-            StringBuilder error = new StringBuilder();
-            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-            if (error.isEmpty()) {
-                theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
-                System.out.printf(java.util.Locale.ROOT, "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n",
-                        r + 1, new ConnectionRate.Result(conns, cm).setupRate(), cm);
-            } else {
-                errors.add(error.toString());
+        } finally {
+            if (server != null) {
+                server.close();
             }
-        }
-        if (server != null) {
-            server.close();
         }
         String note = conns + " connections at once; RdmaConnection.connect to an RdmaServer in a second JVM"
                 + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + ReactiveSetup.describe()

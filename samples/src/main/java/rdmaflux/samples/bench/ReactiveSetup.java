@@ -21,8 +21,9 @@ import rdmaflux.cm.Step;
  * holds all N, as cmtime's server is a process of its own that listens for all of them. The time runs
  * from the first subscription to the last connection established (both sides: a client's connect
  * completes when its hello exchange is done), the work cmtime's create id … connect steps do plus the
- * library's own (its hello message, registrations, a receive ring per connection). Closing them is not timed; it runs after, and the run waits until every
- * connection is gone so the next run starts from nothing.
+ * library's own (its hello message, registrations, a receive ring per connection). Closing them is not
+ * timed; it runs after, and the run waits until every connection is gone so the next run starts from
+ * nothing.
  */
 final class ReactiveSetup {
     /** Bytes of each buffer: the hello and small messages fit, so memory stays small for 1,000 connections. */

@@ -92,7 +92,8 @@ public final class SetupServer {
                         yield String.format(Locale.ROOT, "report %.3f server process %.2f, server cm loop %.2f "
                                 + "(user %.2f), server completion loops %.2f, server signal threads %.2f, server "
                                 + "JIT %.2f; server steps: %s", now.jitSince(mark), now.processSince(mark),
-                                now.groupSince(mark, "rdmaflux-cm-server"), now.groupUserSince(mark, "rdmaflux-cm-server"),
+                                now.groupSince(mark, "rdmaflux-cm-server"),
+                                now.groupUserSince(mark, "rdmaflux-cm-server"),
                                 now.groupSince(mark, "rdmaflux-completion"), now.groupSince(mark, "rdmaflux-signal"),
                                 now.jitSince(mark), steps.describe());
                     }
