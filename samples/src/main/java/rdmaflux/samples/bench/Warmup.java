@@ -28,8 +28,8 @@ final class Warmup {
     /**
      * The timed runs of one row that are measured again because the JIT's compiler threads used 10 % or
      * more of a run's wall time: the run measured the compiler as well as the path. Twice the warm-up's
-     * bound ({@link #settle}), as the compiler threads' time is read in 10 ms ticks and a timed run can be
-     * as short as 0.2 s. After every warm-up, C2 still reaches methods whose counters grow slowly (the
+     * bound ({@link #settle}), as the compiler threads' time is read in 10 ms ticks and a stream of a timed
+     * run can be as short as 0.2 s. After every warm-up, C2 still reaches methods whose counters grow slowly (the
      * re-arm before a loop sleeps, a branch taken once per stream) during the timed runs, and under
      * emulation one such compilation takes a quarter of a run's CPU. At most {@link #MAX} runs per row, so
      * a path that keeps compiling still shows.
