@@ -1,6 +1,7 @@
 package rdmaflux.samples.bench;
 
 import java.util.Arrays;
+import java.util.List;
 
 /** The statistics perftest reports, computed the same way so the two sides of a ratio mean the same thing. */
 final class Stats {
@@ -29,6 +30,32 @@ final class Stats {
         int cnt = Math.max(1, n - LAT_MEASURE_TAIL);
         double median = cnt % 2 == 0 ? (delta[cnt / 2 - 1] + delta[cnt / 2]) / 2.0 : delta[cnt / 2];
         return median / 1e3 / rttFactor;
+    }
+
+    /**
+     * The rate of a side's fast mode: the median of the rates that reached at least half of its fastest.
+     * Under qemu's round-robin of two virtual CPUs on one host thread, a stream whose two sides spin runs at
+     * one of two rates, about five times apart, fixed for the whole stream: its client gets about half the
+     * host thread (the spinning server the other half) or about a tenth. Which mode a stream falls in
+     * depends on the emulator, not on the code, so a ratio of two sides' means would compare how many of
+     * each side's streams fell in the slow mode.
+     *
+     * @param rates one side's per-stream rates
+     * @return the median of the fast mode, or NaN for no rates
+     */
+    static double fastMode(List<Double> rates) {
+        return Bench.median(fast(rates));
+    }
+
+    /** {@return the rates of {@code rates} below half of the fastest: those {@link #fastMode} leaves out} */
+    static List<Double> slowMode(List<Double> rates) {
+        double max = rates.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        return rates.stream().filter(r -> r < max / 2).toList();
+    }
+
+    private static List<Double> fast(List<Double> rates) {
+        double max = rates.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        return rates.stream().filter(r -> r >= max / 2).toList();
     }
 
     /** {@return bytes per second as Gbit/s (10^9 bits), perftest's {@code --report_gbits} unit} */

@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * stream against the verbs layer's, the heap each reactive API allocates per message, and RSocket over
  * rdmaflux against rdmaflux's own reactive ping-pong and stream, with RSocket over TCP for the record.
  * Each ratio's two sides are measured in this run, alternating, {@code repeat} times; the table shows each
- * side's median and the note both ranges. The "C" column of these rows holds the baseline they are judged
+ * side's median (the stream rows: of its fast mode) and the note both ranges. The "C" column of these rows holds the baseline they are judged
  * against, which is ours too; the "C tool" column names it.
  */
 final class StreamRows {
@@ -27,12 +27,10 @@ final class StreamRows {
      */
     static final int STREAM_WARMUP_ROUNDS = 40;
     /**
-     * Each timed run of a stream row is this many pairs of streams, the verbs stream and ours in turn, each
-     * of the bandwidth rows' count; a side's rate is its messages over its streams' summed time. Under the
-     * emulator both sides' rates move by up to half for seconds at a time, each side's own stream as much as
-     * the other (in a 2026-11-27 run of one stream of 20,000 messages per side, ours measured 14,924-23,887
-     * msg/s at 32 B and the verbs stream 12,644-21,928, both with the JIT idle): streams of 0.2 s taken in
-     * turn share those periods, where one long stream per side would fall in different ones.
+     * Each timed run of a stream row is this many rounds of three streams, the verbs stream, the verbs stream
+     * with the spin hint and ours in turn, each of the bandwidth rows' count; a side's rate is the
+     * {@linkplain Stats#fastMode fast mode} of its streams over all runs. Streams of 0.2 s taken in turn share
+     * the emulator's slow periods, where one long stream per side would fall in different ones.
      */
     static final int CHUNKS = 5;
     /** Metric of the RSocket request-response row over rdmaflux. */
@@ -52,7 +50,11 @@ final class StreamRows {
     /** Metric of the allocation row of {@code send(ByteBuffer)}. */
     static final String ALLOC_SINGLE = ALLOC + "send(ByteBuffer)";
 
+    /** Metric of the rows that hold the reactive SEND stream against the verbs stream with the spin hint. */
+    static final String HINT_METRIC = "reactive SEND stream vs spin-hint verbs";
+
     private static final String VERBS = "verbs SEND stream (ours)";
+    private static final String HINT = "verbs SEND stream, spin hint";
 
     private final InetAddress ip;
     private final int port;
@@ -127,6 +129,8 @@ final class StreamRows {
                 try {
                     settle("verbs SEND stream", quick ? 3 : 15, () -> pinned(() -> t.sendBandwidth(2, chunk)
                             .bytesPerSecond() / 2));
+                    settle("verbs SEND stream with the spin hint", quick ? 3 : 10,
+                            () -> verbsStream(t, 2, 16, chunk, true));
                     settle("reactive SEND stream", quick ? 3 : STREAM_WARMUP_ROUNDS,
                             () -> pair.stream(2, chunk).messagesPerSecond());
                 } catch (RuntimeException e) {
@@ -137,7 +141,7 @@ final class StreamRows {
                     if (size != sizes[0]) {
                         warmAt(t, pair, size);
                     }
-                    rows.add(streamRow(t, pair, size));
+                    rows.addAll(streamRows(t, pair, size));
                 }
                 rows.addAll(allocationRows(pair));
             }
@@ -156,6 +160,8 @@ final class StreamRows {
         try {
             settle("verbs SEND stream at " + Row.sizeText(size), quick ? 3 : 10,
                     () -> pinned(() -> t.sendBandwidth(size, k).bytesPerSecond() / size));
+            settle("verbs SEND stream with the spin hint at " + Row.sizeText(size), quick ? 3 : 10,
+                    () -> verbsStream(t, size, 16, k, true));
             settle("reactive SEND stream at " + Row.sizeText(size), quick ? 3 : 20,
                     () -> pair.stream(size, k).messagesPerSecond());
         } catch (RuntimeException e) {
@@ -170,12 +176,13 @@ final class StreamRows {
         Warmup.settle(what, max, rate, "msg/s", say);
     }
 
-    private Row streamRow(VerbsTests t, ReactiveStream pair, int size) {
+    private List<Row> streamRows(VerbsTests t, ReactiveStream pair, int size) {
         int n = messages.applyAsInt(size);
         int chunks = quick ? 1 : CHUNKS;
         int warm = Math.max(16, n / 10);
         List<Double> mine = new ArrayList<>();
         List<Double> verbs = new ArrayList<>();
+        List<Double> hinted = new ArrayList<>();
         List<Double> myCpu = new ArrayList<>();
         List<Double> verbsCpu = new ArrayList<>();
         double alloc = Double.NaN;
@@ -187,39 +194,44 @@ final class StreamRows {
                 // takes seconds per method under emulation) would take the CPUs from the run.
                 awaitJitQuiet.run();
                 ThreadCpu start = ThreadCpu.snapshot();
-                double verbsSeconds = 0;
+                List<Double> runMine = new ArrayList<>();
+                List<Double> runVerbs = new ArrayList<>();
+                List<Double> runHinted = new ArrayList<>();
+                double seconds = 0;
                 double verbsMicros = 0;
-                double mySeconds = 0;
                 double myMicros = 0;
                 double runAlloc = 0;
                 for (int k = 0; k < chunks; k++) {
-                    verbsSeconds += pinned(() -> {
-                        t.sendBandwidth(size, warm);
-                        return n / (t.sendBandwidth(size, n).bytesPerSecond() / size);
-                    });
+                    runVerbs.add(verbsStream(t, size, warm, n, false));
                     verbsMicros += CpuTime.take(1);
+                    runHinted.add(verbsStream(t, size, warm, n, true));
+                    CpuTime.take(1); // the hinted stream's: no CPU column
                     pair.stream(size, warm);
                     CpuTime.take(1); // the warm-up's: not the row's
                     ReactiveStream.Run run = pair.stream(size, n);
                     myMicros += CpuTime.take(1);
-                    mySeconds += n / run.messagesPerSecond();
+                    runMine.add(run.messagesPerSecond());
                     runAlloc = Math.max(runAlloc, run.allAlloc());
                 }
                 ThreadCpu after = ThreadCpu.snapshot();
-                double verbsRate = chunks * n / verbsSeconds;
-                double myRate = chunks * n / mySeconds;
-                boolean compiled = Warmup.Redos.compiled(after.jitSince(start), verbsSeconds + mySeconds);
-                say.accept(String.format(java.util.Locale.ROOT, "  reactive SEND stream %s run %d: ours %.0f msg/s, "
-                        + "verbs %.0f msg/s, CPU of both %s", Row.sizeText(size), r + 1, myRate, verbsRate,
-                        after.since(start)));
+                for (List<Double> side : List.of(runMine, runVerbs, runHinted)) {
+                    for (double rate : side) {
+                        seconds += n / rate;
+                    }
+                }
+                boolean compiled = Warmup.Redos.compiled(after.jitSince(start), seconds);
+                say.accept(String.format(java.util.Locale.ROOT, "  reactive SEND stream %s run %d: ours %s, verbs %s, "
+                        + "verbs with the spin hint %s msg/s, CPU of all %s", Row.sizeText(size), r + 1, rates(runMine),
+                        rates(runVerbs), rates(runHinted), after.since(start)));
                 if (redos.again(compiled)) {
                     r--;
                     say.accept("  the JIT compiled during that run: measured again");
                     continue;
                 }
-                verbs.add(verbsRate);
+                verbs.addAll(runVerbs);
+                hinted.addAll(runHinted);
+                mine.addAll(runMine);
                 verbsCpu.add(verbsMicros / (chunks * n));
-                mine.add(myRate);
                 myCpu.add(myMicros / (chunks * n));
                 alloc = Double.isNaN(alloc) ? runAlloc : Math.max(alloc, runAlloc);
             } catch (RuntimeException e) {
@@ -227,19 +239,61 @@ final class StreamRows {
                 error = "failed: " + e.getMessage();
             }
         }
-        String note = (chunks > 1 ? "each run " + chunks + " streams per side, verbs and ours in turn, each of " : "")
-                + n + " messages after one of " + warm + "; send(Publisher) of one reused buffer "
-                + "to receive() + release() in this process, each side on its own loops and scheduler; verbs as the "
-                + "send bandwidth rows (ib_send_bw's loop); alloc = all threads, the largest run; CPU = this JVM's "
-                + "process CPU time per message over each stream (both sides are in it), ours against the verbs "
-                + "stream's"
-                + (repeat > 1 && !mine.isEmpty() && !verbs.isEmpty() ? "; median of " + repeat + ": ours "
-                + Bench.range(mine) + ", verbs " + Bench.range(verbs) : "")
-                + redos.note() + (error != null ? "; " + error : "");
-        Row row = new Row(STREAM_METRIC, size, "msg/s", Bench.median(mine), Bench.median(verbs), VERBS,
-                Row.Target.RATIO_AT_LEAST, alloc, note).withCpu(Bench.median(myCpu), Bench.median(verbsCpu));
+        String runs = (chunks > 1 ? repeat + " runs of " + chunks + " streams per side, the verbs stream, the verbs "
+                + "stream with the spin hint and ours in turn, each of " : repeat + " streams per side of ")
+                + n + " messages after one of " + warm + "; send(Publisher) of one reused buffer to receive() + "
+                + "release() in this process, each side on its own loops and scheduler";
+        String modes = "; each side's rate is the median of its streams that reached half its fastest (Stats.fastMode: "
+                + "under qemu's round-robin a stream with a spinning peer runs in one of two modes)";
+        String err = redos.note() + (error != null ? "; " + error : "");
+        Row row = new Row(STREAM_METRIC, size, "msg/s", Stats.fastMode(mine), Stats.fastMode(verbs), VERBS,
+                Row.Target.RATIO_AT_LEAST, alloc, runs + "; verbs as the send bandwidth rows (ib_send_bw's loop, no "
+                + "spin hint)" + modes + "; ours " + streams(mine) + ", verbs " + streams(verbs) + "; alloc = all "
+                + "threads, the largest run; CPU = this JVM's process CPU time per message over each stream (both "
+                + "sides are in it), ours against the verbs stream's, median of the runs" + err)
+                .withCpu(Bench.median(myCpu), Bench.median(verbsCpu));
+        Row hint = new Row(HINT_METRIC, size, "msg/s", row.ours(), Stats.fastMode(hinted), HINT,
+                Row.Target.NONE, Double.NaN, "the streams of the row above; the verbs stream with "
+                + "Thread.onSpinWait() in both loops, whose PAUSE ends a virtual CPU's turn under TCG, so its "
+                + "spinning server no longer takes the host thread from its client: the verbs layer's own cost "
+                + "under the emulator" + modes + "; ours " + streams(mine) + ", verbs with the hint "
+                + streams(hinted) + err);
         progress.accept(row);
-        return row;
+        progress.accept(hint);
+        return List.of(row, hint);
+    }
+
+    /**
+     * One verbs SEND stream of {@code n} after an untimed one of {@code warm}, the client on CPU 0 when pinning.
+     *
+     * @param hint whether both loops call {@link Thread#onSpinWait()} on an empty poll
+     * @return its rate in messages per second
+     */
+    private double verbsStream(VerbsTests t, int size, int warm, int n, boolean hint) {
+        t.spinHint = hint;
+        try {
+            return pinned(() -> {
+                t.sendBandwidth(size, warm);
+                return t.sendBandwidth(size, n).bytesPerSecond() / size;
+            });
+        } finally {
+            t.spinHint = false;
+        }
+    }
+
+    /** {@return one run's per-stream rates, for the progress line} */
+    private static String rates(List<Double> rates) {
+        return rates.stream().map(Row::fmt).collect(java.util.stream.Collectors.joining(" "));
+    }
+
+    /** {@return the note's part on one side's streams: their range and those {@link Stats#fastMode} left out} */
+    private static String streams(List<Double> rates) {
+        if (rates.isEmpty()) {
+            return "no stream";
+        }
+        List<Double> slow = Stats.slowMode(rates);
+        return Bench.range(rates) + (slow.isEmpty() ? ", none slow" : ", " + slow.size() + " of " + rates.size()
+                + " slow (" + Bench.range(slow) + ")");
     }
 
     /**

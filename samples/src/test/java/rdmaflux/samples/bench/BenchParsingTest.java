@@ -90,6 +90,20 @@ class BenchParsingTest {
     }
 
     @Test
+    void fastModeIsTheMedianOfTheStreamsAtHalfTheFastestOrMore() {
+        // Per-stream rates of one side as a 2026-11-27 run gave them at 2 B: two modes, 4,611-4,748 and
+        // 20,806-23,295 msg/s. The slow ones are left out; the fast ones' median is the rate.
+        List<Double> rates = List.of(20806.0, 22793.0, 4727.0, 4748.0, 19998.0, 22199.0, 20937.0, 4611.0, 21459.0);
+        assertEquals(List.of(4727.0, 4748.0, 4611.0), Stats.slowMode(rates));
+        assertEquals(21198.0, Stats.fastMode(rates), 1e-9);
+        // Exactly half the fastest counts as fast; one mode only leaves every stream in.
+        assertEquals(List.of(), Stats.slowMode(List.of(10.0, 20.0)));
+        assertEquals(15.0, Stats.fastMode(List.of(10.0, 20.0)), 1e-12);
+        assertTrue(Double.isNaN(Stats.fastMode(List.of())));
+        assertEquals(List.of(), Stats.slowMode(List.of()));
+    }
+
+    @Test
     void typicalLatencyIsPerftestsMedian() {
         // Gaps 10, 20, 30, 40, 1000, 2000 ns; the two largest dropped; median of 10..40 is 25; halved.
         long[] stamps = {0, 10, 30, 60, 100, 1100, 3100};
