@@ -234,7 +234,7 @@ public final class Bench implements Callable<Integer> {
         ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet,
                 line -> say("%s", line), pin);
         if (only.contains("latency")) {
-            rows.add(reactive.busyPollRow(lat, latWarm, rows));
+            rows.add(reactive.busyPollRow(lat, latWarm, basePort + 80));
         }
         if (only.contains("reactive")) {
             Row r = reactive.pingPongRow(lat, latWarm, sendLat2);
@@ -477,9 +477,13 @@ public final class Bench implements Callable<Integer> {
     private Row spinHintRow(VerbsTests t, int lat, int latWarm, double cSendLat) {
         double v = Double.NaN;
         double cpu = Double.NaN;
-        String note = "ours with Thread.onSpinWait() in the poll loops; perftest has no such hint";
+        String note = "ours with Thread.onSpinWait() in the poll loops, after two untimed runs (the hint's branch is "
+                + "compiled out until first taken); perftest has no such hint";
         t.spinHint = true;
         try {
+            t.sendLatency(2, latWarm, lat);
+            t.sendLatency(2, latWarm, lat);
+            CpuTime.take(1); // untimed: not the row's CPU
             VerbsTests.Latency l = t.sendLatency(2, latWarm, lat);
             cpu = CpuTime.take(l.messages());
             v = Stats.typicalMicros(l.stamps(), 2);

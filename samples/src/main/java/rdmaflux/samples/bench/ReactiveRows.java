@@ -38,6 +38,8 @@ final class ReactiveRows {
     private final Runnable awaitJitQuiet;
     private final Consumer<String> say;
     private final boolean pin;
+    /** Whether the verbs ping-pong's two threads go to CPUs 0 and 1, as the latency rows' do. */
+    private final boolean pinThreads;
     private boolean ourFailure;
 
     /**
@@ -48,7 +50,8 @@ final class ReactiveRows {
      * @param progress told each finished row
      * @param awaitJitQuiet waits until the JIT is idle
      * @param say prints a line
-     * @param pin run the setup row's server JVM on CPU 1, as the C tools' servers
+     * @param pin run the setup row's server JVM on CPU 1, as the C tools' servers, and the busy-poll row's
+     *            verbs ping-pong on CPUs 0 and 1, as the latency rows
      */
     ReactiveRows(InetAddress ip, boolean quick, int repeat, Duration timeout, Consumer<Row> progress,
                  Runnable awaitJitQuiet, Consumer<String> say, boolean pin) {
@@ -60,6 +63,7 @@ final class ReactiveRows {
         this.awaitJitQuiet = awaitJitQuiet;
         this.say = say;
         this.pin = pin && CTools.installed("taskset");
+        this.pinThreads = pin;
     }
 
     /** {@return whether one of our runs failed} */
@@ -108,42 +112,58 @@ final class ReactiveRows {
 
     /**
      * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
-     * ping-pong of this run (the spin-hint row's ours), target {@link Row#BUSY_POLL_BOUND}; on one
-     * connection, as the verbs row runs on one link: untimed rounds until the JIT is done with the path
-     * ({@link Warmup#settle}, also in a quick run: the verbs row it is compared with is measured warm, and
-     * the Reactor path takes C2 thousands of round trips, where a cold run measures the compiler beside
-     * two spinning threads), then {@code repeat} timed ones, median. The CPU column's second value is the
-     * verbs spin ping-pong's.
+     * ping-pong (both loops with the spin-wait hint), target {@link Row#BUSY_POLL_BOUND}; each on one
+     * connection, as the verbs ping-pong runs on one link: untimed rounds of each until the JIT is done with
+     * its path ({@link Warmup#settle}, also in a quick run: the Reactor path takes C2 thousands of round
+     * trips, and the verbs loops' spin-wait branch, never taken by the rows before, is compiled out until it
+     * is), then {@code repeat} timed runs of each, the verbs ping-pong and ours in turn, medians. Until
+     * 2026-11-28 the baseline was the latency group's spin-hint row: one run, measured on the hint's first
+     * use, which came out 4-8 µs slower than the same loop warmed.
+     *
+     * @param iters timed round trips of each run
+     * @param warm untimed round trips before each run (doubled for ours, as the reactive rows do)
+     * @param port the verbs link's port
+     * @return the row
      */
-    Row busyPollRow(int iters, int warm, List<Row> rows) {
-        Row spin = Bench.findRow(rows, "send/recv latency p50, spin hint", 2);
+    Row busyPollRow(int iters, int warm, int port) {
         PingPongRuns runs = new PingPongRuns();
+        PingPongRuns verbs = new PingPongRuns();
         String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
                 + ") and scheduler(Schedulers.immediate()) on both (signals and the echo on the completion loop), "
                 + "calling thread spinning with Thread.onSpinWait(); one connection for the warm-up (until the JIT "
-                + "is done) and the timed runs; C = the verbs spin ping-pong (spin hint row) of this run; alloc = "
-                + "all threads";
-        try (ReactiveBusyPoll pair = new ReactiveBusyPoll(new InetSocketAddress(ip, 0), 2, timeout)) {
+                + "is done) and the timed runs; C = the verbs layer's SEND ping-pong with Thread.onSpinWait() in "
+                + "its poll loops, warmed up the same way, its runs and ours in turn; alloc = all threads";
+        try (VerbsLink link = VerbsLink.open(new InetSocketAddress(ip, port), 64, timeout);
+             ReactiveBusyPoll pair = new ReactiveBusyPoll(new InetSocketAddress(ip, 0), 2, timeout)) {
+            VerbsTests t = new VerbsTests(link, timeout, pinThreads);
+            t.spinHint = true;
+            Warmup.settle("verbs spin ping-pong", quick ? 6 : 15, () -> {
+                VerbsTests.Latency l = Bench.pinned(pinThreads, () -> t.sendLatency(2, 0, 2000));
+                CpuTime.take(1); // untimed: not the row's CPU
+                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
+            }, "round trips/s at the p50", say);
             Warmup.settle("reactive busy-poll ping-pong", quick ? 6 : 15, () -> {
                 VerbsTests.Latency l = pair.run(0, 2000);
                 CpuTime.take(1); // untimed: not the row's CPU
                 return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
             }, "round trips/s at the p50", say);
             awaitJitQuiet.run();
-            runs.run(repeat, () -> pair.run(warm * 2, iters));
+            for (int r = 0; r < repeat; r++) {
+                verbs.run(1, () -> Bench.pinned(pinThreads, () -> t.sendLatency(2, warm, iters)));
+                runs.run(1, () -> pair.run(warm * 2, iters));
+            }
         } catch (RuntimeException e) {
             ourFailure = true;
-            note += "; ours failed: " + e;
+            note += "; failed: " + e;
         }
         if (repeat > 1 && !runs.micros.isEmpty()) {
-            note += "; median of " + repeat + ": " + Bench.range(runs.micros)
-                    + (runs.cpu.isEmpty() ? "" : "; CPU us/msg " + Bench.range(runs.cpu));
+            note += "; median of " + repeat + ": ours " + Bench.range(runs.micros) + ", verbs "
+                    + Bench.range(verbs.micros) + (runs.cpu.isEmpty() ? "" : "; CPU us/msg ours "
+                    + Bench.range(runs.cpu) + ", verbs " + Bench.range(verbs.cpu));
         }
-        if (Double.isNaN(spin.ours())) {
-            note += "; the spin-hint row did not run";
-        }
-        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", Bench.median(runs.micros), spin.ours(), "verbs spin ping-pong",
-                Row.Target.RATIO_AT_MOST, runs.alloc, note).withCpu(Bench.median(runs.cpu), spin.cpuOurs());
+        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", Bench.median(runs.micros), Bench.median(verbs.micros),
+                "verbs spin ping-pong", Row.Target.RATIO_AT_MOST, runs.alloc, note)
+                .withCpu(Bench.median(runs.cpu), Bench.median(verbs.cpu));
         progress.accept(row);
         return row;
     }
