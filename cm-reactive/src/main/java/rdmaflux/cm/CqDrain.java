@@ -110,7 +110,7 @@ final class CqDrain implements CompletionSource {
     }
 
     /**
-     * Takes every completion; unless busy polling, re-arms and polls once more, because a completion
+     * Takes the completions there are; unless busy polling, re-arms and polls once more, because a completion
      * that arrived between the last poll and the arming raises no notification.
      *
      * @return whether it took any completion
@@ -122,7 +122,7 @@ final class CqDrain implements CompletionSource {
         }
         draining = true;
         try {
-            if (pollAll() > 0) {
+            if (poll(false) > 0) {
                 if (busyPollNanos > 0) {
                     lastActivity = System.nanoTime();
                     armed = false;
@@ -172,6 +172,20 @@ final class CqDrain implements CompletionSource {
     }
 
     private int pollAll() {
+        return poll(true);
+    }
+
+    /**
+     * Hands the CQ's completions to the sink, batch by batch.
+     *
+     * @param untilEmpty poll until a poll finds nothing; otherwise stop after a batch the poll did not fill,
+     *                   which found the CQ empty after it. {@link #drain()} does: what arrived since is taken by
+     *                   the poll after the re-arm, or (busy polling) by the loop's next turn, which comes at
+     *                   once; one more poll would only cost a call into the provider on every drain that found
+     *                   something
+     * @return how many completions it took
+     */
+    private int poll(boolean untilEmpty) {
         int total = 0;
         int n;
         while ((n = cq.poll(wc)) > 0) {
@@ -183,6 +197,9 @@ final class CqDrain implements CompletionSource {
                 }
             } finally {
                 sink.handled();
+            }
+            if (!untilEmpty && n < wc.capacity()) {
+                break;
             }
         }
         return total;
