@@ -116,9 +116,7 @@ final class ReactiveRows {
      * connection, as the verbs ping-pong runs on one link: untimed rounds of each until the JIT is done with
      * its path ({@link Warmup#settle}, also in a quick run: the Reactor path takes C2 thousands of round
      * trips, and the verbs loops' spin-wait branch, never taken by the rows before, is compiled out until it
-     * is), then {@code repeat} timed runs of each, the verbs ping-pong and ours in turn, medians. Until
-     * 2026-11-28 the baseline was the latency group's spin-hint row: one run, measured on the hint's first
-     * use, which came out 4-8 µs slower than the same loop warmed.
+     * is), then {@code repeat} timed runs of each, the verbs ping-pong and ours in turn, medians.
      *
      * @param iters timed round trips of each run
      * @param warm untimed round trips before each run (doubled for ours, as the reactive rows do)
