@@ -14,8 +14,8 @@ import java.util.function.Supplier;
  * stream against the verbs layer's, the heap each reactive API allocates per message, and RSocket over
  * rdmaflux against rdmaflux's own reactive ping-pong and stream, with RSocket over TCP for the record.
  * Each ratio's two sides are measured in this run, alternating, {@code repeat} times; the table shows each
- * side's median (the stream rows: of its fast mode) and the note both ranges. The "C" column of these rows holds the baseline they are judged
- * against, which is ours too; the "C tool" column names it.
+ * side's median (the stream rows: of its fast mode) and the note both ranges. The "C" column of these rows
+ * holds the baseline they are judged against, which is ours too; the "C tool" column names it.
  */
 final class StreamRows {
     /** Metric of the reactive stream rows. */
