@@ -41,8 +41,14 @@ final class CqDrain implements CompletionSource {
     private final WorkCompletions wc = new WorkCompletions(32);
     private final long busyPollNanos;
     /**
-     * When a busy-polling drain last found (or, {@link #touch()}, was about to look for) completions. Read by
-     * the loop, written by whichever thread drains: volatile.
+     * Busy polling: the empty polls in a row between two reads of the clock. A busy period so ends at most
+     * this many polls (microseconds) after {@code busyPollNanos} have passed since the last completion.
+     */
+    static final int CLOCK_POLLS = 32;
+    /**
+     * Where the busy period starts: the first clock read after a drain found completions ({@link #quiet()}),
+     * or when a thread that drains for the loop was about to look for them ({@link #touch()}). Written by
+     * whichever thread drains: volatile.
      */
     private volatile long lastActivity;
     /**
@@ -54,6 +60,14 @@ final class CqDrain implements CompletionSource {
      */
     private volatile boolean armed;
     private boolean draining;
+    /**
+     * Busy polling, the drainer's: empty polls in a row since the clock was last read. The clock is read
+     * once every {@link #CLOCK_POLLS} of them, not on every poll: on an emulated CPU a clock read costs as
+     * much as a poll that finds nothing.
+     */
+    private int idlePolls;
+    /** Busy polling, the drainer's: whether a poll found completions since the clock was last read. */
+    private boolean activeSinceClock;
 
     /**
      * The CQ (armed by {@link #start()}).
@@ -99,9 +113,23 @@ final class CqDrain implements CompletionSource {
         return busyPollNanos > 0 && !armed;
     }
 
-    /** {@return whether the busy period since the last completion ran out} */
+    /**
+     * Busy polling, after an empty poll: whether the busy period since the last completion ran out. Reads the
+     * clock on every {@link #CLOCK_POLLS}th empty poll in a row only; the first read after completions
+     * starts the period.
+     */
     private boolean quiet() {
-        return System.nanoTime() - lastActivity >= busyPollNanos;
+        if (++idlePolls < CLOCK_POLLS) {
+            return false;
+        }
+        idlePolls = 0;
+        long now = System.nanoTime();
+        if (activeSinceClock) {
+            activeSinceClock = false;
+            lastActivity = now;
+            return false;
+        }
+        return now - lastActivity >= busyPollNanos;
     }
 
     /** {@return whether a drain is running (its sink is being called)} */
@@ -124,9 +152,11 @@ final class CqDrain implements CompletionSource {
         try {
             if (poll(false) > 0) {
                 if (busyPollNanos > 0) {
-                    lastActivity = System.nanoTime();
+                    // Busy for busyPollNanos from the next clock read (quiet()): no re-arm, no clock read now.
+                    activeSinceClock = true;
+                    idlePolls = 0;
                     armed = false;
-                    return true; // busy for busyPollNanos from now: no re-arm, no second clock read
+                    return true;
                 }
                 rearm();
                 return true;

@@ -18,10 +18,10 @@ import rdmaflux.verbs.Poller;
  * completes, once the subclass let go of its native objects ({@link #onExit()}).
  *
  * <p>Busy polling: while the subclass says it {@link #spins()}, a turn is {@link #spin()} (which polls
- * without a system call), the task queue and the timers; the descriptors are polled without waiting only
- * every {@link #DESCRIPTOR_TURNS} turns, and a turn that found nothing ends with
- * {@link Thread#onSpinWait()}. {@link #execute} then skips the wake-up write: the loop looks at its task
- * queue on every turn anyway.
+ * without a system call) and the task queue; the descriptors are polled without waiting, and the timers
+ * looked at (which reads the clock), only every {@link #DESCRIPTOR_TURNS} turns, and a turn that found
+ * nothing ends with {@link Thread#onSpinWait()}. {@link #execute} then skips the wake-up write: the loop
+ * looks at its task queue on every turn anyway.
  */
 abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
     static final System.Logger LOG = System.getLogger("rdmaflux.cm");
@@ -57,9 +57,10 @@ abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
     }
 
     /**
-     * While spinning, the descriptors are polled (without waiting) once every this many turns: often
-     * enough that a loop's event-driven CQs and CM events wait microseconds, not milliseconds, rarely
-     * enough that the system call is not the spinning turn's main cost.
+     * While spinning, the descriptors are polled (without waiting) and the timers looked at once every this
+     * many turns: often enough that a loop's event-driven CQs, CM events and timers wait microseconds, not
+     * milliseconds, rarely enough that the system call and the clock read are not the spinning turn's main
+     * cost.
      */
     static final int DESCRIPTOR_TURNS = 64;
 
@@ -203,7 +204,6 @@ abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
                     if (spins()) {
                         spinning = true;
                         boolean found = spin() | ranTasks;
-                        fireTimers();
                         if (++turns < DESCRIPTOR_TURNS) {
                             if (!found && tasks.isEmpty()) {
                                 // Under a hypervisor (and qemu's TCG) PAUSE hands the CPU to another
