@@ -75,6 +75,23 @@ final class ConnectionLock extends ReentrantLock {
     }
 
     /**
+     * Lets go of a hold in which the holder wrote nothing (a poll that found no completion): the deferred
+     * work is done only if some was offered, before or while it lets go; otherwise the lock is just let go,
+     * without calling {@link Deferred#beforeUnlock()}. A busy-polling loop takes and lets go of the lock of
+     * every connection it polls on every turn.
+     */
+    void unlockIdle() {
+        if (getHoldCount() > 1 || deferred == null || deferred.pending()) {
+            unlock();
+            return;
+        }
+        super.unlock();
+        if (deferred.pending() && tryLock()) {
+            unlock(); // offered while it let go, by a thread that found the lock held
+        }
+    }
+
+    /**
      * Any thread, after handing over deferred work: does it now if the lock is free, else leaves it to the
      * holder, who does it before letting go. Never waits.
      */

@@ -337,11 +337,17 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
             return true;
         }
         if (lock.tryLock()) {
+            boolean found = false;
             try {
-                return drainNow();
+                found = drainNow();
             } finally {
-                lock.unlock();
+                if (found) {
+                    lock.unlock();
+                } else {
+                    lock.unlockIdle(); // nothing dispatched, so nothing written: no deferred work of its own
+                }
             }
+            return found;
         }
         drainRequested = true;
         lock.offer(); // the holder may have let go meanwhile

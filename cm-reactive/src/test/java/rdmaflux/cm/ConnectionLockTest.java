@@ -104,6 +104,34 @@ class ConnectionLockTest {
     }
 
     @Test
+    void anIdleUnlockDoesTheWorkOnlyWhenSomeWasOffered() {
+        ConnectionLock lock = new ConnectionLock();
+        Work w = work(lock);
+        lock.lock();
+        lock.unlockIdle();
+        assertFalse(lock.isLocked());
+        assertEquals(null, w.lastRunner.get(), "nothing offered: the deferred work is not called");
+        assertEquals(0, w.after.get());
+
+        lock.lock();
+        w.offered.add(1); // as a thread that found the lock held would
+        lock.unlockIdle();
+        assertFalse(lock.isLocked());
+        assertEquals(1, w.done.get(), "offered during the hold: done before letting go");
+        assertEquals(1, w.after.get());
+
+        lock.lock();
+        lock.lock();
+        w.offered.add(2);
+        lock.unlockIdle();
+        assertTrue(lock.isHeldByCurrentThread(), "an inner hold lets go of one level only");
+        assertEquals(1, w.done.get(), "and leaves the work to the outermost unlock");
+        lock.unlockIdle();
+        assertFalse(lock.isLocked());
+        assertEquals(2, w.done.get());
+    }
+
+    @Test
     void onlyTheOutermostUnlockDoesTheWork() {
         ConnectionLock lock = new ConnectionLock();
         Work w = work(lock);
