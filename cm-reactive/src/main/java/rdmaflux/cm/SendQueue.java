@@ -45,6 +45,8 @@ final class SendQueue {
     private final Rendezvous rendezvous;
     private final boolean credits;
     private final int maxRead;
+    /** Whether operations' latencies are recorded: not with {@link RdmaRecorder#NOOP}, so no clock is read. */
+    private final boolean timed;
 
     private final SendBuffers buffers;
     private final SendOp[] ops;
@@ -84,6 +86,7 @@ final class SendQueue {
         this.rendezvous = rendezvous;
         this.credits = credits;
         this.maxRead = maxRead;
+        this.timed = recorder != RdmaRecorder.NOOP;
         this.outstanding = outstanding;
         ops = new SendOp[qp.maxSendWr()];
         posted = new PostedOrder(ops.length);
@@ -357,7 +360,7 @@ final class SendQueue {
         op.kind = kind;
         op.sink = sink;
         op.lease = local != null && kind != Kind.LARGE ? Registration.of(local) : null;
-        op.started = System.nanoTime();
+        op.started = timed ? System.nanoTime() : SendOp.UNTIMED;
         if (kind == Kind.BIND) {
             batches.flushNow(); // a bind is posted alone: its window is checked and committed per post
         }
@@ -491,7 +494,7 @@ final class SendQueue {
         int finished = rendezvous.finishedField();
         int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
         op.kind = kind;
-        op.started = System.nanoTime();
+        op.started = timed ? System.nanoTime() : SendOp.UNTIMED;
         int w = batches.size();
         batches.requests().set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
         boolean full = written(op);
