@@ -160,7 +160,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
                 .depth(depth, recvCount).sge(1, 1).maxInlineData(options.maxInlineData()).build());
         cqs.created(qp, this);
         ReceiveRing ring = pool == null
-                ? new ReceiveRing(lock, pd, qp, arena, recvCount, options.bufferSize(), this::outstanding) : null;
+                ? new ReceiveRing(lock, pd, qp, arena, recvCount, options.bufferSize(), this::outstanding,
+                        credits ? repostBatch(options.receiveBuffers()) : 1) : null;
         Receives recv = ring != null ? ring : pool.join(lock);
         SendQueue made = null;
         try {
@@ -202,6 +203,17 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
                 sends.postSealed();
             }
         });
+    }
+
+    /**
+     * How many released buffers a connection's own ring reposts together (credits protocol): an eighth of
+     * the credits granted, from 1 to 8, so the peer keeps at least seven eighths of the window.
+     *
+     * @param granted the credits granted to the peer
+     * @return the batch
+     */
+    static int repostBatch(int granted) {
+        return Math.max(1, Math.min(8, granted / 8));
     }
 
     /**
@@ -409,7 +421,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
             drainNow();
         }
         boolean credited = receives.takeReleased(tornDown, window);
-        receives.postReposts();
+        credited |= receives.postReposts(window);
         if (credited) {
             sends.maybeReturnCredits();
         }

@@ -228,10 +228,10 @@ final class ReceivePool implements AutoCloseable {
         }
 
         @Override
-        public void postReposts() {
+        public boolean postReposts(CreditWindow window) {
             int n = reposts;
             if (n == 0) {
-                return;
+                return false; // credits are counted as the slots are taken (takeReleased), not here
             }
             reposts = 0;
             int done = n;
@@ -249,6 +249,7 @@ final class ReceivePool implements AutoCloseable {
             if (left) {
                 freeIfUnused(); // this connection's last buffers may be back
             }
+            return false;
         }
 
         /** CM loop, after the queue pair was destroyed: nothing lands for this connection any more. */

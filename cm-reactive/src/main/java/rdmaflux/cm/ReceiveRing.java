@@ -13,9 +13,18 @@ import rdmaflux.verbs.ReceiveRequests;
  * One connection's own receive buffers, posted on its queue pair: one region, one {@link ReceiveSlot} per
  * buffer, the stack of slots the application released, and the batch that reposts them.
  *
+ * <p>Reposts in batches: with the credits protocol, the buffers of released data messages are posted
+ * {@link #repostBatch} at a time, and their credits count as owed only once posted, so the peer never
+ * sends into a buffer that is not posted. One {@code ibv_post_recv} per batch instead of one per message
+ * (a ping-pong otherwise posts one receive per round trip on each side). The batch waits only while the
+ * peer still has credits for at least a batch of messages ({@link #holds}); a control message's buffer,
+ * which took no credit, and every buffer without the credits protocol, are posted at once, since the
+ * peer's sends into them are bounded by other means.
+ *
  * <p>Threads: made on the CM loop; the application pushes released slots on any thread (a compare-and-set,
  * never the lock); the holder of the connection's {@link ConnectionLock} takes them off, writes their
- * reposts and posts them as one chain ({@code ibv_post_recv}) before letting go.
+ * reposts and posts them as one chain ({@code ibv_post_recv}) before letting go, or keeps them for a
+ * later holder's chain.
  */
 final class ReceiveRing implements Receives {
     private final ConnectionLock lock;
@@ -26,7 +35,15 @@ final class ReceiveRing implements Receives {
     private final ReceiveRequests batch;
     /** The slot of each request written to {@link #batch} and not posted yet; guarded by the lock. */
     private final ReceiveSlot[] reposting;
+    /** Whether each written repost is of a message that took a credit, counted once it is posted. */
+    private final boolean[] credited;
     private int reposts;
+    /** The credited reposts posted together; 1 without the credits protocol. */
+    private final int repostBatch;
+    /** Whether a repost written and not posted took no credit: it is posted with the next chain, at once. */
+    private boolean urgent;
+    /** Set when the connection went away: what is written goes (and fails) at once. */
+    private boolean dead;
     /** Slots the application released, for the lock's holder, linked through {@link ReceiveSlot#nextReleased}. */
     private final ReleasedSlots releasedSlots = new ReleasedSlots();
     /** Told how many receives were posted, for the connection's count of outstanding work requests. */
@@ -43,9 +60,14 @@ final class ReceiveRing implements Receives {
      * @param count how many buffers
      * @param size the size of each
      * @param posted told how many receives were posted
+     * @param repostBatch how many credited reposts are posted together (1: each at once)
      */
     ReceiveRing(ConnectionLock lock, ProtectionDomain pd, QueuePair qp, Arena arena, int count, int size,
-                IntConsumer posted) {
+                IntConsumer posted, int repostBatch) {
+        if (repostBatch < 1) {
+            throw new IllegalArgumentException("repost batch " + repostBatch);
+        }
+        this.repostBatch = repostBatch;
         this.lock = lock;
         this.qp = qp;
         this.size = size;
@@ -54,6 +76,7 @@ final class ReceiveRing implements Receives {
         mr = pd.register(memory);
         slots = new ReceiveSlot[count];
         reposting = new ReceiveSlot[count];
+        credited = new boolean[count];
         batch = new ReceiveRequests(count, 1);
         for (int i = 0; i < count; i++) {
             slots[i] = new ReceiveSlot(this, i, memory.asSlice((long) size * i, size));
@@ -86,9 +109,9 @@ final class ReceiveRing implements Receives {
         return releasedSlots.any();
     }
 
+    /** The credits of released slots count when their reposts are posted ({@link #postReposts}): returns false. */
     @Override
     public boolean takeReleased(boolean dead, CreditWindow window) {
-        boolean credited = false;
         for (ReceiveSlot s = releasedSlots.takeAll(); s != null; ) {
             ReceiveSlot next = s.nextReleased;
             s.nextReleased = null;
@@ -98,32 +121,56 @@ final class ReceiveRing implements Receives {
                     window.dropped();
                 }
             } else {
-                repost(s);
-                if (s.counted) {
-                    window.released();
-                    credited = true;
-                }
+                write(s, s.counted);
             }
             s = next;
         }
-        return credited;
+        if (dead) {
+            this.dead = true;
+        }
+        return false;
     }
 
+    /** A control message's buffer: it took no credit, so it goes with the next chain, at once. */
     @Override
     public void repost(ReceiveSlot slot) {
+        write(slot, false);
+    }
+
+    private void write(ReceiveSlot slot, boolean tookCredit) {
         slot.state(ReceiveSlot.POSTED);
+        if (!tookCredit) {
+            urgent = true;
+        }
         int i = reposts++;
         reposting[i] = slot;
+        credited[i] = tookCredit;
         batch.set(i, TAG | slot.index).sge(i, 0, mr, (long) size * slot.index, size);
     }
 
+    /**
+     * Whether written credited reposts may wait for more: fewer than a batch, none urgent, and the peer still
+     * has credits for a batch of messages ({@link CreditWindow#outstanding()}, some of which may be on their
+     * way back to it), so it never waits for these.
+     *
+     * @param written reposts written and not posted
+     * @param batch the batch size
+     * @param urgent whether one of them took no credit
+     * @param peerCredits the credits the peer has or will have without these
+     * @return whether to keep them for a later chain
+     */
+    static boolean holds(int written, int batch, boolean urgent, int peerCredits) {
+        return written < batch && !urgent && peerCredits >= batch;
+    }
+
     @Override
-    public void postReposts() {
+    public boolean postReposts(CreditWindow window) {
         int n = reposts;
-        if (n == 0) {
-            return;
+        if (n == 0 || (!dead && holds(n, repostBatch, urgent, window.outstanding()))) {
+            return false;
         }
         reposts = 0;
+        urgent = false;
         int done = n;
         try {
             qp.postReceive(batch, n);
@@ -131,12 +178,21 @@ final class ReceiveRing implements Receives {
             done = batch.lastPosted(); // the QP is closed or broken: the rest is never filled again
         }
         posted.accept(done);
+        boolean owed = false;
         for (int i = 0; i < n; i++) {
-            if (i >= done) {
-                reposting[i].state(ReceiveSlot.DEAD);
-            }
+            ReceiveSlot s = reposting[i];
             reposting[i] = null;
+            if (i >= done) {
+                s.state(ReceiveSlot.DEAD);
+                if (credited[i]) {
+                    window.dropped();
+                }
+            } else if (credited[i]) {
+                window.released(); // posted: its credit may go back to the peer
+                owed = true;
+            }
         }
+        return owed;
     }
 
     @Override

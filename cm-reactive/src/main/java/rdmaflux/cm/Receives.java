@@ -67,8 +67,9 @@ interface Receives {
 
     /**
      * Under the lock: writes a repost of every released slot, or, when the connection went away
-     * ({@code dead}), marks them dead; counts their credits in {@code window}. The reposts leave with the
-     * next {@link #postReposts()}, which must come before any credit counted here reaches the peer.
+     * ({@code dead}), marks them dead; may count their credits in {@code window} (a shared pool does; a
+     * connection's own ring counts them as it posts them, {@link #postReposts}). The reposts leave with a
+     * {@link #postReposts}, which must come before any credit counted here reaches the peer.
      *
      * @param dead whether the queue pair is gone (nothing is posted again)
      * @param window the connection's credits
@@ -83,8 +84,14 @@ interface Receives {
      */
     void repost(ReceiveSlot slot);
 
-    /** Under the lock: posts what {@link #repost} and {@link #takeReleased} wrote, as one chain. */
-    void postReposts();
+    /**
+     * Under the lock: posts what {@link #repost} and {@link #takeReleased} wrote, as one chain; a
+     * connection's own ring may keep a few credited reposts for a later chain ({@link ReceiveRing}).
+     *
+     * @param window the connection's credits
+     * @return whether credits became owed (the posted buffers' credits, where they are counted at the post)
+     */
+    boolean postReposts(CreditWindow window);
 
     /** CM loop, after the queue pair was destroyed: frees the buffers' registration. Idempotent. */
     void close();
