@@ -133,8 +133,10 @@ final class ReactiveLatency {
         private final AtomicLong arrived = new AtomicLong();
         private final AtomicReference<Throwable> failure = new AtomicReference<>();
         private final Disposable replies;
-        /** The thread to wake for each echo (the one in {@link #pingPong}). */
+        /** The thread to wake for each echo (the one in {@link #pingPong}), unless it spins. */
         private volatile Thread caller;
+        /** Whether {@link #caller} spins for each echo: it needs no wake-up then (a call into the JVM each). */
+        private volatile boolean spinning;
 
         /**
          * Connects.
@@ -149,7 +151,9 @@ final class ReactiveLatency {
             replies = conn.receive().subscribe(m -> {
                 m.release();
                 arrived.incrementAndGet();
-                LockSupport.unpark(caller);
+                if (!spinning) {
+                    LockSupport.unpark(caller);
+                }
             }, e -> {
                 failure.set(e);
                 LockSupport.unpark(caller);
@@ -168,6 +172,7 @@ final class ReactiveLatency {
          */
         VerbsTests.Latency pingPong(int size, int warmup, int iters, boolean spin) {
             caller = Thread.currentThread();
+            spinning = spin;
             ByteBuffer message = ByteBuffer.allocate(size);
             long[] stamps = new long[iters + 1];
             com.sun.management.ThreadMXBean threads =
