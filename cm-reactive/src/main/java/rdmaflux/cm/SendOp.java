@@ -154,7 +154,7 @@ final class SendOp {
      * atomic's earlier value, a bind's {@link RemoteBuffer}, else {@code null}.
      */
     Object completed(RdmaRecorder recorder, SendBuffers buffers) {
-        // Untimed (no recorder): no clock read, which costs as much as a small post on an emulated CPU.
+        // Untimed (no recorder): no clock read, which costs about as much as an empty poll on an emulated CPU.
         long latency = started == UNTIMED ? 0 : System.nanoTime() - started;
         switch (kind) {
             case SEND -> {
