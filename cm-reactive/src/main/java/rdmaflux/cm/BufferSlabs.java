@@ -9,24 +9,26 @@ import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
 
 /**
- * Connections' own small send-side buffers (send buffers, atomic result words), carved from slabs: regions
- * registered once in a protection domain, each cut into blocks of one power of two (a slab holds
- * {@link #BLOCKS_PER_SLAB} blocks, at least a page and at most {@link #MAX_SLAB} bytes). Setting a
- * connection up then makes one {@code ibv_reg_mr} per side (its receive ring) in the common case, where it
- * made three on the CM loop (and as many {@code ibv_dereg_mr} when it ended).
+ * Connections' own small buffers (receive rings, send buffers, atomic result words), carved from slabs:
+ * regions registered once in a protection domain, each cut into blocks of one power of two (a slab holds
+ * {@link #BLOCKS_PER_SLAB} blocks, at least a page and at most {@link #MAX_SLAB} bytes). Setting up a
+ * connection whose buffers are small then makes no {@code ibv_reg_mr} in the common case, where it made
+ * three per side on the CM loop (and as many {@code ibv_dereg_mr} when it ended).
  *
- * <p>Only memory the application never sees comes from slabs: a block is reused by another connection
- * once freed, and a received message stays readable until released, even after its connection ended,
- * so receive rings keep a registration of their own.
+ * <p>A block is reused by another connection once freed. A received message stays readable until
+ * released, even after its connection ended, so a receive ring frees its block only once every message of
+ * it was released ({@link ReceiveRing#close}).
  *
  * <p>A block larger than {@link #MAX_BLOCK} gets a registration of its own, as before slabs: rounding it
  * up to a power of two would pin up to twice its memory.
  *
  * <p>Lifetime: a block goes back to its slab with {@link Block#free()} (idempotent), which its owner calls
  * once no work request can use it any more (its queue pair is destroyed) and nothing writes it any more
- * (the send side is closed). A slab whose blocks are all free is deregistered at once, so kernel objects
- * go back to their baseline with the last connection. Slab memory comes from an automatic arena, like a
- * connection's own buffers.
+ * (the send side is closed), or with {@link Block#retire()} when the application may still read it (a
+ * received message it holds past its connection): then the block is never handed out again. A slab whose
+ * blocks are all back, free or retired, is deregistered at once, so kernel objects go back to their
+ * baseline with the last connection. Slab memory comes from an automatic arena, like a connection's own
+ * buffers, so a retired block stays readable while anything references it.
  *
  * <p>Threads: any; guarded by {@code this}. A slab's registration runs under the lock: it is one call for
  * many connections.
@@ -62,6 +64,11 @@ final class BufferSlabs {
             this.index = index;
         }
 
+        /** {@return whether the block is a slab's (false: a registration of its own)} */
+        boolean inSlab() {
+            return slab != null;
+        }
+
         /** {@return the region that holds the block: scatter/gather entries name it with {@link #offset()}} */
         MemoryRegion region() {
             return region;
@@ -85,7 +92,24 @@ final class BufferSlabs {
             if (slab == null) {
                 region.close();
             } else {
-                slab.owner.give(slab, index);
+                slab.owner.give(slab, index, true);
+            }
+        }
+
+        /**
+         * Like {@link #free()}, for a block whose memory someone may still read (a message held past its
+         * connection): it is never handed out again, and its slab is deregistered once every other block is
+         * back (the memory itself stays allocated while anything references it). A block with a registration
+         * of its own is closed as by {@link #free()}.
+         */
+        void retire() {
+            if (!freed.compareAndSet(false, true)) {
+                return;
+            }
+            if (slab == null) {
+                region.close();
+            } else {
+                slab.owner.give(slab, index, false);
             }
         }
     }
@@ -98,6 +122,8 @@ final class BufferSlabs {
         /** Free block indices, a stack; guarded by the owner. */
         final int[] free;
         int freeCount;
+        /** Blocks {@link Block#retire() retired}: back, but never handed out again; guarded by the owner. */
+        int retired;
 
         Slab(BufferSlabs owner, MemoryRegion region, int shift) {
             this.owner = owner;
@@ -162,16 +188,23 @@ final class BufferSlabs {
         return Math.min(MAX_SLAB, Math.max(MIN_SLAB, (long) BLOCKS_PER_SLAB << shift));
     }
 
-    /** A block came back: a slab with every block free is deregistered. */
-    private void give(Slab s, int index) {
+    /**
+     * A block came back: to be handed out again ({@code reusable}), or retired. A slab with every block back
+     * is deregistered.
+     */
+    private void give(Slab s, int index, boolean reusable) {
         MemoryRegion empty = null;
         synchronized (this) {
             ArrayDeque<Slab> candidates = open[s.shift - MIN_SHIFT];
-            if (s.freeCount == 0) {
-                candidates.addLast(s);
+            if (reusable) {
+                if (s.freeCount == 0) {
+                    candidates.addLast(s);
+                }
+                s.free[s.freeCount++] = index;
+            } else {
+                s.retired++;
             }
-            s.free[s.freeCount++] = index;
-            if (s.freeCount == s.free.length) {
+            if (s.freeCount + s.retired == s.free.length) {
                 candidates.remove(s);
                 slabs--;
                 empty = s.region;

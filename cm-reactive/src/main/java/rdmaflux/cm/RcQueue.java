@@ -160,7 +160,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
                 .depth(depth, recvCount).sge(1, 1).maxInlineData(options.maxInlineData()).build());
         cqs.created(qp, this);
         ReceiveRing ring = pool == null
-                ? new ReceiveRing(lock, pd, qp, arena, recvCount, options.bufferSize(), this::outstanding,
+                ? new ReceiveRing(lock, registrations.slabs(), qp, arena, recvCount, options.bufferSize(), this::outstanding,
                         credits ? repostBatch(options.receiveBuffers()) : 1) : null;
         Receives recv = ring != null ? ring : pool.join(lock);
         SendQueue made = null;

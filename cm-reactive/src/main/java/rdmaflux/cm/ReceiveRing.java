@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.function.IntConsumer;
 
 import rdmaflux.verbs.MemoryRegion;
-import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.ReceiveRequests;
 
@@ -21,6 +20,12 @@ import rdmaflux.verbs.ReceiveRequests;
  * which took no credit, and every buffer without the credits protocol, are posted at once, since the
  * peer's sends into them are bounded by other means.
  *
+ * <p>Memory: a small ring is a block of the domain's {@link BufferSlabs} (one registration for many
+ * connections), a large one a region of its own. A received message stays readable until the application
+ * releases it, even after the connection ended, so when the queue pair is gone ({@link #close}) a slab's
+ * block goes back for another connection only if no message of the ring is still held; otherwise it is
+ * retired, never handed out again ({@link BufferSlabs.Block#retire()}).
+ *
  * <p>Threads: made on the CM loop; the application pushes released slots on any thread (a compare-and-set,
  * never the lock); the holder of the connection's {@link ConnectionLock} takes them off, writes their
  * reposts and posts them as one chain ({@code ibv_post_recv}) before letting go, or keeps them for a
@@ -31,6 +36,10 @@ final class ReceiveRing implements Receives {
     private final QueuePair qp;
     private final int size;
     private final MemoryRegion mr;
+    /** The ring's memory in {@link #mr}: a slab's block, or a registration of its own. */
+    private final BufferSlabs.Block block;
+    /** Where the ring starts in {@link #mr}. */
+    private final long base;
     private final ReceiveSlot[] slots;
     private final ReceiveRequests batch;
     /** The slot of each request written to {@link #batch} and not posted yet; guarded by the lock. */
@@ -50,11 +59,11 @@ final class ReceiveRing implements Receives {
     private final IntConsumer posted;
 
     /**
-     * CM loop: allocates and registers {@code count} buffers of {@code size} bytes in {@code pd}; nothing is
-     * posted before {@link #postAll()}.
+     * CM loop: carves {@code count} buffers of {@code size} bytes from {@code slabs} (or registers them on
+     * their own when too large for a slab); nothing is posted before {@link #postAll()}.
      *
      * @param lock the connection's lock
-     * @param pd the protection domain of {@code qp}
+     * @param slabs the slabs of the protection domain of {@code qp}
      * @param qp the connection's queue pair
      * @param arena where the buffers live
      * @param count how many buffers
@@ -62,7 +71,7 @@ final class ReceiveRing implements Receives {
      * @param posted told how many receives were posted
      * @param repostBatch how many credited reposts are posted together (1: each at once)
      */
-    ReceiveRing(ConnectionLock lock, ProtectionDomain pd, QueuePair qp, Arena arena, int count, int size,
+    ReceiveRing(ConnectionLock lock, BufferSlabs slabs, QueuePair qp, Arena arena, int count, int size,
                 IntConsumer posted, int repostBatch) {
         if (repostBatch < 1) {
             throw new IllegalArgumentException("repost batch " + repostBatch);
@@ -72,8 +81,10 @@ final class ReceiveRing implements Receives {
         this.qp = qp;
         this.size = size;
         this.posted = posted;
-        MemorySegment memory = BufferSlabs.allocate(arena, (long) size * count, 64);
-        mr = pd.register(memory);
+        block = slabs.carve(arena, (long) size * count);
+        mr = block.region();
+        base = block.offset();
+        MemorySegment memory = block.memory();
         slots = new ReceiveSlot[count];
         reposting = new ReceiveSlot[count];
         credited = new boolean[count];
@@ -86,7 +97,7 @@ final class ReceiveRing implements Receives {
     /** CM loop, once: posts every buffer. */
     void postAll() {
         for (int i = 0; i < slots.length; i++) {
-            batch.set(i, TAG | i).sge(i, 0, mr, (long) size * i, size);
+            batch.set(i, TAG | i).sge(i, 0, mr, base + (long) size * i, size);
         }
         qp.postReceive(batch, slots.length);
         posted.accept(slots.length);
@@ -145,7 +156,7 @@ final class ReceiveRing implements Receives {
         int i = reposts++;
         reposting[i] = slot;
         credited[i] = tookCredit;
-        batch.set(i, TAG | slot.index).sge(i, 0, mr, (long) size * slot.index, size);
+        batch.set(i, TAG | slot.index).sge(i, 0, mr, base + (long) size * slot.index, size);
     }
 
     /**
@@ -195,8 +206,21 @@ final class ReceiveRing implements Receives {
         return owed;
     }
 
+    /**
+     * CM loop, once the queue pair is destroyed (or when it was never used): a region of its own is closed
+     * (the memory stays readable while the application holds a message of it). A slab's block goes back to
+     * its slab when no message of the ring is held any more; while one is (the application's, or a large
+     * message's descriptor), the block is retired instead: its memory is never given to another connection,
+     * and its slab is still deregistered once its other blocks are back.
+     */
     @Override
     public void close() {
-        mr.close();
+        for (ReceiveSlot s : slots) {
+            if (s.state() == ReceiveSlot.DELIVERED) {
+                block.retire();
+                return;
+            }
+        }
+        block.free();
     }
 }
