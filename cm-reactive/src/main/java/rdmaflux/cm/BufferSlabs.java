@@ -16,8 +16,8 @@ import rdmaflux.verbs.ProtectionDomain;
  * three per side on the CM loop (and as many {@code ibv_dereg_mr} when it ended).
  *
  * <p>A block is reused by another connection once freed. A received message stays readable until
- * released, even after its connection ended, so a receive ring frees its block only once every message of
- * it was released ({@link ReceiveRing#close}).
+ * released, even after its connection ended, so a receive ring whose queue pair is gone retires its block
+ * instead of freeing it while a message of it is still held ({@link ReceiveRing#close}).
  *
  * <p>A block larger than {@link #MAX_BLOCK} gets a registration of its own, as before slabs: rounding it
  * up to a power of two would pin up to twice its memory.

@@ -160,8 +160,8 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
                 .depth(depth, recvCount).sge(1, 1).maxInlineData(options.maxInlineData()).build());
         cqs.created(qp, this);
         ReceiveRing ring = pool == null
-                ? new ReceiveRing(lock, registrations.slabs(), qp, arena, recvCount, options.bufferSize(), this::outstanding,
-                        credits ? repostBatch(options.receiveBuffers()) : 1) : null;
+                ? new ReceiveRing(lock, registrations.slabs(), qp, arena, recvCount, options.bufferSize(),
+                        this::outstanding, credits ? repostBatch(options.receiveBuffers()) : 1) : null;
         Receives recv = ring != null ? ring : pool.join(lock);
         SendQueue made = null;
         try {
