@@ -86,14 +86,7 @@ final class BufferSlabs {
 
         /** The block is free again: no work request uses it and nothing writes it (idempotent, any thread). */
         void free() {
-            if (!freed.compareAndSet(false, true)) {
-                return;
-            }
-            if (slab == null) {
-                region.close();
-            } else {
-                slab.owner.give(slab, index, true);
-            }
+            back(true);
         }
 
         /**
@@ -103,13 +96,17 @@ final class BufferSlabs {
          * of its own is closed as by {@link #free()}.
          */
         void retire() {
+            back(false);
+        }
+
+        private void back(boolean reusable) {
             if (!freed.compareAndSet(false, true)) {
                 return;
             }
             if (slab == null) {
                 region.close();
             } else {
-                slab.owner.give(slab, index, false);
+                slab.owner.give(slab, index, reusable);
             }
         }
     }

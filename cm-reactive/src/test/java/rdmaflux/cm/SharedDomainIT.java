@@ -68,13 +68,8 @@ class SharedDomainIT {
             assertEquals(1, ((Loops) loops).domainCount());
 
             // Closing the connections leaves the domain: it belongs to the loops.
-            Flux.fromIterable(cs).flatMap(c -> {
-                c.dispose();
-                return c.onDispose();
-            }).then().block(T);
-            Map<String, Integer> closed = new java.util.TreeMap<>(baseline);
-            closed.merge("pd", 1, Integer::sum);
-            Resources.awaitBaseline(closed, T, "after the connections closed, the loops' domain left");
+            disposeAll(cs);
+            awaitBaselineWithTheDomain(baseline, "after the connections closed, the loops' domain left");
 
             loops.disposeNow(T);
             Resources.awaitBaseline(baseline, T, "after the loops were disposed");
@@ -105,14 +100,9 @@ class SharedDomainIT {
             int regions = open.get("mr") - baseline.get("mr");
             assertTrue(regions >= 1 && regions <= 3, "regions for " + 2 * CONNECTIONS + " endpoints: " + regions);
 
-            Flux.fromIterable(cs).flatMap(c -> {
-                c.dispose();
-                return c.onDispose();
-            }).then().block(T);
+            disposeAll(cs);
             // The server's sides close when their clients went: then every slab is free and deregistered.
-            Map<String, Integer> closed = new java.util.TreeMap<>(baseline);
-            closed.merge("pd", 1, Integer::sum);
-            Resources.awaitBaseline(closed, T, "after the connections closed, the loops' domain left");
+            awaitBaselineWithTheDomain(baseline, "after the connections closed, the loops' domain left");
         } finally {
             loops.disposeNow(T);
         }
@@ -148,19 +138,30 @@ class SharedDomainIT {
             }
             Payloads.verify(held.toByteArray(), 0, 1000);
 
-            Flux.concat(Flux.fromIterable(later), Flux.just(keeper)).flatMap(c -> {
-                c.dispose();
-                return c.onDispose();
-            }).then().block(T);
+            disposeAll(later);
+            disposeAll(List.of(keeper));
             // The held message's block is retired, not in use: its slab is deregistered with the others'.
-            Map<String, Integer> closed = new java.util.TreeMap<>(baseline);
-            closed.merge("pd", 1, Integer::sum);
-            Resources.awaitBaseline(closed, T, "with a message of a closed connection still held");
+            awaitBaselineWithTheDomain(baseline, "with a message of a closed connection still held");
             Payloads.verify(held.toByteArray(), 0, 1000);
             held.release();
         } finally {
             loops.disposeNow(T);
         }
+    }
+
+    /** Waits until the kernel's objects are at {@code baseline} plus the loops' protection domain. */
+    private static void awaitBaselineWithTheDomain(Map<String, Integer> baseline, String what) {
+        Map<String, Integer> closed = new java.util.TreeMap<>(baseline);
+        closed.merge("pd", 1, Integer::sum);
+        Resources.awaitBaseline(closed, T, what);
+    }
+
+    /** Disposes the connections and waits until each is gone. */
+    private static void disposeAll(List<RdmaConnection> connections) {
+        Flux.fromIterable(connections).flatMap(c -> {
+            c.dispose();
+            return c.onDispose();
+        }).then().block(T);
     }
 
     /** Polls the kernel's count of memory regions until it is {@code expected}, then asserts it is. */
