@@ -81,9 +81,7 @@ class SharedDomainIT {
     @Test
     void connectionsCarveTheirBuffersFromSlabsDeregisteredWithTheLastConnection() {
         RdmaLoops loops = RdmaLoops.create("rdmaflux-it-slabs", 2);
-        // Small buffers, as a many-connection server would use: every ring fits a slab's block.
-        ConnectionOptions small = ConnectionOptions.defaults().toBuilder().loops(loops).bufferSize(1024)
-                .receiveBuffers(8).sendBuffers(8).build();
+        ConnectionOptions small = small(loops);
         try (EchoServer echo = new EchoServer(small)) {
             Map<String, Integer> baseline = Resources.baseline(); // with the server's listener
             List<RdmaConnection> cs = Flux.range(0, CONNECTIONS)
@@ -111,8 +109,7 @@ class SharedDomainIT {
     @Test
     void aMessageHeldPastItsConnectionKeepsItsBytesWhileTheSlabGoesWithTheOtherConnections() {
         RdmaLoops loops = RdmaLoops.create("rdmaflux-it-held", 2);
-        ConnectionOptions small = ConnectionOptions.defaults().toBuilder().loops(loops).bufferSize(1024)
-                .receiveBuffers(8).sendBuffers(8).build();
+        ConnectionOptions small = small(loops);
         try (EchoServer echo = new EchoServer(small)) {
             Map<String, Integer> baseline = Resources.baseline();
             // Keeps the slab registered (a slab with every block back is gone, and its blocks with it).
@@ -147,6 +144,15 @@ class SharedDomainIT {
         } finally {
             loops.disposeNow(T);
         }
+    }
+
+    /**
+     * {@return small buffers on {@code loops}, as a many-connection server would use: every ring fits a
+     * slab's block}
+     */
+    private static ConnectionOptions small(RdmaLoops loops) {
+        return ConnectionOptions.defaults().toBuilder().loops(loops).bufferSize(1024).receiveBuffers(8)
+                .sendBuffers(8).build();
     }
 
     /** Waits until the kernel's objects are at {@code baseline} plus the loops' protection domain. */
