@@ -64,11 +64,6 @@ final class BufferSlabs {
             this.index = index;
         }
 
-        /** {@return whether the block is a slab's (false: a registration of its own)} */
-        boolean inSlab() {
-            return slab != null;
-        }
-
         /** {@return the region that holds the block: scatter/gather entries name it with {@link #offset()}} */
         MemoryRegion region() {
             return region;
