@@ -1,7 +1,11 @@
 package rdmaflux.samples.bench;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
 
 import reactor.core.scheduler.Schedulers;
 import rdmaflux.cm.ConnectionOptions;
@@ -54,6 +58,59 @@ final class ReactiveBusyPoll implements AutoCloseable {
      */
     static ConnectionOptions options(int size) {
         return ReactiveLatency.options(size).toBuilder().busyPoll(SPIN).scheduler(Schedulers.immediate()).build();
+    }
+
+    /** One timed run of each side: typical latency (us), CPU per message (us, NaN without getrusage), heap per message. */
+    record Run(double ours, double verbs, double oursCpu, double verbsCpu, double alloc) {
+    }
+
+    /**
+     * The row's measurement in this JVM, each side on one connection, as the verbs ping-pong runs on one
+     * link: untimed rounds of each until the JIT is done with its path ({@link Warmup#settle}, at most
+     * {@code maxWarmRounds}: in a fresh JVM under emulation C2 needs far more than the 15 rounds of 2,000
+     * round trips that sufficed after the latency rows had compiled the verbs loops), a quiet JIT, then
+     * {@code repeat} timed runs of each, the verbs ping-pong and ours in turn.
+     *
+     * @param ip the RDMA interface's address
+     * @param port the verbs link's port
+     * @param iters timed round trips of each run
+     * @param warm untimed round trips before each run (doubled for ours, as the reactive rows do)
+     * @param repeat timed runs of each side
+     * @param quick the short run: a shorter wait for the JIT
+     * @param maxWarmRounds the most untimed rounds of 2,000 round trips per side
+     * @param pinThreads put the verbs ping-pong's two threads on CPUs 0 and 1, as the latency rows do
+     * @param timeout the longest wait for any step or echo
+     * @param say prints a line
+     * @return the timed runs
+     */
+    static List<Run> measure(InetAddress ip, int port, int iters, int warm, int repeat, boolean quick,
+                             int maxWarmRounds, boolean pinThreads, Duration timeout, Consumer<String> say) {
+        List<Run> runs = new ArrayList<>();
+        try (VerbsLink link = VerbsLink.open(new InetSocketAddress(ip, port), 64, timeout);
+             ReactiveBusyPoll pair = new ReactiveBusyPoll(new InetSocketAddress(ip, 0), 2, timeout)) {
+            VerbsTests t = new VerbsTests(link, timeout, pinThreads);
+            t.spinHint = true;
+            Warmup.settle("verbs spin ping-pong", maxWarmRounds, () -> {
+                VerbsTests.Latency l = Bench.pinned(pinThreads, () -> t.sendLatency(2, 0, 2000));
+                CpuTime.take(1); // untimed: not the row's CPU
+                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
+            }, "round trips/s at the p50", say);
+            Warmup.settle("reactive busy-poll ping-pong", maxWarmRounds, () -> {
+                VerbsTests.Latency l = pair.run(0, 2000);
+                CpuTime.take(1); // untimed: not the row's CPU
+                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
+            }, "round trips/s at the p50", say);
+            Warmup.awaitJitQuiet(Duration.ofSeconds(quick ? 5 : 30), say);
+            for (int r = 0; r < repeat; r++) {
+                VerbsTests.Latency v = Bench.pinned(pinThreads, () -> t.sendLatency(2, warm, iters));
+                double verbsCpu = CpuTime.take(v.messages());
+                VerbsTests.Latency o = pair.run(warm * 2, iters);
+                double oursCpu = CpuTime.take(o.messages());
+                runs.add(new Run(Stats.typicalMicros(o.stamps(), 2), Stats.typicalMicros(v.stamps(), 2), oursCpu,
+                        verbsCpu, o.allocPerMessage()));
+            }
+        }
+        return runs;
     }
 
     /**

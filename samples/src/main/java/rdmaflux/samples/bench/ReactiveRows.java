@@ -30,6 +30,13 @@ final class ReactiveRows {
      * (2026-11-27), so a median of three can rest on one side's outlier.
      */
     static final int SETUP_RUNS = 5;
+    /** The busy-poll row's JVMs in a full run ({@link BusyPollFork}): JMH's default number of forks. */
+    static final int BUSY_POLL_FORKS = 5;
+    /**
+     * Timed round trips per run of the busy-poll row (a quick run's: a fifth), whatever {@code --lat-iters}
+     * says: the latency rows' 300 take 9 ms here, two or three of the emulator's 4 ms ticks.
+     */
+    static final int BUSY_POLL_ITERS = 5000;
     private final InetAddress ip;
     private final boolean quick;
     private final int repeat;
@@ -112,58 +119,73 @@ final class ReactiveRows {
 
     /**
      * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
-     * ping-pong (both loops with the spin-wait hint), target {@link Row#BUSY_POLL_BOUND}; each on one
-     * connection, as the verbs ping-pong runs on one link: untimed rounds of each until the JIT is done with
-     * its path ({@link Warmup#settle}, also in a quick run: the Reactor path takes C2 thousands of round
-     * trips, and the verbs loops' spin-wait branch, never taken by the rows before, is compiled out until it
-     * is), then {@code repeat} timed runs of each, the verbs ping-pong and ours in turn, medians.
+     * ping-pong (both loops with the spin-wait hint), target {@link Row#BUSY_POLL_BOUND}: {@link #BUSY_POLL_FORKS}
+     * JVMs of their own in a full run, one in a quick run ({@link BusyPollFork}), each warming up both sides and
+     * timing {@code repeat} runs of each in turn ({@link ReactiveBusyPoll#measure}); the medians of all forks'
+     * runs, and each fork's ratio in the note.
      *
-     * @param iters timed round trips of each run
-     * @param warm untimed round trips before each run (doubled for ours, as the reactive rows do)
      * @param port the verbs link's port
      * @return the row
      */
-    Row busyPollRow(int iters, int warm, int port) {
-        PingPongRuns runs = new PingPongRuns();
-        PingPongRuns verbs = new PingPongRuns();
+    Row busyPollRow(int port) {
+        int forks = quick ? 1 : BUSY_POLL_FORKS;
+        int iters = quick ? BUSY_POLL_ITERS / 5 : BUSY_POLL_ITERS;
+        int warm = iters / 5;
+        List<Double> ours = new ArrayList<>();
+        List<Double> verbs = new ArrayList<>();
+        List<Double> oursCpu = new ArrayList<>();
+        List<Double> verbsCpu = new ArrayList<>();
+        List<String> perFork = new ArrayList<>();
+        double alloc = Double.NaN;
         String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
                 + ") and scheduler(Schedulers.immediate()) on both (signals and the echo on the completion loop), "
                 + "calling thread spinning with Thread.onSpinWait(); one connection for the warm-up (until the JIT "
                 + "is done) and the timed runs; C = the verbs layer's SEND ping-pong with Thread.onSpinWait() in "
-                + "its poll loops, warmed up the same way, its runs and ours in turn; alloc = all threads";
-        try (VerbsLink link = VerbsLink.open(new InetSocketAddress(ip, port), 64, timeout);
-             ReactiveBusyPoll pair = new ReactiveBusyPoll(new InetSocketAddress(ip, 0), 2, timeout)) {
-            VerbsTests t = new VerbsTests(link, timeout, pinThreads);
-            t.spinHint = true;
-            Warmup.settle("verbs spin ping-pong", quick ? 6 : 15, () -> {
-                VerbsTests.Latency l = Bench.pinned(pinThreads, () -> t.sendLatency(2, 0, 2000));
-                CpuTime.take(1); // untimed: not the row's CPU
-                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
-            }, "round trips/s at the p50", say);
-            Warmup.settle("reactive busy-poll ping-pong", quick ? 6 : 15, () -> {
-                VerbsTests.Latency l = pair.run(0, 2000);
-                CpuTime.take(1); // untimed: not the row's CPU
-                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
-            }, "round trips/s at the p50", say);
-            awaitJitQuiet.run();
-            for (int r = 0; r < repeat; r++) {
-                verbs.run(1, () -> Bench.pinned(pinThreads, () -> t.sendLatency(2, warm, iters)));
-                runs.run(1, () -> pair.run(warm * 2, iters));
+                + "its poll loops, warmed up the same way, its runs and ours in turn; "
+                + (forks == 1 ? "1 JVM of its own" : forks + " JVMs of their own (forks, as JMH's)") + " with "
+                + repeat + (repeat == 1 ? " run of " : " runs of ") + iters + " round trips (after " + warm + ", ours " + 2 * warm + ", untimed) of each side, "
+                + "medians of all runs; alloc = all threads";
+        try {
+            for (int f = 0; f < forks; f++) {
+                say.accept("bench: busy-poll fork " + (f + 1) + " of " + forks);
+                List<ReactiveBusyPoll.Run> runs = BusyPollFork.run(ip, port, iters, warm, repeat, quick, pinThreads,
+                        timeout, say);
+                List<Double> forkOurs = new ArrayList<>();
+                List<Double> forkVerbs = new ArrayList<>();
+                for (ReactiveBusyPoll.Run r : runs) {
+                    forkOurs.add(r.ours());
+                    forkVerbs.add(r.verbs());
+                    addIfMeasured(oursCpu, r.oursCpu());
+                    addIfMeasured(verbsCpu, r.verbsCpu());
+                    alloc = Double.isNaN(alloc) ? r.alloc() : Math.max(alloc, r.alloc());
+                }
+                ours.addAll(forkOurs);
+                verbs.addAll(forkVerbs);
+                perFork.add(String.format(java.util.Locale.ROOT, "%.3f", Bench.median(forkOurs)
+                        / Bench.median(forkVerbs)));
+                say.accept("bench: busy-poll fork " + (f + 1) + ": ours " + Bench.range(forkOurs) + " us, verbs "
+                        + Bench.range(forkVerbs) + " us, ratio of medians " + perFork.getLast());
             }
         } catch (RuntimeException e) {
             ourFailure = true;
             note += "; failed: " + e;
         }
-        if (repeat > 1 && !runs.micros.isEmpty()) {
-            note += "; median of " + repeat + ": ours " + Bench.range(runs.micros) + ", verbs "
-                    + Bench.range(verbs.micros) + (runs.cpu.isEmpty() ? "" : "; CPU us/msg ours "
-                    + Bench.range(runs.cpu) + ", verbs " + Bench.range(verbs.cpu));
+        if (!ours.isEmpty()) {
+            note += "; runs: ours " + Bench.range(ours) + ", verbs " + Bench.range(verbs) + "; each fork's ratio "
+                    + String.join(", ", perFork) + (oursCpu.isEmpty() ? "" : "; CPU us/msg ours "
+                    + Bench.range(oursCpu) + ", verbs " + Bench.range(verbsCpu));
         }
-        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", Bench.median(runs.micros), Bench.median(verbs.micros),
-                "verbs spin ping-pong", Row.Target.RATIO_AT_MOST, runs.alloc, note)
-                .withCpu(Bench.median(runs.cpu), Bench.median(verbs.cpu));
+        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", Bench.median(ours), Bench.median(verbs),
+                "verbs spin ping-pong", Row.Target.RATIO_AT_MOST, alloc, note)
+                .withCpu(Bench.median(oursCpu), Bench.median(verbsCpu));
         progress.accept(row);
         return row;
+    }
+
+    private static void addIfMeasured(List<Double> values, double v) {
+        if (!Double.isNaN(v)) {
+            values.add(v);
+        }
     }
 
     /**

@@ -6,12 +6,10 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.UncheckedIOException;
 import java.io.Writer;
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -43,20 +41,8 @@ final class SetupServerProcess implements AutoCloseable {
      */
     SetupServerProcess(InetAddress ip, int connections, Duration timeout, Duration quiet, boolean pin) {
         this.timeout = timeout;
-        List<String> command = new ArrayList<>();
-        if (pin) {
-            command.addAll(List.of("taskset", "-c", "1"));
-        }
-        command.add(ProcessHandle.current().info().command().orElse("java"));
-        for (String option : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            // A recording or a log file of the benchmark's own would be written by both JVMs at once.
-            if (!option.startsWith("-XX:StartFlightRecording") && !option.startsWith("-Xlog")) {
-                command.add(option);
-            }
-        }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SetupServer.class.getName(),
-                ip.getHostAddress(), Integer.toString(connections), Long.toString(timeout.toSeconds()),
-                Long.toString(quiet.toSeconds())));
+        List<String> command = ForkedJvm.command(pin ? 1 : -1, SetupServer.class, List.of(ip.getHostAddress(),
+                Integer.toString(connections), Long.toString(timeout.toSeconds()), Long.toString(quiet.toSeconds())));
         try {
             process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         } catch (IOException e) {

@@ -2,6 +2,7 @@ package rdmaflux.samples.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -101,6 +102,15 @@ class BenchParsingTest {
         assertEquals(15.0, Stats.fastMode(List.of(10.0, 20.0)), 1e-12);
         assertTrue(Double.isNaN(Stats.fastMode(List.of())));
         assertEquals(List.of(), Stats.slowMode(List.of()));
+    }
+
+    @Test
+    void aBusyPollForksRunSurvivesItsLine() {
+        // A run without getrusage has no CPU column: NaN must come back as NaN, not fail the row.
+        ReactiveBusyPoll.Run run = new ReactiveBusyPoll.Run(28.125, 23.5, Double.NaN, 126.7, 0.03125);
+        String line = BusyPollFork.format(run);
+        assertEquals(run, BusyPollFork.parse(line));
+        assertThrows(IllegalArgumentException.class, () -> BusyPollFork.parse("28.1 23.5"));
     }
 
     @Test
