@@ -60,7 +60,10 @@ final class ReactiveBusyPoll implements AutoCloseable {
         return ReactiveLatency.options(size).toBuilder().busyPoll(SPIN).scheduler(Schedulers.immediate()).build();
     }
 
-    /** One timed run of each side: typical latency (us), CPU per message (us, NaN without getrusage), heap per message. */
+    /**
+     * One timed run of each side: typical latency (us), CPU per message (us, NaN without getrusage), our
+     * heap bytes per message.
+     */
     record Run(double ours, double verbs, double oursCpu, double verbsCpu, double alloc) {
     }
 

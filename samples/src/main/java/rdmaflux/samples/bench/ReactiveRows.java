@@ -143,8 +143,8 @@ final class ReactiveRows {
                 + "is done) and the timed runs; C = the verbs layer's SEND ping-pong with Thread.onSpinWait() in "
                 + "its poll loops, warmed up the same way, its runs and ours in turn; "
                 + (forks == 1 ? "1 JVM of its own" : forks + " JVMs of their own (forks, as JMH's)") + " with "
-                + repeat + (repeat == 1 ? " run of " : " runs of ") + iters + " round trips (after " + warm + ", ours " + 2 * warm + ", untimed) of each side, "
-                + "medians of all runs; alloc = all threads";
+                + repeat + (repeat == 1 ? " run of " : " runs of ") + iters + " round trips (after " + warm
+                + ", ours " + 2 * warm + ", untimed) of each side, medians of all runs; alloc = all threads";
         try {
             for (int f = 0; f < forks; f++) {
                 say.accept("bench: busy-poll fork " + (f + 1) + " of " + forks);
