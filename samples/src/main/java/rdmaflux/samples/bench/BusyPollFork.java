@@ -67,6 +67,16 @@ public final class BusyPollFork {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the busy-poll fork", e);
         }
+        // A fork that hangs is killed, which ends its output and the read below.
+        Thread watchdog = Thread.ofPlatform().daemon().name("bench-busy-poll-fork-watchdog").start(() -> {
+            try {
+                if (!process.waitFor(FORK_LIMIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+            }
+        });
         List<ReactiveBusyPoll.Run> runs = new ArrayList<>();
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8))) {
@@ -77,9 +87,8 @@ public final class BusyPollFork {
                     say.accept("bench:   fork: " + line);
                 }
             }
-            if (!process.waitFor(FORK_LIMIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("the busy-poll fork did not end within " + FORK_LIMIT);
-            }
+            process.waitFor();
+            watchdog.join();
         } catch (IOException e) {
             throw new UncheckedIOException("reading the busy-poll fork", e);
         } catch (InterruptedException e) {
@@ -90,7 +99,8 @@ public final class BusyPollFork {
         }
         if (process.exitValue() != 0 || runs.size() != repeat) {
             throw new IllegalStateException("the busy-poll fork exited with " + process.exitValue() + " after "
-                    + runs.size() + " of " + repeat + " runs");
+                    + runs.size() + " of " + repeat + " runs (a fork still running after " + FORK_LIMIT
+                    + " is killed)");
         }
         return runs;
     }
