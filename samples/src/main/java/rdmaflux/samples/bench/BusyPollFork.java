@@ -126,11 +126,11 @@ public final class BusyPollFork {
      * @throws IOException when the address cannot be resolved
      */
     public static void main(String[] args) throws IOException {
+        boolean quick = Boolean.parseBoolean(args[5]);
         List<ReactiveBusyPoll.Run> runs = ReactiveBusyPoll.measure(InetAddress.getByName(args[0]),
                 Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
-                Integer.parseInt(args[4]), Boolean.parseBoolean(args[5]),
-                Boolean.parseBoolean(args[5]) ? MAX_WARM_ROUNDS / 10 : MAX_WARM_ROUNDS, Boolean.parseBoolean(args[6]),
-                Duration.ofSeconds(Long.parseLong(args[7])), System.out::println);
+                Integer.parseInt(args[4]), quick, quick ? MAX_WARM_ROUNDS / 10 : MAX_WARM_ROUNDS,
+                Boolean.parseBoolean(args[6]), Duration.ofSeconds(Long.parseLong(args[7])), System.out::println);
         for (ReactiveBusyPoll.Run r : runs) {
             System.out.println(RESULT + format(r));
         }
