@@ -3,6 +3,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
+import reactor.core.publisher.Mono;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
@@ -27,25 +28,30 @@ public class HelloRdma {
         }
         Duration timeout = Duration.ofSeconds(30);
 
-        // Server: echo every message back.
+        // Server: every accepted connection echoes every message back.
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0),   // 0: any free port
                 ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL).block(timeout);
-        server.connections().subscribe(conn -> conn.receive()
-                .concatMap(msg -> {
+        server.connections()
+                .flatMap(conn -> conn.receive().concatMap(msg -> {
                     ByteBuffer copy = ByteBuffer.wrap(msg.toByteArray());
                     msg.release();               // re-posts the receive buffer, returns a credit
                     return conn.send(copy);
-                })
-                .subscribe());
+                }))
+                .subscribe();
         System.out.println("server: listening on " + server.address());
 
-        // Client: connect, send, wait for the echo, close.
-        RdmaConnection client = RdmaConnection.connect(server.address()).block(timeout);
-        client.send(ByteBuffer.wrap("hello, RDMA".getBytes(StandardCharsets.UTF_8))).block(timeout);
-        byte[] echo = client.receiveBytes().blockFirst(timeout);
-        System.out.println("client: got \"" + new String(echo, StandardCharsets.UTF_8) + "\" back");
+        // Client: connect, send, take the first message back, close; one chain, one block() at its end.
+        String echo = Mono.usingWhen(RdmaConnection.connect(server.address()),
+                        client -> client.send(ByteBuffer.wrap("hello, RDMA".getBytes(StandardCharsets.UTF_8)))
+                                .then(client.receiveBytes().next()),
+                        client -> {              // runs once the echo is in (or on failure): close the connection
+                            client.dispose();
+                            return client.onDispose();
+                        })
+                .map(bytes -> new String(bytes, StandardCharsets.UTF_8))
+                .block(timeout);
+        System.out.println("client: got \"" + echo + "\" back");
 
-        client.disposeNow(timeout);
         server.disposeNow(timeout);
     }
 }

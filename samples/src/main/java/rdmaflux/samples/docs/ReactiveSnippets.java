@@ -44,22 +44,27 @@ public final class ReactiveSnippets {
         Duration timeout = Duration.ofSeconds(10);
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0),   // 0: any free port
                 ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL).block(timeout);
-        server.connections().subscribe(c -> c.receive()                          // echo every message
-                .concatMap(msg -> {
+        server.connections()                                 // every accepted connection ...
+                .flatMap(c -> c.receive().concatMap(msg -> { // ... echoes every message
                     ByteBuffer copy = ByteBuffer.wrap(msg.toByteArray());
                     msg.release();                  // re-posts the receive buffer, returns a credit
                     return c.send(copy);
-                })
-                .subscribe());
+                }))
+                .subscribe();
 
-        RdmaConnection client = RdmaConnection.connect(server.address()).block(timeout);
-        client.send(ByteBuffer.wrap("hello, RDMA".getBytes(StandardCharsets.UTF_8))).block(timeout);
-        byte[] echo = client.receiveBytes().blockFirst(timeout);
-        System.out.println("echo: " + new String(echo, StandardCharsets.UTF_8));
-        client.disposeNow(timeout);
+        String echo = Mono.usingWhen(RdmaConnection.connect(server.address()),
+                        client -> client.send(ByteBuffer.wrap("hello, RDMA".getBytes(StandardCharsets.UTF_8)))
+                                .then(client.receiveBytes().next()),          // the first message back
+                        client -> {                                           // closed once the echo is in
+                            client.dispose();
+                            return client.onDispose();
+                        })
+                .map(bytes -> new String(bytes, StandardCharsets.UTF_8))
+                .block(timeout);
+        System.out.println("echo: " + echo);
         server.disposeNow(timeout);
         // end::readme[]
-        return new String(echo, StandardCharsets.UTF_8);
+        return echo;
     }
 
     /**
@@ -76,14 +81,13 @@ public final class ReactiveSnippets {
         // Server: echo every message back.
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, port),
                 ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL).block(timeout);
-        server.connections().subscribe(conn ->
-                conn.receive()
-                    .concatMap(msg -> {
-                        ByteBuffer copy = ByteBuffer.wrap(msg.toByteArray());
-                        msg.release();                       // re-posts the buffer, returns a credit
-                        return conn.send(copy);
-                    })
-                    .subscribe());
+        server.connections()
+                .flatMap(conn -> conn.receive().concatMap(msg -> {
+                    ByteBuffer copy = ByteBuffer.wrap(msg.toByteArray());
+                    msg.release();                           // re-posts the buffer, returns a credit
+                    return conn.send(copy);
+                }))
+                .subscribe();
 
         // Client: connect, send three messages, wait for the three replies, close.
         RdmaConnection c = RdmaConnection.connect(new InetSocketAddress(address, port)).block(timeout);
