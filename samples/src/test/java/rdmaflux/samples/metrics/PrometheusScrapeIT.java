@@ -127,17 +127,30 @@ class PrometheusScrapeIT {
         return r.body();
     }
 
-    /** @return the single value of an instant query (NaN when it has no result) */
+    /**
+     * @return the single value of an instant query (NaN when it has no result within {@link #T}). A scrape
+     *         that outlasts its 1 s timeout on a slow machine marks every series of the target stale until
+     *         the next one lands, so a query with no result is asked again.
+     */
     private double query(String base, String promql) throws IOException, InterruptedException {
-        Map<String, Object> answer = Json.object(Json.parse(get(base + "/api/v1/query?query="
-                + URLEncoder.encode(promql, StandardCharsets.UTF_8))));
-        assertEquals("success", answer.get("status"), promql + " -> " + answer);
-        List<Object> result = Json.array(Json.object(answer.get("data")).get("result"));
+        long deadline = System.nanoTime() + T.toNanos();
+        List<Object> result = results(base, promql);
+        while (result.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+            result = results(base, promql);
+        }
         if (result.isEmpty()) {
             return Double.NaN;
         }
         assertEquals(1, result.size(), promql + " -> " + result);
         return Double.parseDouble((String) Json.array(Json.object(result.getFirst()).get("value")).get(1));
+    }
+
+    private List<Object> results(String base, String promql) throws IOException, InterruptedException {
+        Map<String, Object> answer = Json.object(Json.parse(get(base + "/api/v1/query?query="
+                + URLEncoder.encode(promql, StandardCharsets.UTF_8))));
+        assertEquals("success", answer.get("status"), promql + " -> " + answer);
+        return Json.array(Json.object(answer.get("data")).get("result"));
     }
 
     /** Waits for the first scrapes to land. */
