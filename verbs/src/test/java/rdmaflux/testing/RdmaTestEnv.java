@@ -53,6 +53,32 @@ public final class RdmaTestEnv {
         return System.getenv("RDMAFLUX_SANDBOX_DEVICE") != null;
     }
 
+    /**
+     * How many times the reference time this machine takes (scripts/lib/it-lane's calibration of the lane,
+     * in {@code RDMAFLUX_IT_SPEED}), never less than 1: 1 outside a lane.
+     *
+     * @return the lane's speed factor
+     */
+    public static double speedFactor() {
+        String v = env("RDMAFLUX_IT_SPEED", "1");
+        try {
+            return Math.max(1.0, Double.parseDouble(v));
+        } catch (NumberFormatException e) {
+            throw new AssertionError("RDMAFLUX_IT_SPEED is not a number: " + v, e);
+        }
+    }
+
+    /**
+     * A bound on work the emulated CPU does, stretched by {@link #speedFactor()}: a bound sized for the
+     * reference machine would fail a correct run on a machine that is only slower.
+     *
+     * @param atReferenceSpeed the bound on the reference machine
+     * @return the bound on this one
+     */
+    public static java.time.Duration scaled(java.time.Duration atReferenceSpeed) {
+        return java.time.Duration.ofMillis(Math.round(atReferenceSpeed.toMillis() * speedFactor()));
+    }
+
     private static String env(String name, String fallback) {
         String v = System.getenv(name);
         return v == null || v.isBlank() ? fallback : v;
