@@ -59,7 +59,11 @@ public class RdmafluxProperties {
 
     /** {@code rdmaflux.server.*}: onto {@link ServerOptions}. */
     public static class Server {
-        /** Most connect requests a server holds at once (also the listen backlog), 1..65535. */
+        /**
+         * Most connect requests a server holds at once (also the listen backlog), 1..65535 (128 by default): the
+         * ServerOptions bean's, for the servers the application binds itself (the RSocket server over RDMA keeps
+         * the transport's default).
+         */
         private int acceptQueue = ServerOptions.DEFAULT_ACCEPT_QUEUE;
 
         /** Creates the defaults. */

@@ -1,7 +1,5 @@
 package rdmaflux.samples.boot;
 
-import java.time.Duration;
-
 import org.springframework.messaging.handler.annotation.MessageMapping;
 import org.springframework.stereotype.Controller;
 import reactor.core.publisher.Flux;
@@ -30,7 +28,7 @@ public class Greetings {
     }
 
     /**
-     * Request-stream: {@code count} items, one every 10 ms, with the requester's backpressure.
+     * Request-stream: {@code count} items, as many at a time as the requester asks for.
      *
      * @param count how many items, as text
      * @return the items
@@ -38,6 +36,6 @@ public class Greetings {
     @MessageMapping("count")
     public Flux<String> count(String count) {
         int n = Integer.parseInt(count);
-        return Flux.interval(Duration.ofMillis(10)).take(n).map(i -> "item " + (i + 1) + " of " + n);
+        return Flux.range(1, n).map(i -> "item " + i + " of " + n);
     }
 }

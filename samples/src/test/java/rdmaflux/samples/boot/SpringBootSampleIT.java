@@ -1,7 +1,6 @@
 package rdmaflux.samples.boot;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,6 +12,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.messaging.rsocket.RSocketRequester;
@@ -27,65 +28,87 @@ import rdmaflux.testing.RdmaTestEnv;
  * The Spring Boot sample started with {@code SpringApplication}: its {@code @MessageMapping} routes answer
  * over RDMA (request-response and a stream, from an {@code RSocketRequester} whose transport is RDMA), the
  * actuator shows rdmaflux's meters and the RDMA port's health, and closing the context ends the loops.
+ *
+ * <p>One application for all the tests, started in {@code @BeforeAll}: under the sandbox's emulated CPU,
+ * starting it takes minutes, and each lifecycle method has a timeout of its own.
  */
 class SpringBootSampleIT {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
-    @Test
-    void routesAnswerOverRdmaAndTheActuatorShowsMetersAndPorts() throws Exception {
-        String ip = RdmaTestEnv.address().getHostAddress();
-        RdmaLoops loops;
-        try (ConfigurableApplicationContext context = BootSample.application().run(
+    private static String ip;
+    private static ConfigurableApplicationContext context;
+    private static RdmaLoops loops;
+    private static RSocketRequester requester;
+    private static int httpPort;
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+
+    @BeforeAll
+    static void startTheApplication() {
+        ip = RdmaTestEnv.address().getHostAddress();
+        long t0 = System.nanoTime();
+        context = BootSample.application().run(
                 "--rdmaflux.rsocket.server.address=" + ip,
                 "--rdmaflux.rsocket.server.port=0",
                 "--rdmaflux.loops.thread-prefix=boot-it",
                 "--server.port=0",
-                "--server.address=127.0.0.1")) {
-            loops = context.getBean(RdmaLoops.class);
-            int rsocketPort = Integer.parseInt(context.getEnvironment().getRequiredProperty("local.rsocket.server.port"));
-            int httpPort = Integer.parseInt(context.getEnvironment().getRequiredProperty("local.server.port"));
+                "--server.address=127.0.0.1");
+        System.out.printf("SpringBootSampleIT: the application started in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        loops = context.getBean(RdmaLoops.class);
+        int rsocketPort = Integer.parseInt(context.getEnvironment().getRequiredProperty("local.rsocket.server.port"));
+        httpPort = Integer.parseInt(context.getEnvironment().getRequiredProperty("local.server.port"));
+        requester = context.getBean(RSocketRequester.Builder.class)
+                .transport(context.getBean(RdmaClientTransports.class).create(ip, rsocketPort));
+    }
 
-            RSocketRequester requester = context.getBean(RSocketRequester.Builder.class)
-                    .transport(context.getBean(RdmaClientTransports.class).create(ip, rsocketPort));
-            try {
-                assertEquals("hello, Boot", requester.route("greet").data("Boot").retrieveMono(String.class)
-                        .block(TIMEOUT));
-                StepVerifier.create(requester.route("count").data("5").retrieveFlux(String.class), 2)
-                        .expectNext("item 1 of 5", "item 2 of 5")
-                        .thenRequest(3)
-                        .expectNext("item 3 of 5", "item 4 of 5", "item 5 of 5")
-                        .expectComplete()
-                        .verify(TIMEOUT);
-            } finally {
-                requester.dispose();
-            }
-
-            HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
-            String prometheus = get(http, httpPort, "/actuator/prometheus");
-            assertTrue(counter(prometheus, "rdmaflux_messages_sent_total") > 0, prometheus);
-            assertTrue(counter(prometheus, "rdmaflux_messages_received_total") > 0, prometheus);
-            assertTrue(prometheus.contains("rdmaflux_port_state{"), "the device meters are bound: " + prometheus);
-
-            Map<String, Object> rdma = Json.object(Json.object(Json.parse(get(http, httpPort, "/actuator/health")))
-                    .get("components")).entrySet().stream()
-                    .filter(e -> e.getKey().equals("rdma")).map(e -> Json.object(e.getValue())).findFirst()
-                    .orElseThrow(() -> new AssertionError("no rdma health component"));
-            assertEquals("UP", rdma.get("status"), rdma.toString());
-            Map<String, Object> device = Json.object(Json.object(Json.object(rdma.get("details")).get("devices"))
-                    .get(RdmaTestEnv.device()));
-            Map<String, Object> port = Json.object(Json.object(device.get("ports")).get("1"));
-            assertEquals("ACTIVE", port.get("state"), rdma.toString());
-            assertNotNull(port.get("activeMtu"), rdma.toString());
-            assertFalse(loops.isDisposed());
+    @AfterAll
+    static void closingTheContextEndsTheLoops() {
+        if (requester != null) {
+            requester.dispose();
         }
+        if (context == null) {
+            return;
+        }
+        context.close();
         assertTrue(loops.isDisposed(), "closing the context disposes the loops");
         assertTrue(Thread.getAllStackTraces().keySet().stream()
                 .noneMatch(t -> t.getName().startsWith("boot-it-") && t.isAlive()),
                 "closing the context waits for the loops' threads");
     }
 
-    private static String get(HttpClient http, int port, String path) throws IOException, InterruptedException {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+    @Test
+    void requestResponseAndStreamOverRdma() {
+        assertEquals("hello, Boot", requester.route("greet").data("Boot").retrieveMono(String.class).block(TIMEOUT));
+        StepVerifier.create(requester.route("count").data("5").retrieveFlux(String.class), 2)
+                .expectNext("item 1 of 5", "item 2 of 5")
+                .thenRequest(3)
+                .expectNext("item 3 of 5", "item 4 of 5", "item 5 of 5")
+                .expectComplete()
+                .verify(TIMEOUT);
+    }
+
+    @Test
+    void prometheusShowsRdmafluxMeters() throws Exception {
+        assertEquals("hello, meters", requester.route("greet").data("meters").retrieveMono(String.class).block(TIMEOUT));
+        String prometheus = get("/actuator/prometheus");
+        assertTrue(counter(prometheus, "rdmaflux_messages_sent_total") > 0, prometheus);
+        assertTrue(counter(prometheus, "rdmaflux_messages_received_total") > 0, prometheus);
+        assertTrue(prometheus.contains("rdmaflux_port_state{"), "the device meters are bound: " + prometheus);
+    }
+
+    @Test
+    void healthShowsTheActivePort() throws Exception {
+        Map<String, Object> components = Json.object(Json.object(Json.parse(get("/actuator/health"))).get("components"));
+        Map<String, Object> rdma = Json.object(components.get("rdma"));
+        assertEquals("UP", rdma.get("status"), rdma.toString());
+        Map<String, Object> device = Json.object(Json.object(Json.object(rdma.get("details")).get("devices"))
+                .get(RdmaTestEnv.device()));
+        Map<String, Object> port = Json.object(Json.object(device.get("ports")).get("1"));
+        assertEquals("ACTIVE", port.get("state"), rdma.toString());
+        assertNotNull(port.get("activeMtu"), rdma.toString());
+    }
+
+    private static String get(String path) throws IOException, InterruptedException {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path))
                 .timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, r.statusCode(), path + ": " + r.body());
         return r.body();
