@@ -25,6 +25,10 @@ public final class SpringBootSnippets {
     /** Served over RDMA once rdmaflux.rsocket.server.port is set: nothing else in the code names RDMA. */
     @Controller
     public static class Quotes {
+        /** Created by Spring. */
+        public Quotes() {
+        }
+
         /**
          * Answers a request.
          *
