@@ -1,6 +1,7 @@
 /**
  * rdmaflux metrics: Micrometer meters and observations for rdmaflux connections, completions,
- * multicast and devices.
+ * multicast and devices; and, in {@code rdmaflux.metrics.autoconfigure}, the Spring Boot
+ * auto-configuration of rdmaflux, whose Spring, RSocket and Netty dependencies are optional.
  */
 @SuppressWarnings("requires-transitive-automatic") // Reactor and Micrometer ship automatic modules
 module rdmaflux.metrics {
@@ -8,5 +9,19 @@ module rdmaflux.metrics {
     requires transitive micrometer.core;
     requires transitive micrometer.observation;
 
+    // Spring Boot and RSocket: present only in applications that use the auto-configuration.
+    requires static spring.core;
+    requires static spring.beans;
+    requires static spring.context;
+    requires static spring.messaging;
+    requires static spring.boot;
+    requires static spring.boot.autoconfigure;
+    requires static spring.boot.rsocket;
+    requires static spring.boot.health;
+    requires static rsocket.core;
+
     exports rdmaflux.metrics;
+    exports rdmaflux.metrics.autoconfigure;
+    // Spring calls the auto-configurations' package-private bean methods by reflection.
+    opens rdmaflux.metrics.autoconfigure;
 }

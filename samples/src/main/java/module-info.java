@@ -11,6 +11,9 @@ open module rdmaflux.samples {
     requires spring.messaging;
     requires spring.context;
     requires spring.core;
+    requires spring.beans;
+    requires spring.boot;
+    requires spring.boot.autoconfigure;
     requires micrometer.registry.prometheus;
     requires java.desktop;
     requires java.management;

@@ -45,8 +45,14 @@ class ModuleDescriptorsTest {
 
         ModuleDescriptor metrics = descriptor("rdmaflux-metrics");
         assertEquals("rdmaflux.metrics", metrics.name());
-        assertEquals(Set.of("rdmaflux.metrics"), exports(metrics));
+        assertEquals(Set.of("rdmaflux.metrics", "rdmaflux.metrics.autoconfigure"), exports(metrics));
         assertTrue(transitive(metrics).containsAll(Set.of("rdmaflux.cm", "micrometer.core")), metrics.toString());
+        // The Spring Boot auto-configuration's dependencies are optional: an application without Spring must not need them.
+        Set<String> springOrRSocket = metrics.requires().stream()
+                .filter(r -> r.name().startsWith("spring.") || r.name().startsWith("rsocket."))
+                .peek(r -> assertTrue(r.modifiers().contains(ModuleDescriptor.Requires.Modifier.STATIC), r.toString()))
+                .map(ModuleDescriptor.Requires::name).collect(Collectors.toSet());
+        assertTrue(springOrRSocket.containsAll(Set.of("spring.boot.autoconfigure", "rsocket.core")), metrics.toString());
     }
 
     private static Set<String> exports(ModuleDescriptor d) {

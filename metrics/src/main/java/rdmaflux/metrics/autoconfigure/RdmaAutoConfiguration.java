@@ -1,0 +1,75 @@
+package rdmaflux.metrics.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaLoops;
+import rdmaflux.cm.RdmaRecorder;
+import rdmaflux.cm.ServerOptions;
+import rdmaflux.verbs.Rdma;
+
+/**
+ * rdmaflux in a Spring Boot application: an {@link RdmaLoops} bean disposed with the context, and the
+ * {@link ConnectionOptions} and {@link ServerOptions} of the {@code rdmaflux.*} properties. Meters, health
+ * and RSocket have auto-configurations of their own, which back off without Micrometer, Actuator or
+ * RSocket.
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(RdmafluxProperties.class)
+public final class RdmaAutoConfiguration {
+
+    /** Created by Spring. */
+    public RdmaAutoConfiguration() {
+    }
+
+    /**
+     * Loops of the application's own, so that closing the context ends their threads and every connection on
+     * them ({@link RdmaLoops#shared()} would outlive the context). Only where RDMA is usable: elsewhere (a
+     * build host, a developer's laptop) the application starts without them, its options name no loops, and
+     * connecting fails with the {@code RdmaUnavailableException} that says what is missing.
+     *
+     * @param properties the properties
+     * @return the factory of the loops, whose threads start when they are first used
+     */
+    @Bean
+    @ConditionalOnMissingBean(RdmaLoops.class)
+    @Conditional(OnRdmaAvailableCondition.class)
+    RdmaLoopsFactoryBean rdmaLoops(RdmafluxProperties properties) {
+        RdmafluxProperties.Loops p = properties.getLoops();
+        Integer n = p.getCompletionLoops();
+        return new RdmaLoopsFactoryBean(p.getThreadPrefix(), n != null ? n : RdmaLoops.DEFAULT_COMPLETION_LOOPS,
+                p.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ConnectionOptionsFactory rdmaConnectionOptionsFactory(RdmafluxProperties properties,
+            ObjectProvider<RdmaLoops> loops, ObjectProvider<RdmaRecorder> recorder,
+            ObjectProvider<ConnectionOptionsCustomizer> customizers) {
+        RdmaLoops l = loops.getIfAvailable();
+        if (l == null && !Rdma.isAvailable()) {
+            System.getLogger(RdmaAutoConfiguration.class.getName()).log(System.Logger.Level.WARNING,
+                    "rdmaflux: RDMA is unavailable here, so the application has no RdmaLoops and its RDMA connections "
+                            + "will fail: " + Rdma.unavailabilityCause().getMessage());
+        }
+        return new ConnectionOptionsFactory(properties.getConnection(), l,
+                recorder.getIfUnique(() -> RdmaRecorder.NOOP), customizers.orderedStream().toList());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ConnectionOptions rdmaConnectionOptions(ConnectionOptionsFactory factory) {
+        return factory.create(ConnectionOptions.defaults());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ServerOptions rdmaServerOptions(RdmafluxProperties properties) {
+        return ServerOptions.defaults().withAcceptQueue(properties.getServer().getAcceptQueue());
+    }
+}
