@@ -1,9 +1,15 @@
 package rdmaflux.verbs;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
 import rdmaflux.verbs.ffi.RdmaH;
 
 /**
- * rdma-core functions relinked with errno capture (see {@link Native}).
+ * rdma-core's exported functions: the table of those relinked with errno capture (see {@link Native}),
+ * the exact calls of the completion and event paths, and ({@link Plain}) the few that report no error,
+ * called through the generated bindings. Part of the native core, with {@link Native}, {@link CmCalls},
+ * {@link ProviderCalls} and {@link Posix}: no other class calls into rdma-core.
  *
  * <p>Kept in one holder class so that nothing links against libibverbs or librdmacm before
  * {@link Rdma#ensureAvailable()} has had the chance to explain why they are missing.
@@ -56,6 +62,186 @@ final class Calls {
     static final Native.Fn RDMA_MIGRATE_ID = Native.fn("rdma_migrate_id", RdmaH.rdma_migrate_id$address(), RdmaH.rdma_migrate_id$descriptor());
     static final Native.Fn RDMA_ESTABLISH = Native.fn("rdma_establish", RdmaH.rdma_establish$address(), RdmaH.rdma_establish$descriptor());
 
+    /** Without errno capture, whose per-call slice of the capture segment is garbage unless C2 removes it. */
+    private static final MethodHandle GET_CQ_EVENT_PLAIN = RdmaH.ibv_get_cq_event$handle();
+    private static final MethodHandle GET_CQ_EVENT = IBV_GET_CQ_EVENT.handle();
+    private static final MethodHandle GET_ASYNC_EVENT = IBV_GET_ASYNC_EVENT.handle();
+
     private Calls() {
+    }
+
+    /**
+     * {@code ibv_get_cq_event} without errno capture, exact: a completion loop calls it at least once per
+     * wake-up (the last call finds nothing), where {@link Native.Fn#invoke}'s argument array would be garbage.
+     *
+     * @return 0, or -1 when no event was read (why is not known: see {@link #getCqEventChecked})
+     */
+    static int getCqEvent(MemorySegment channel, MemorySegment cqOut, MemorySegment contextOut) {
+        try {
+            return (int) GET_CQ_EVENT_PLAIN.invokeExact(channel, cqOut, contextOut);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("ibv_get_cq_event threw " + t, t);
+        }
+    }
+
+    /**
+     * {@code ibv_get_cq_event} with errno capture, to learn why a call failed.
+     *
+     * @return whether an event was read; {@code false} when none is pending (EAGAIN)
+     * @throws RdmaException for any other failure
+     */
+    static boolean getCqEventChecked(MemorySegment channel, MemorySegment cqOut, MemorySegment contextOut) {
+        MemorySegment capture = Native.capture();
+        int rc;
+        try {
+            rc = (int) GET_CQ_EVENT.invokeExact(capture, channel, cqOut, contextOut);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("ibv_get_cq_event threw " + t, t);
+        }
+        if (rc != 0) {
+            int errno = Native.errno(capture);
+            if (errno == Errno.EAGAIN) {
+                return false;
+            }
+            throw RdmaException.of("ibv_get_cq_event", errno, null);
+        }
+        return true;
+    }
+
+    /**
+     * {@code ibv_get_async_event} with errno capture, exact, so that a watcher checking a non-blocking
+     * context on a timer allocates nothing while no event arrives.
+     *
+     * @return whether an event was written to {@code event}; {@code false} when none is pending (EAGAIN)
+     * @throws RdmaException for any other failure
+     */
+    static boolean getAsyncEvent(MemorySegment context, MemorySegment event) {
+        MemorySegment capture = Native.capture();
+        int rc;
+        try {
+            rc = (int) GET_ASYNC_EVENT.invokeExact(capture, context, event);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("ibv_get_async_event threw " + t, t);
+        }
+        if (rc != 0) {
+            int errno = Native.errno(capture);
+            if (errno == Errno.EAGAIN) {
+                return false;
+            }
+            throw RdmaException.of("ibv_get_async_event", errno, null);
+        }
+        return true;
+    }
+
+    /**
+     * The exported functions that report no error (they return nothing, or a value without an error
+     * convention), called through the generated bindings, which link each on its first call. A class of
+     * its own so that these calls do not link {@link Calls}' table.
+     */
+    static final class Plain {
+        private Plain() {
+        }
+
+        static void ackCqEvents(MemorySegment cq, int count) {
+            RdmaH.ibv_ack_cq_events(cq, count);
+        }
+
+        static void ackAsyncEvent(MemorySegment event) {
+            RdmaH.ibv_ack_async_event(event);
+        }
+
+        static void destroyEventChannel(MemorySegment channel) {
+            RdmaH.rdma_destroy_event_channel(channel);
+        }
+
+        /** {@code rdma_destroy_qp}, which returns nothing: the QP of a CM id. */
+        static void rdmaDestroyQp(MemorySegment id) {
+            RdmaH.rdma_destroy_qp(id);
+        }
+
+        /** {@return the QP's {@code struct ibv_qp_ex}, or NULL when it was not created as an extended one} */
+        static MemorySegment qpToQpEx(MemorySegment qp) {
+            return RdmaH.ibv_qp_to_qp_ex(qp);
+        }
+
+        static void freeDeviceList(MemorySegment list) {
+            RdmaH.ibv_free_device_list(list);
+        }
+
+        /** {@return the device's kernel name, e.g. {@code rxe0}} */
+        static String deviceName(MemorySegment device) {
+            return Native.string(RdmaH.ibv_get_device_name(device));
+        }
+
+        /** {@return the device's node GUID, in network byte order as rdma-core gives it} */
+        static long deviceGuid(MemorySegment device) {
+            return RdmaH.ibv_get_device_guid(device);
+        }
+
+        /** {@return rdma-core's text for a work completion status} */
+        static String wcStatusText(int status) {
+            return Native.string(RdmaH.ibv_wc_status_str(status));
+        }
+    }
+
+    /**
+     * {@code _ibv_query_gid_ex} and {@code _ibv_query_gid_table} (IBVERBS_1.11, rdma-core 32), linked on
+     * first use so that an older libibverbs costs only these calls.
+     */
+    static final class Gid {
+        private static final Native.Fn QUERY_GID_EX;
+        private static final Native.Fn QUERY_GID_TABLE;
+        private static final Throwable MISSING;
+
+        static {
+            Native.Fn ex = null;
+            Native.Fn table = null;
+            Throwable missing = null;
+            try {
+                ex = Native.fn("ibv_query_gid_ex", RdmaH._ibv_query_gid_ex$address(),
+                        RdmaH._ibv_query_gid_ex$descriptor());
+                table = Native.fn("ibv_query_gid_table", RdmaH._ibv_query_gid_table$address(),
+                        RdmaH._ibv_query_gid_table$descriptor());
+            } catch (RuntimeException | LinkageError e) {
+                missing = e; // jextract's holder fails to initialise when the symbol is absent
+                ex = null;
+                table = null;
+            }
+            QUERY_GID_EX = ex;
+            QUERY_GID_TABLE = table;
+            MISSING = missing;
+        }
+
+        private Gid() {
+        }
+
+        /** {@return whether libibverbs has both calls} */
+        static boolean available() {
+            return MISSING == null;
+        }
+
+        static Native.Fn queryGidEx() {
+            return require(QUERY_GID_EX, "ibv_query_gid_ex");
+        }
+
+        static Native.Fn queryGidTable() {
+            return require(QUERY_GID_TABLE, "ibv_query_gid_table");
+        }
+
+        private static Native.Fn require(Native.Fn fn, String name) {
+            if (fn == null) {
+                RdmaException e = new RdmaException(name, Errno.EOPNOTSUPP,
+                        "libibverbs.so.1 has no _" + name + " (rdma-core 32 or later has)");
+                e.initCause(MISSING);
+                throw e;
+            }
+            return fn;
+        }
     }
 }

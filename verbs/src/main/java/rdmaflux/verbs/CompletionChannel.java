@@ -3,10 +3,8 @@ package rdmaflux.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.time.Duration;
 
-import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_comp_channel;
 
 /**
@@ -22,18 +20,6 @@ import rdmaflux.verbs.ffi.ibv_comp_channel;
 public final class CompletionChannel extends NativeResource {
     /** Reads without errno capture after a failed one while the descriptor says readable. */
     private static final int PLAIN_RETRIES = 3;
-
-    /**
-     * {@code ibv_get_cq_event}, called exactly: a completion loop calls it at least once per wake-up (the
-     * last call finds nothing), where {@link Native.Fn#invoke}'s argument array would be garbage. A holder,
-     * so that loading this class links nothing.
-     */
-    private static final class GetEvent {
-        /** Without errno capture, whose per-call slice of the capture segment is garbage unless C2 removes it. */
-        static final MethodHandle PLAIN = RdmaH.ibv_get_cq_event$handle();
-        /** With errno capture, to learn why a call failed. */
-        static final MethodHandle CAPTURED = Calls.IBV_GET_CQ_EVENT.handle();
-    }
 
     private final RdmaContext context;
     private final int fd;
@@ -99,38 +85,25 @@ public final class CompletionChannel extends NativeResource {
         MemorySegment ch = acquire();
         try {
             synchronized (this) {
-                int rc;
-                try {
-                    rc = (int) GetEvent.PLAIN.invokeExact(ch, eventOut, contextOut);
-                    // Nothing pending (EAGAIN, the usual end of a wake-up) or an error. The descriptor tells
-                    // which without errno: it reports neither input nor an error when empty. Readable after
-                    // a failed read is mostly an event that arrived in between: read again the same way.
-                    // The call with errno capture is for an error that stays: on this rare path it would
-                    // run uncompiled, and there the capture segment's slice is a heap object per call.
-                    for (int retry = 0; rc != 0 && retry < PLAIN_RETRIES; retry++) {
-                        if (!Posix.pollIn(fd, 0)) {
-                            return null;
-                        }
-                        rc = (int) GetEvent.PLAIN.invokeExact(ch, eventOut, contextOut);
+                int rc = Calls.getCqEvent(ch, eventOut, contextOut);
+                // Nothing pending (EAGAIN, the usual end of a wake-up) or an error. The descriptor tells
+                // which without errno: it reports neither input nor an error when empty. Readable after
+                // a failed read is mostly an event that arrived in between: read again the same way.
+                // The call with errno capture is for an error that stays: on this rare path it would
+                // run uncompiled, and there the capture segment's slice is a heap object per call.
+                for (int retry = 0; rc != 0 && retry < PLAIN_RETRIES; retry++) {
+                    if (!Posix.pollIn(fd, 0)) {
+                        return null;
                     }
-                    if (rc != 0) {
-                        if (!Posix.pollIn(fd, 0)) {
-                            return null;
-                        }
-                        MemorySegment capture = Native.capture();
-                        rc = (int) GetEvent.CAPTURED.invokeExact(capture, ch, eventOut, contextOut);
-                        if (rc != 0) {
-                            int errno = Native.errno(capture);
-                            if (errno == Errno.EAGAIN) {
-                                return null;
-                            }
-                            throw RdmaException.of("ibv_get_cq_event", errno, null);
-                        }
+                    rc = Calls.getCqEvent(ch, eventOut, contextOut);
+                }
+                if (rc != 0) {
+                    if (!Posix.pollIn(fd, 0)) {
+                        return null;
                     }
-                } catch (RuntimeException | Error e) {
-                    throw e;
-                } catch (Throwable t) {
-                    throw new IllegalStateException("ibv_get_cq_event threw " + t, t);
+                    if (!Calls.getCqEventChecked(ch, eventOut, contextOut)) {
+                        return null;
+                    }
                 }
                 // Read as plain addresses: a pointer read as a segment would be a new object per event.
                 long cq = eventOut.get(ValueLayout.JAVA_LONG, 0);
@@ -138,11 +111,11 @@ public final class CompletionChannel extends NativeResource {
                 CompletionQueue q = slot >= 0 && slot < cqs.length ? cqs[(int) slot] : null;
                 if (q == null || q.handle.address() != cq) {
                     // Acked all the same: an unacknowledged event makes ibv_destroy_cq wait forever.
-                    RdmaH.ibv_ack_cq_events(MemorySegment.ofAddress(cq), 1);
+                    Calls.Plain.ackCqEvents(MemorySegment.ofAddress(cq), 1);
                     throw new IllegalStateException("event for a CQ unknown to " + this);
                 }
                 // Acked at once, for the same reason.
-                RdmaH.ibv_ack_cq_events(q.handle, 1);
+                Calls.Plain.ackCqEvents(q.handle, 1);
                 return q;
             }
         } finally {

@@ -1,10 +1,6 @@
 package rdmaflux.verbs;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.lang.ref.Reference;
 
 import rdmaflux.verbs.ffi.ibv_context;
@@ -21,17 +17,6 @@ import rdmaflux.verbs.ffi.ibv_cq;
  * created on this CQ.
  */
 public final class CompletionQueue extends NativeResource {
-    /**
-     * {@code int (*poll_cq)(struct ibv_cq *, int, struct ibv_wc *)} with the pointers as plain 64-bit
-     * integers, as the C calling convention passes them: the CQ is kept alive by the lease, the array by
-     * the caller's reference, and a long skips the linker's per-argument segment checks (see
-     * {@link WorkRequestBatch}'s post handle).
-     */
-    private static final class Poll {
-        static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(FunctionDescriptor.of(
-                ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
-    }
-
     private final RdmaContext context;
     private final CompletionChannel channel;
     private final int capacity;
@@ -89,7 +74,7 @@ public final class CompletionQueue extends NativeResource {
         MemorySegment cq = acquire();
         pollLock.lock(this);
         try {
-            int n = (int) Poll.HANDLE.invokeExact(pollFn, cq.address(), completions.capacity(),
+            int n = ProviderCalls.pollCq(pollFn, cq.address(), completions.capacity(),
                     completions.segment().address());
             if (n < 0) {
                 throw new RdmaException("ibv_poll_cq", 0, "returned " + n + " (CQ overrun or device error)");
@@ -97,10 +82,6 @@ public final class CompletionQueue extends NativeResource {
             completions.setCount(n);
             retire(completions, n);
             return n;
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new AssertionError("a downcall threw " + t, t);
         } finally {
             pollLock.unlock();
             release();
@@ -147,7 +128,7 @@ public final class CompletionQueue extends NativeResource {
         }
         MemorySegment cq = acquire();
         try {
-            int rc = ibv_context_ops.req_notify_cq.invoke(notifyFn, cq, solicitedOnly ? 1 : 0);
+            int rc = ProviderCalls.reqNotifyCq(notifyFn, cq, solicitedOnly ? 1 : 0);
             if (rc != 0) {
                 throw RdmaException.of("ibv_req_notify_cq", rc, null);
             }

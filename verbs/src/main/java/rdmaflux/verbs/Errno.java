@@ -1,10 +1,5 @@
 package rdmaflux.verbs;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-
 /**
  * Linux errno values the library branches on, and their names and descriptions.
  *
@@ -71,9 +66,6 @@ public final class Errno {
     /** No route to host. */
     public static final int EHOSTUNREACH = 113;
 
-    private static final MethodHandle NAME = libcString("strerrorname_np");
-    private static final MethodHandle DESC = libcString("strerrordesc_np");
-
     private Errno() {
     }
 
@@ -84,7 +76,7 @@ public final class Errno {
      * @return e.g. {@code "ENODEV"}, or {@code "errno 4711"} for a value libc does not know
      */
     public static String name(int errno) {
-        String s = call(NAME, errno);
+        String s = Native.errnoName(errno);
         return s != null ? s : "errno " + errno;
     }
 
@@ -95,26 +87,7 @@ public final class Errno {
      * @return e.g. {@code "No such device"}, or {@code "Unknown error 4711"}
      */
     public static String describe(int errno) {
-        String s = call(DESC, errno);
+        String s = Native.errnoDescription(errno);
         return s != null ? s : "Unknown error " + errno;
-    }
-
-    private static String call(MethodHandle h, int errno) {
-        if (h == null) {
-            return null;
-        }
-        try {
-            MemorySegment p = (MemorySegment) h.invokeExact(errno);
-            return p.equals(MemorySegment.NULL) ? null : p.reinterpret(256).getString(0);
-        } catch (Throwable t) {
-            return null;
-        }
-    }
-
-    private static MethodHandle libcString(String fn) {
-        return Native.LIBC.find(fn)
-                .map(addr -> Native.LINKER.downcallHandle(addr,
-                        FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT)))
-                .orElse(null);
     }
 }

@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.rdma_cm_event;
 import rdmaflux.verbs.ffi.rdma_event_channel;
 
@@ -170,7 +169,7 @@ public final class EventChannel extends NativeResource {
 
     @Override
     void destroy() {
-        RdmaH.rdma_destroy_event_channel(handle);
+        Calls.Plain.destroyEventChannel(handle);
     }
 
     @Override

@@ -19,8 +19,6 @@ final class ExtendedCapabilities {
      */
     static final long ATOMIC_WRITE = 1L << 40;
 
-    private static final LinkedOp QUERY = new LinkedOp("ibv_query_device_ex", verbs_context.query_device_ex.descriptor());
-
     private ExtendedCapabilities() {
     }
 
@@ -36,7 +34,8 @@ final class ExtendedCapabilities {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = ibv_device_attr_ex.allocate(arena);
             if (!fn.equals(MemorySegment.NULL)) {
-                int rc = (int) QUERY.at(fn).invoke(ctx, MemorySegment.NULL, attr, ibv_device_attr_ex.sizeof());
+                int rc = (int) ProviderCalls.QUERY_DEVICE_EX.at(fn)
+                        .invoke(ctx, MemorySegment.NULL, attr, ibv_device_attr_ex.sizeof());
                 if (rc == 0) {
                     return ibv_device_attr_ex.device_cap_flags_ex(attr);
                 }

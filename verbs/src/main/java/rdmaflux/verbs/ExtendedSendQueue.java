@@ -3,7 +3,6 @@ package rdmaflux.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.ibv_mw_bind_info;
 import rdmaflux.verbs.ffi.ibv_qp_ex;
@@ -24,8 +23,8 @@ import rdmaflux.verbs.ffi.ibv_qp_ex;
  * }</pre>
  *
  * <p>The {@code ibv_wr_*} functions are static inline in verbs.h, calling function pointers inside
- * {@code ibv_qp_ex}; this class reads those pointers once and calls them through the generated
- * {@code ibv_qp_ex.wr_*.invoke}, so a batch allocates nothing. Each operation checks that it was
+ * {@code ibv_qp_ex}; this class reads those pointers once and calls them through
+ * {@link ProviderCalls}, so a batch allocates nothing. Each operation checks that it was
  * among the {@link SendOp}s the QP was created with ({@link IllegalStateException} if not), since a
  * provider's function for an operation not requested may be missing or wrong.
  *
@@ -100,7 +99,7 @@ public final class ExtendedSendQueue {
 
     /** Finds the ibv_qp_ex of a QP, or says why there is none. */
     static ExtendedSendQueue of(QueuePair qp, MemorySegment qpHandle, int ops) {
-        MemorySegment qpx = RdmaH.ibv_qp_to_qp_ex(qpHandle);
+        MemorySegment qpx = Calls.Plain.qpToQpEx(qpHandle);
         if (ops == 0 || qpx.equals(MemorySegment.NULL)) {
             throw new IllegalStateException(qp + " was not created with ProtectionDomain.createExtendedQueuePair:"
                     + " it has no ibv_qp_ex");
@@ -143,7 +142,7 @@ public final class ExtendedSendQueue {
         started = true;
         hasOperation = false;
         mark = qp.sendRing.mark();
-        ibv_qp_ex.wr_start.invoke(start, qpx);
+        ProviderCalls.wrStart(start, qpx);
         return this;
     }
 
@@ -173,7 +172,7 @@ public final class ExtendedSendQueue {
     /** {@return this, after adding a SEND ({@code ibv_wr_send})} */
     public ExtendedSendQueue send() {
         check(SendOp.SEND);
-        ibv_qp_ex.wr_send.invoke(send, qpx);
+        ProviderCalls.wrSend(send, qpx);
         return this;
     }
 
@@ -185,7 +184,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue sendWithImm(int imm) {
         check(SendOp.SEND_WITH_IMM);
-        ibv_qp_ex.wr_send_imm.invoke(sendImm, qpx, Integer.reverseBytes(imm));
+        ProviderCalls.wrSendImm(sendImm, qpx, Integer.reverseBytes(imm));
         return this;
     }
 
@@ -197,7 +196,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue sendWithInvalidate(int invalidateRkey) {
         check(SendOp.SEND_WITH_INV);
-        ibv_qp_ex.wr_send_inv.invoke(sendInv, qpx, invalidateRkey);
+        ProviderCalls.wrSendInv(sendInv, qpx, invalidateRkey);
         return this;
     }
 
@@ -210,7 +209,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue rdmaWrite(int rkey, long remoteAddress) {
         check(SendOp.RDMA_WRITE);
-        ibv_qp_ex.wr_rdma_write.invoke(write, qpx, rkey, remoteAddress);
+        ProviderCalls.wrRdmaWrite(write, qpx, rkey, remoteAddress);
         return this;
     }
 
@@ -224,7 +223,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue rdmaWriteWithImm(int rkey, long remoteAddress, int imm) {
         check(SendOp.RDMA_WRITE_WITH_IMM);
-        ibv_qp_ex.wr_rdma_write_imm.invoke(writeImm, qpx, rkey, remoteAddress, Integer.reverseBytes(imm));
+        ProviderCalls.wrRdmaWriteImm(writeImm, qpx, rkey, remoteAddress, Integer.reverseBytes(imm));
         return this;
     }
 
@@ -237,7 +236,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue rdmaRead(int rkey, long remoteAddress) {
         check(SendOp.RDMA_READ);
-        ibv_qp_ex.wr_rdma_read.invoke(read, qpx, rkey, remoteAddress);
+        ProviderCalls.wrRdmaRead(read, qpx, rkey, remoteAddress);
         return this;
     }
 
@@ -253,7 +252,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue compareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
         check(SendOp.ATOMIC_CMP_AND_SWP);
-        ibv_qp_ex.wr_atomic_cmp_swp.invoke(cmpSwp, qpx, rkey, remoteAddress, compare, swap);
+        ProviderCalls.wrAtomicCmpSwp(cmpSwp, qpx, rkey, remoteAddress, compare, swap);
         return this;
     }
 
@@ -268,7 +267,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue fetchAndAdd(int rkey, long remoteAddress, long add) {
         check(SendOp.ATOMIC_FETCH_AND_ADD);
-        ibv_qp_ex.wr_atomic_fetch_add.invoke(fetchAdd, qpx, rkey, remoteAddress, add);
+        ProviderCalls.wrAtomicFetchAdd(fetchAdd, qpx, rkey, remoteAddress, add);
         return this;
     }
 
@@ -286,7 +285,7 @@ public final class ExtendedSendQueue {
             throw new IllegalArgumentException("an atomic write takes 8 bytes of native memory, got " + value);
         }
         check(SendOp.ATOMIC_WRITE);
-        ibv_qp_ex.wr_atomic_write.invoke(atomicWrite, qpx, rkey, remoteAddress, value);
+        ProviderCalls.wrAtomicWrite(atomicWrite, qpx, rkey, remoteAddress, value);
         return this;
     }
 
@@ -298,7 +297,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue localInvalidate(int invalidateRkey) {
         check(SendOp.LOCAL_INV);
-        ibv_qp_ex.wr_local_inv.invoke(localInv, qpx, invalidateRkey);
+        ProviderCalls.wrLocalInv(localInv, qpx, invalidateRkey);
         return this;
     }
 
@@ -341,7 +340,7 @@ public final class ExtendedSendQueue {
         qp.sendRing.add(window);
         qp.sendRing.add(region);
         MemoryWindow.writeBindInfo(bindInfo, region.handle, region.address() + offset, length, access);
-        ibv_qp_ex.wr_bind_mw.invoke(bindMw, qpx, window.handle, rkey, bindInfo);
+        ProviderCalls.wrBindMw(bindMw, qpx, window.handle, rkey, bindInfo);
         if (pending == pendingWindows.length) {
             int n = Math.max(4, pending * 2);
             pendingWindows = java.util.Arrays.copyOf(pendingWindows, n);
@@ -374,7 +373,7 @@ public final class ExtendedSendQueue {
         region.acquireWork();
         // Setting the entry again replaces it, and its lease with it.
         qp.sendRing.put(0, region);
-        ibv_qp_ex.wr_set_sge.invoke(setSge, qpx, region.lkey(), region.address() + offset, length);
+        ProviderCalls.wrSetSge(setSge, qpx, region.lkey(), region.address() + offset, length);
         return this;
     }
 
@@ -391,7 +390,7 @@ public final class ExtendedSendQueue {
             throw new IllegalArgumentException("inline data must be native and at most " + qp.maxInlineData()
                     + " bytes, got " + data);
         }
-        ibv_qp_ex.wr_set_inline_data.invoke(setInline, qpx, data, data.byteSize());
+        ProviderCalls.wrSetInlineData(setInline, qpx, data, data.byteSize());
         return this;
     }
 
@@ -407,7 +406,7 @@ public final class ExtendedSendQueue {
         requireOperation();
         ah.acquireWork();
         qp.sendRing.put(1, ah);
-        ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddr, qpx, ah.handle, remoteQpn, remoteQkey);
+        ProviderCalls.wrSetUdAddr(setUdAddr, qpx, ah.handle, remoteQpn, remoteQkey);
         return this;
     }
 
@@ -422,7 +421,7 @@ public final class ExtendedSendQueue {
         try {
             // Published before the provider rings the doorbell: no completion can precede its entry.
             qp.sendRing.publish();
-            rc = ibv_qp_ex.wr_complete.invoke(complete, qpx);
+            rc = ProviderCalls.wrComplete(complete, qpx);
             if (rc == 0) {
                 for (int k = 0; k < pending; k++) {
                     pendingWindows[k].posted(pendingRkeys[k], pendingRegions[k], qp);
@@ -443,7 +442,7 @@ public final class ExtendedSendQueue {
     public void abort() {
         requireStarted();
         try {
-            ibv_qp_ex.wr_abort.invoke(abort, qpx);
+            ProviderCalls.wrAbort(abort, qpx);
         } finally {
             qp.sendRing.rollback(mark);
             end();

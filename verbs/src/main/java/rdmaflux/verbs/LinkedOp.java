@@ -6,7 +6,7 @@ import java.lang.foreign.MemorySegment;
 /**
  * A provider function reached through a function pointer (what verbs.h's static inline functions call),
  * linked with errno capture once per address: every context of one provider has the same pointers, so
- * linking costs once, not per call.
+ * linking costs once, not per call. Part of the native core: {@link ProviderCalls} holds one per function.
  */
 final class LinkedOp {
     private final String name;

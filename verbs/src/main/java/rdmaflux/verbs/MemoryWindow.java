@@ -31,10 +31,6 @@ import rdmaflux.verbs.ffi.ibv_pd;
  * then (or until its QP closes, which lets go of its windows first).
  */
 public final class MemoryWindow extends NativeResource {
-    static final LinkedOp ALLOC = new LinkedOp("ibv_alloc_mw", ibv_context_ops.alloc_mw.descriptor());
-    private static final LinkedOp DEALLOC = new LinkedOp("ibv_dealloc_mw", ibv_context_ops.dealloc_mw.descriptor());
-    private static final LinkedOp BIND = new LinkedOp("ibv_bind_mw", ibv_context_ops.bind_mw.descriptor());
-
     private final ProtectionDomain pd;
     private final MemoryWindowType type;
     /** The region the last posted bind used, held against deregistration; guarded by {@code this}. */
@@ -55,7 +51,7 @@ public final class MemoryWindow extends NativeResource {
             throw new RdmaUnsupportedException("ibv_alloc_mw", "the provider of " + pd.context().deviceName()
                     + " has no memory windows");
         }
-        MemorySegment mw = (MemorySegment) ALLOC.at(fn).invoke(pdHandle, type.value());
+        MemorySegment mw = (MemorySegment) ProviderCalls.ALLOC_MW.at(fn).invoke(pdHandle, type.value());
         if (mw.equals(MemorySegment.NULL)) {
             int errno = Native.lastErrno();
             String detail = type + " on " + pd.context().deviceName();
@@ -164,7 +160,7 @@ public final class MemoryWindow extends NativeResource {
             int rc = -1;
             try {
                 MemorySegment fn = ibv_context_ops.bind_mw(ops(ibv_mw.context(mw)));
-                rc = (int) BIND.at(fn).invoke(q, mw, bind);
+                rc = (int) ProviderCalls.BIND_MW.at(fn).invoke(q, mw, bind);
             } finally {
                 if (rc != 0) {
                     ring.rollback(mark);
@@ -289,7 +285,7 @@ public final class MemoryWindow extends NativeResource {
     void destroy() {
         try {
             MemorySegment fn = ibv_context_ops.dealloc_mw(ops(ibv_mw.context(handle)));
-            DEALLOC.at(fn).callStatus(handle);
+            ProviderCalls.DEALLOC_MW.at(fn).callStatus(handle);
         } finally {
             synchronized (this) {
                 deallocated = true;

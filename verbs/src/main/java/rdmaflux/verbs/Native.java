@@ -12,7 +12,10 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 
 /**
- * Downcall plumbing shared by the safe layer: errno capture and the two rdma-core error conventions.
+ * The native core's plumbing: errno capture, the two rdma-core error conventions, and errno's names.
+ * With {@link Calls}, {@link CmCalls}, {@link ProviderCalls}, {@link LinkedOp} and {@link Posix} it is
+ * the only code that links or calls native functions (NativeGateTest checks that); everything else
+ * calls through them.
  *
  * <p>jextract's generated handles do not capture errno, and by the time Java code could read errno
  * the JVM may have overwritten it. So every control-path call that reports through errno is re-linked
@@ -29,6 +32,10 @@ final class Native {
     // One capture buffer per thread; the auto arena frees it with the thread's last reference.
     private static final ThreadLocal<MemorySegment> CAPTURE =
             ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(CAPTURE_LAYOUT));
+
+    /** glibc's thread-safe {@code strerrorname_np} and {@code strerrordesc_np}, or null where libc lacks them. */
+    private static final MethodHandle ERRNO_NAME = libcString("strerrorname_np");
+    private static final MethodHandle ERRNO_DESCRIPTION = libcString("strerrordesc_np");
 
     private Native() {
     }
@@ -125,5 +132,34 @@ final class Native {
     /** The errno captured by this thread's most recent {@link Fn} call. */
     static int lastErrno() {
         return (int) ERRNO.get(CAPTURE.get(), 0L);
+    }
+
+    /** {@return the symbolic name of an errno value ({@code strerrorname_np}), or null where libc has none} */
+    static String errnoName(int errno) {
+        return callString(ERRNO_NAME, errno);
+    }
+
+    /** {@return the description of an errno value ({@code strerrordesc_np}), or null where libc has none} */
+    static String errnoDescription(int errno) {
+        return callString(ERRNO_DESCRIPTION, errno);
+    }
+
+    private static String callString(MethodHandle h, int errno) {
+        if (h == null) {
+            return null;
+        }
+        try {
+            MemorySegment p = (MemorySegment) h.invokeExact(errno);
+            return p.equals(MemorySegment.NULL) ? null : p.reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
+    private static MethodHandle libcString(String fn) {
+        return LIBC.find(fn)
+                .map(addr -> LINKER.downcallHandle(addr,
+                        FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT)))
+                .orElse(null);
     }
 }

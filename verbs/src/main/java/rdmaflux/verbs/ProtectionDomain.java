@@ -191,7 +191,7 @@ public final class ProtectionDomain extends NativeResource {
                 ibv_qp_init_attr_ex.comp_mask(init, RdmaH.IBV_QP_INIT_ATTR_PD() | RdmaH.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
                 ibv_qp_init_attr_ex.pd(init, pd);
                 ibv_qp_init_attr_ex.send_ops_flags(init, ops);
-                MemorySegment qp = (MemorySegment) createQpEx(fn).invoke(ctx, init);
+                MemorySegment qp = (MemorySegment) ProviderCalls.CREATE_QP_EX.at(fn).invoke(ctx, init);
                 if (qp.equals(MemorySegment.NULL)) {
                     int errno = Native.lastErrno();
                     if (errno == Errno.EOPNOTSUPP) {
@@ -207,21 +207,6 @@ public final class ProtectionDomain extends NativeResource {
         } finally {
             release();
         }
-    }
-
-    /** The last verbs_context.create_qp_ex linked: every context of one provider has the same one. */
-    private static volatile LinkedFn createQpExFn;
-
-    private record LinkedFn(long address, Native.Fn fn) {
-    }
-
-    private static Native.Fn createQpEx(MemorySegment fn) {
-        LinkedFn f = createQpExFn;
-        if (f == null || f.address() != fn.address()) {
-            f = new LinkedFn(fn.address(), Native.fn("ibv_create_qp_ex", fn, verbs_context.create_qp_ex.descriptor()));
-            createQpExFn = f;
-        }
-        return f.fn();
     }
 
     /**

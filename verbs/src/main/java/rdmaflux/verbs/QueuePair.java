@@ -3,7 +3,6 @@ package rdmaflux.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.ibv_qp_attr;
 import rdmaflux.verbs.ffi.ibv_qp_cap;
@@ -479,7 +478,7 @@ public final class QueuePair extends NativeResource {
     @Override
     void destroy() {
         if (cmId != null) {
-            RdmaH.rdma_destroy_qp(cmId.handle);
+            Calls.Plain.rdmaDestroyQp(cmId.handle);
         } else {
             Calls.IBV_DESTROY_QP.callStatus(handle);
         }

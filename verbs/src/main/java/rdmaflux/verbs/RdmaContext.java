@@ -19,7 +19,6 @@ import rdmaflux.verbs.ffi.ibv_gid;
 import rdmaflux.verbs.ffi.ibv_gid_entry;
 import rdmaflux.verbs.ffi.ibv_port_attr;
 import rdmaflux.verbs.ffi.ibv_qp;
-import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_context_ops;
 import rdmaflux.verbs.ffi.verbs_context;
 
@@ -47,11 +46,6 @@ public final class RdmaContext extends NativeResource {
      */
     private MemorySegment asyncEvent;
     private final Object asyncLock = new Object();
-
-    /** {@code ibv_get_async_event} with errno capture, exact; a holder so that loading this class links nothing. */
-    private static final class GetAsyncEvent {
-        static final java.lang.invoke.MethodHandle HANDLE = Calls.IBV_GET_ASYNC_EVENT.handle();
-    }
 
     RdmaContext(MemorySegment context, boolean owned, NativeResource... owners) {
         super(Rank.CONTEXT, context.reinterpret(ibv_context.sizeof()), owners);
@@ -196,12 +190,6 @@ public final class RdmaContext extends NativeResource {
         }
     }
 
-    /** The last verbs_context.query_port linked: every context of one libibverbs has the same one. */
-    private static volatile LinkedFn queryPortFn;
-
-    private record LinkedFn(long address, Native.Fn fn) {
-    }
-
     /**
      * What verbs.h's inline {@code ibv_query_port} calls when it can: {@code verbs_context.query_port},
      * which takes the size of {@code struct ibv_port_attr} and so fills all of it. {@code null} when the
@@ -209,27 +197,8 @@ public final class RdmaContext extends NativeResource {
      * ({@code verbs_get_ctx_op}'s checks).
      */
     private static Native.Fn extendedQueryPort(MemorySegment ctx) {
-        // verbs_get_ctx(): abi_compat == (void *) -1 marks an ibv_context that ends a verbs_context.
-        if (ibv_context.abi_compat(ctx).address() != -1L) {
-            return null;
-        }
-        MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - verbs_context.context$offset())
-                .reinterpret(verbs_context.sizeof());
-        // New fields go at the front of verbs_context, which ends with the ibv_context; sz is the size
-        // the library built it with, so a field exists when sz reaches from it to the end.
-        if (verbs_context.sz(vctx) < verbs_context.sizeof() - verbs_context.query_port$offset()) {
-            return null;
-        }
-        MemorySegment fn = verbs_context.query_port(vctx);
-        if (fn.equals(MemorySegment.NULL)) {
-            return null;
-        }
-        LinkedFn f = queryPortFn;
-        if (f == null || f.address() != fn.address()) {
-            f = new LinkedFn(fn.address(), Native.fn("ibv_query_port", fn, verbs_context.query_port.descriptor()));
-            queryPortFn = f;
-        }
-        return f.fn();
+        MemorySegment fn = VerbsContextOps.op(ctx, verbs_context.query_port$offset());
+        return fn.equals(MemorySegment.NULL) ? null : ProviderCalls.QUERY_PORT.at(fn);
     }
 
     /**
@@ -263,7 +232,7 @@ public final class RdmaContext extends NativeResource {
      */
     public List<IndexedGid> gidTable(int port) {
         checkPort(port);
-        if (GidCalls.MISSING == null) {
+        if (Calls.Gid.available()) {
             return queryGidTable(port).stream().map(e -> new IndexedGid(e.index(), e.gid())).toList();
         }
         // rdma-core before 32: one ibv_query_gid per index.
@@ -297,7 +266,7 @@ public final class RdmaContext extends NativeResource {
         if (index < 0) {
             throw new IllegalArgumentException("GID index must be >= 0, got " + index);
         }
-        Native.Fn fn = GidCalls.queryGidEx();
+        Native.Fn fn = Calls.Gid.queryGidEx();
         MemorySegment ctx = acquire();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment entry = ibv_gid_entry.allocate(arena);
@@ -324,7 +293,7 @@ public final class RdmaContext extends NativeResource {
      * @throws RdmaException with {@code EOPNOTSUPP} when libibverbs predates the call (rdma-core 32)
      */
     public List<GidEntry> queryGidTable() {
-        Native.Fn fn = GidCalls.queryGidTable();
+        Native.Fn fn = Calls.Gid.queryGidTable();
         // The kernel fails with EINVAL rather than truncate, so make room for every entry of every port.
         long capacity = 0;
         int ports = queryDevice().physicalPortCount();
@@ -369,56 +338,6 @@ public final class RdmaContext extends NativeResource {
         return new GidEntry(ibv_gid_entry.port_num(e), ibv_gid_entry.gid_index(e),
                 Gid.read(e, ibv_gid_entry.gid$offset()), GidType.of(ibv_gid_entry.gid_type(e)),
                 ibv_gid_entry.ndev_ifindex(e));
-    }
-
-    /**
-     * {@code _ibv_query_gid_ex} and {@code _ibv_query_gid_table} (IBVERBS_1.11, rdma-core 32), linked on
-     * first use so that an older libibverbs costs only these calls.
-     */
-    private static final class GidCalls {
-        static final Native.Fn QUERY_GID_EX;
-        static final Native.Fn QUERY_GID_TABLE;
-        static final Throwable MISSING;
-
-        static {
-            Native.Fn ex = null;
-            Native.Fn table = null;
-            Throwable missing = null;
-            try {
-                ex = Native.fn("ibv_query_gid_ex", RdmaH._ibv_query_gid_ex$address(),
-                        RdmaH._ibv_query_gid_ex$descriptor());
-                table = Native.fn("ibv_query_gid_table", RdmaH._ibv_query_gid_table$address(),
-                        RdmaH._ibv_query_gid_table$descriptor());
-            } catch (RuntimeException | LinkageError e) {
-                missing = e; // jextract's holder fails to initialise when the symbol is absent
-                ex = null;
-                table = null;
-            }
-            QUERY_GID_EX = ex;
-            QUERY_GID_TABLE = table;
-            MISSING = missing;
-        }
-
-        private GidCalls() {
-        }
-
-        static Native.Fn queryGidEx() {
-            return require(QUERY_GID_EX, "ibv_query_gid_ex");
-        }
-
-        static Native.Fn queryGidTable() {
-            return require(QUERY_GID_TABLE, "ibv_query_gid_table");
-        }
-
-        private static Native.Fn require(Native.Fn fn, String name) {
-            if (fn == null) {
-                RdmaException e = new RdmaException(name, Errno.EOPNOTSUPP,
-                        "libibverbs.so.1 has no _" + name + " (rdma-core 32 or later has)");
-                e.initCause(MISSING);
-                throw e;
-            }
-            return fn;
-        }
     }
 
     /**
@@ -582,21 +501,8 @@ public final class RdmaContext extends NativeResource {
         if (ev == null) {
             ev = asyncEvent = ibv_async_event.allocate(Arena.ofAuto());
         }
-        MemorySegment capture = Native.capture();
-        int rc;
-        try {
-            rc = (int) GetAsyncEvent.HANDLE.invokeExact(capture, ctx, ev);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException("ibv_get_async_event threw " + t, t);
-        }
-        if (rc != 0) {
-            int errno = Native.errno(capture);
-            if (errno == Errno.EAGAIN) {
-                return null;
-            }
-            throw RdmaException.of("ibv_get_async_event", errno, null);
+        if (!Calls.getAsyncEvent(ctx, ev)) {
+            return null;
         }
         try {
             AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(ev));
@@ -607,7 +513,7 @@ public final class RdmaContext extends NativeResource {
             return new AsyncEvent(type, port, qpn);
         } finally {
             // Unacked QP/CQ events make ibv_destroy_qp/cq block forever.
-            RdmaH.ibv_ack_async_event(ev);
+            Calls.Plain.ackAsyncEvent(ev);
         }
     }
 

@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 
-import rdmaflux.verbs.ffi.RdmaH;
 import rdmaflux.verbs.ffi.ibv_device;
 
 /**
@@ -37,8 +36,8 @@ public record RdmaDevice(String name, long nodeGuid, NodeType nodeType, Transpor
             List<RdmaDevice> out = new ArrayList<>(devices.size());
             for (MemorySegment d : devices) {
                 MemorySegment dev = d.reinterpret(ibv_device.sizeof());
-                out.add(new RdmaDevice(Native.string(RdmaH.ibv_get_device_name(d)),
-                        Long.reverseBytes(RdmaH.ibv_get_device_guid(d)), NodeType.of(ibv_device.node_type(dev)),
+                out.add(new RdmaDevice(Calls.Plain.deviceName(d),
+                        Long.reverseBytes(Calls.Plain.deviceGuid(d)), NodeType.of(ibv_device.node_type(dev)),
                         Transport.of(ibv_device.transport_type(dev))));
             }
             return List.copyOf(out);
@@ -48,7 +47,7 @@ public record RdmaDevice(String name, long nodeGuid, NodeType nodeType, Transpor
     static RdmaContext openByName(String name) {
         return withDeviceList(devices -> {
             for (MemorySegment d : devices) {
-                if (name.equals(Native.string(RdmaH.ibv_get_device_name(d)))) {
+                if (name.equals(Calls.Plain.deviceName(d))) {
                     return new RdmaContext(Calls.IBV_OPEN_DEVICE.callPointer(d), true);
                 }
             }
@@ -79,7 +78,7 @@ public record RdmaDevice(String name, long nodeGuid, NodeType nodeType, Transpor
                 }
                 return f.apply(devices);
             } finally {
-                RdmaH.ibv_free_device_list(list);
+                Calls.Plain.freeDeviceList(list);
             }
         }
     }

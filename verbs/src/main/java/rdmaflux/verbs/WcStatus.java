@@ -66,7 +66,7 @@ public enum WcStatus implements NativeConstant {
 
     /** {@return rdma-core's text for this status ({@code ibv_wc_status_str}), e.g. "remote access error"} */
     public String description() {
-        return Native.string(rdmaflux.verbs.ffi.RdmaH.ibv_wc_status_str(value));
+        return Calls.Plain.wcStatusText(value);
     }
 
     @Override

@@ -1,11 +1,8 @@
 package rdmaflux.verbs;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.lang.ref.Reference;
 import java.nio.ByteOrder;
 
@@ -39,19 +36,6 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
-
-    /**
-     * The provider's post functions ({@code post_send}, {@code post_recv}, {@code post_srq_recv}) all are
-     * {@code int (*)(queue *, wr *, wr **)}. The pointers go as plain 64-bit integers, which the C calling
-     * convention passes exactly like pointers: the memory behind them is kept alive by the caller's lease
-     * (the queue) and by this object (the requests), and a long skips the linker's per-argument segment
-     * checks, which C1-compiled code pays in full on every post.
-     */
-    private static final class Post {
-        // In a holder of its own so that filling a batch never needs the linker (or native access).
-        static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(FunctionDescriptor.of(
-                ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
-    }
 
     private final int capacity;
     private final int maxSge;
@@ -398,11 +382,7 @@ public abstract sealed class WorkRequestBatch<T extends WorkRequestBatch<T>> per
      */
     final int post(MemorySegment fn, long queue) {
         try {
-            return (int) Post.HANDLE.invokeExact(fn, queue, wrs.address(), badWr.address());
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new AssertionError("a downcall threw " + t, t);
+            return ProviderCalls.post(fn, queue, wrs.address(), badWr.address());
         } finally {
             // The call got raw addresses: keep the auto arena behind them alive until it returns.
             Reference.reachabilityFence(this);

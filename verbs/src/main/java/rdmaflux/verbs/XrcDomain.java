@@ -41,8 +41,8 @@ public final class XrcDomain extends NativeResource {
             throw new RdmaUnsupportedException("ibv_open_xrcd", "the provider of " + context.deviceName()
                     + " has no XRC domains");
         }
-        Native.Fn open = Native.fn("ibv_open_xrcd", openFn, verbs_context.open_xrcd.descriptor());
-        Native.Fn close = Native.fn("ibv_close_xrcd", closeFn, verbs_context.close_xrcd.descriptor());
+        Native.Fn open = ProviderCalls.OPEN_XRCD.at(openFn);
+        Native.Fn close = ProviderCalls.CLOSE_XRCD.at(closeFn);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = ibv_xrcd_init_attr.allocate(arena);
             ibv_xrcd_init_attr.comp_mask(attr, RdmaH.IBV_XRCD_INIT_ATTR_FD() | RdmaH.IBV_XRCD_INIT_ATTR_OFLAGS());

@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Pins the calling thread to one CPU with Linux's {@code sched_setaffinity} (through the FFM API).
@@ -45,6 +46,20 @@ final class Affinity {
     /** Lets the calling thread run on every CPU again. */
     static void unpin() {
         set(Optional.empty());
+    }
+
+    /** Runs {@code work} with the calling thread on CPU 0 (the C sender's CPU) when pinning. */
+    static <T> T pinned(boolean pin, Supplier<T> work) {
+        if (pin) {
+            pin(0);
+        }
+        try {
+            return work.get();
+        } finally {
+            if (pin) {
+                unpin();
+            }
+        }
     }
 
     private static boolean set(Optional<Integer> cpu) {

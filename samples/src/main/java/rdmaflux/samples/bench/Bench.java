@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import rdmaflux.cm.PortCounters;
 import rdmaflux.verbs.Rdma;
 import rdmaflux.verbs.RdmaDevice;
 
@@ -127,6 +128,9 @@ public final class Bench implements Callable<Integer> {
     @Option(names = "--timeout", description = "Seconds any single wait or tool run may take (default: "
             + "${DEFAULT-VALUE}).")
     int timeoutSeconds = 60;
+
+    /** The port counter of RNR NAKs this port's responders sent: receives were not posted in time. */
+    private static final String RNR_NAKS_SENT = "send_rnr_err";
 
     /** The groups of rows {@code --only} can choose. */
     static final java.util.Set<String> GROUPS = java.util.Set.of("latency", "bandwidth", "extended", "reactive",
@@ -499,21 +503,6 @@ public final class Bench implements Callable<Integer> {
         return row;
     }
 
-    static double median(List<Double> values) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> v = values.stream().sorted().toList();
-        int n = v.size();
-        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
-    }
-
-    static String range(List<Double> values) {
-        double lo = values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
-        double hi = values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
-        return Row.fmt(lo) + "-" + Row.fmt(hi);
-    }
-
     private Row latencyRow(String metric, int size, String tool, int iters, Supplier<VerbsTests.Latency> ours,
                            int rttFactor, CTools c) {
         return comparison.compare(metric, size, "us", tool, Row.Target.RATIO_AT_MOST, () -> {
@@ -533,18 +522,18 @@ public final class Bench implements Callable<Integer> {
         // RNR NAKs the responder sent: a receiver that falls behind costs the sender an RNR wait each time.
         long[] rnr = new long[2];
         java.util.Set<String> apis = new java.util.TreeSet<>();
-        boolean counts = metric.startsWith("send") && PortCounters.read(device, PortCounters.RNR_NAKS_SENT) >= 0;
+        boolean counts = metric.startsWith("send") && PortCounters.read(device, 1).get(RNR_NAKS_SENT) >= 0;
         Row row = comparison.compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
             warm.run();
-            long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
+            long r0 = PortCounters.read(device, 1).get(RNR_NAKS_SENT);
             VerbsTests.Bandwidth r = ours.get();
             double cpu = CpuTime.take(r.messages());
-            rnr[0] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
+            rnr[0] += PortCounters.read(device, 1).get(RNR_NAKS_SENT) - r0;
             return new Comparison.Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage(), cpu);
         }, () -> {
-            long r0 = PortCounters.read(device, PortCounters.RNR_NAKS_SENT);
+            long r0 = PortCounters.read(device, 1).get(RNR_NAKS_SENT);
             CTools.Outcome o = c.bandwidth(tool, size, n, wrApi);
-            rnr[1] += PortCounters.read(device, PortCounters.RNR_NAKS_SENT) - r0;
+            rnr[1] += PortCounters.read(device, 1).get(RNR_NAKS_SENT) - r0;
             if (o.postApi() != null) {
                 apis.add(o.postApi());
             }
@@ -564,20 +553,6 @@ public final class Bench implements Callable<Integer> {
     static Row findRow(List<Row> rows, String metric, long size) {
         return rows.stream().filter(r -> r.metric().equals(metric) && r.size() == size).findFirst()
                 .orElse(new Row(metric, size, "", Double.NaN, Double.NaN, "", Row.Target.NONE, Double.NaN, ""));
-    }
-
-    /** Runs {@code work} with the calling thread on CPU 0 (the C sender's CPU) when pinning. */
-    static <T> T pinned(boolean pin, Supplier<T> work) {
-        if (pin) {
-            Affinity.pin(0);
-        }
-        try {
-            return work.get();
-        } finally {
-            if (pin) {
-                Affinity.unpin();
-            }
-        }
     }
 
     private void progress(Row r) {
@@ -613,7 +588,7 @@ public final class Bench implements Callable<Integer> {
                 + ")").toList()) + ".\n");
         Files.writeString(out.resolve("results.md"), md);
         List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s") && !r.metric().contains("ibv_wr")
-                && !r.metric().startsWith(Row.LARGE_METRIC)).toList();
+                && !r.metric().startsWith(LargeRows.METRIC)).toList();
         Charts.bandwidth(bw, "Bandwidth, rdmaflux (verbs) vs perftest, " + device, out.resolve("bandwidth.png"));
         Charts.ratios(rows, "rdmaflux / C tool, " + device + (quick ? " (quick run)" : ""),
                 out.resolve("ratios.png"));

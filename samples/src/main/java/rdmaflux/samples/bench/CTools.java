@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import rdmaflux.cm.PortCounters;
+
 /**
  * Runs rdma-core's C tools for the comparison: the perftest programs ({@code ib_send_lat},
  * {@code ib_write_lat}, {@code ib_read_lat}, {@code ib_send_bw}, {@code ib_write_bw}) as a server and a
@@ -405,7 +407,7 @@ final class CTools {
         List<String> senderArgs = new ArrayList<>(args);
         senderArgs.addAll(List.of("-s", "-o"));
         int run = nextPort++; // only to name the output files
-        long recvs0 = PortCounters.read(device, PortCounters.RDMA_RECVS);
+        long recvs0 = PortCounters.read(device, 1).get(PortCounters.DELIVERED);
         long[] atStart = {-1, -1}; // receiver, sender: CPU microseconds when the sender began
         long[] atEnd = {-1, -1}; // each when it said its transfer was complete
         Mckey result = mckeyRun(args, senderArgs, run, count, recvs0, atStart, atEnd);
@@ -454,7 +456,7 @@ final class CTools {
                     System.out.print(Files.readString(receiver.file) + Files.readString(sender.file));
                 }
                 if (t1 < 0) {
-                    long got = recvs0 < 0 ? -1 : PortCounters.read(device, PortCounters.RDMA_RECVS) - recvs0;
+                    long got = recvs0 < 0 ? -1 : PortCounters.read(device, 1).get(PortCounters.DELIVERED) - recvs0;
                     return new Mckey(Double.NaN, got, "mckey receiver got " + (got < 0 ? "fewer than " + count
                             : got + " of " + count) + " datagrams (" + (sent < 0 ? "sender did not finish: "
                             + tail(sender.file) : "UD loss") + "); no end time");

@@ -144,7 +144,7 @@ final class Charts {
             String label = r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size()) : "");
             g.drawString(label, 10, y + rowH / 2 + 4);
             g.drawString(Row.fmt(r.ratio()), left + len + 6, y + rowH / 2 + 4);
-            if (r.target() == Row.Target.RATIO_AT_MOST || r.target() == Row.Target.RATIO_AT_LEAST) {
+            if (r.target().isRatio()) {
                 int tx = left + (int) (pw * r.bound() / max);
                 g.setStroke(new BasicStroke(2f));
                 g.drawLine(tx, y + 1, tx, y + rowH - 1);

@@ -75,18 +75,18 @@ final class Comparison {
         }
         String note = baseNote;
         if (repeat > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
-            note = (note.isEmpty() ? "" : note + "; ") + "median of " + repeat + ": ours " + Bench.range(mine) + ", C "
-                    + Bench.range(theirs);
+            note = (note.isEmpty() ? "" : note + "; ") + "median of " + repeat + ": ours " + Stats.range(mine) + ", C "
+                    + Stats.range(theirs);
         }
         if (!errors.isEmpty()) {
             note = (note.isEmpty() ? "" : note + "; ") + String.join("; ", errors.stream().distinct().toList());
         }
         if (repeat > 1 && (!myCpu.isEmpty() || !theirCpu.isEmpty())) {
-            note += "; CPU us/msg " + (myCpu.isEmpty() ? "" : "ours " + Bench.range(myCpu)) + (theirCpu.isEmpty() ? ""
-                    : (myCpu.isEmpty() ? "" : ", ") + "C " + Bench.range(theirCpu));
+            note += "; CPU us/msg " + (myCpu.isEmpty() ? "" : "ours " + Stats.range(myCpu)) + (theirCpu.isEmpty() ? ""
+                    : (myCpu.isEmpty() ? "" : ", ") + "C " + Stats.range(theirCpu));
         }
-        Row row = new Row(metric, size, unit, Bench.median(mine), Bench.median(theirs), tool, target, alloc, note)
-                .withCpu(Bench.median(myCpu), Bench.median(theirCpu));
+        Row row = new Row(metric, size, unit, Stats.median(mine), Stats.median(theirs), tool, target, alloc, note)
+                .withCpu(Stats.median(myCpu), Stats.median(theirCpu));
         progress.accept(row);
         return row;
     }

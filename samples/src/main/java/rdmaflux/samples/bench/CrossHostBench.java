@@ -180,15 +180,15 @@ public final class CrossHostBench implements Callable<Integer> {
                 HostLatency.Test test = HostLatency.Test.valueOf(f[1]);
                 int size = Integer.parseInt(f[2]);
                 int rounds = Integer.parseInt(f[3]);
-                Jit.awaitQuiet(quick, this::say);
+                CrossHostJit.awaitQuiet(quick, this::say);
                 long compiled;
                 try (HostLatency.Listener l = new HostLatency.Listener(new InetSocketAddress(self,
                         Integer.parseInt(f[4])), timeout)) {
                     reply.println("ready");
                     try (HostLatency end = l.accept(HostLatency.MAX_SIZE)) {
-                        long c0 = Jit.millis();
+                        long c0 = CrossHostJit.millis();
                         end.serve(test, size, rounds);
-                        compiled = Jit.millis() - c0;
+                        compiled = CrossHostJit.millis() - c0;
                     }
                 }
                 // The client's warm-up goes on until this side's JIT stays idle through a run.
@@ -246,46 +246,6 @@ public final class CrossHostBench implements Callable<Integer> {
         pw.flush();
     }
 
-    /** The JIT's state, shared by both parts. */
-    static final class Jit {
-        private Jit() {
-        }
-
-        /** {@return the JIT compilers' total time so far in milliseconds, 0 where it is not monitored} */
-        static long millis() {
-            java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-            return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
-        }
-
-        /**
-         * Waits until the JIT compilers have been idle for a second (at most 30 s, quick 5 s), as
-         * {@link Bench} does before its latency rows: a compilation competes with the loop for the VM's CPU.
-         */
-        static void awaitQuiet(boolean quick, java.util.function.BiConsumer<String, Object[]> say) {
-            java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-            if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-                return;
-            }
-            long start = System.nanoTime();
-            long deadline = start + Duration.ofSeconds(quick ? 5 : 30).toNanos();
-            long last = jit.getTotalCompilationTime();
-            try {
-                while (System.nanoTime() < deadline) {
-                    Thread.sleep(1000);
-                    long now = jit.getTotalCompilationTime();
-                    if (now == last) {
-                        return;
-                    }
-                    last = now;
-                }
-                say.accept("bench: the JIT was still compiling after %.0f s; measuring anyway",
-                        new Object[] {(System.nanoTime() - start) / 1e9});
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
     // ---- client (host 2) ----
 
     private int drive(InetAddress server) throws IOException, InterruptedException {
@@ -299,7 +259,7 @@ public final class CrossHostBench implements Callable<Integer> {
                 .getOrDefault("RDMAFLUX_SANDBOX_ADDR", "this host"), server.getHostAddress(), device,
                 System.getProperty("os.version"), System.getProperty("java.vm.name"), Runtime.version(),
                 Runtime.getRuntime().availableProcessors());
-        try (Control control = Control.connect(new InetSocketAddress(server, basePort), timeout)) {
+        try (CrossHostControl control = CrossHostControl.connect(new InetSocketAddress(server, basePort), timeout)) {
             CrossHostRows rows = new CrossHostRows(control, server, device, basePort + 1, timeout, quick, this::say);
             List<Row> table = rows.all(quick ? new int[] {2} : new int[] {2, 4096}, iters, repeat);
             control.request("quit", false);
@@ -342,75 +302,4 @@ public final class CrossHostBench implements Callable<Integer> {
         say("bench: wrote %s", out.resolve("results.md"));
     }
 
-    /** The client's end of the control connection. */
-    static final class Control implements AutoCloseable {
-        private final Socket socket;
-        private final BufferedReader in;
-        private final PrintWriter outLine;
-
-        private Control(Socket socket) throws IOException {
-            this.socket = socket;
-            in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-            outLine = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8);
-        }
-
-        /** Connects, retrying while the server's JVM is still starting (its VM boots alongside this one). */
-        static Control connect(InetSocketAddress server, Duration timeout) throws IOException, InterruptedException {
-            long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-            for (;;) {
-                Socket s = new Socket();
-                try {
-                    s.connect(server, (int) timeout.toMillis());
-                    s.setSoTimeout((int) Duration.ofMinutes(5).toMillis());
-                    return new Control(s);
-                } catch (IOException e) {
-                    s.close();
-                    if (System.nanoTime() > deadline) {
-                        throw new IOException("no bench server at " + server + ": " + e.getMessage(), e);
-                    }
-                    Thread.sleep(1000);
-                }
-            }
-        }
-
-        /**
-         * Sends a request and waits for its first answer.
-         *
-         * @param line the request
-         * @param awaitReady whether the answer is {@code ready} (else {@code done} or an error)
-         * @return the answer
-         */
-        String request(String line, boolean awaitReady) throws IOException {
-            outLine.println(line);
-            return awaitReady ? expect("ready") : "";
-        }
-
-        /** {@return the next answer, whatever it is} */
-        String answer() throws IOException {
-            String a = in.readLine();
-            if (a == null) {
-                throw new IOException("the bench server went away");
-            }
-            return a;
-        }
-
-        /** {@return the next answer}, failing unless it is {@code want} */
-        String expect(String want) throws IOException {
-            String a = answer();
-            if (!a.equals(want)) {
-                throw new IllegalStateException("server: " + a);
-            }
-            return a;
-        }
-
-        /** Sends a line without waiting for an answer. */
-        void send(String line) {
-            outLine.println(line);
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
-        }
-    }
 }

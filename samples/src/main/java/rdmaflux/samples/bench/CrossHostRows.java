@@ -16,7 +16,7 @@ import java.util.function.BiConsumer;
  * alternately against a server side the other host starts on request, then the table's rows.
  */
 final class CrossHostRows {
-    private final CrossHostBench.Control control;
+    private final CrossHostControl control;
     private final InetAddress server;
     private final String device;
     private final Duration timeout;
@@ -35,7 +35,7 @@ final class CrossHostRows {
      * @param quick a short run
      * @param say progress output
      */
-    CrossHostRows(CrossHostBench.Control control, InetAddress server, String device, int basePort, Duration timeout,
+    CrossHostRows(CrossHostControl control, InetAddress server, String device, int basePort, Duration timeout,
                   boolean quick, BiConsumer<String, Object[]> say) throws IOException {
         this.control = control;
         this.server = server;
@@ -94,7 +94,7 @@ final class CrossHostRows {
         int jitBusy = 0;
         for (int r = 0; r < repeat; r++) {
             try {
-                CrossHostBench.Jit.awaitQuiet(quick, say);
+                CrossHostJit.awaitQuiet(quick, say);
                 Run run = ours(t, size, warm, iters);
                 mine.add(Stats.typicalMicros(run.stamps(), t.rttFactor));
                 jitBusy += run.jitBusy() ? 1 : 0;
@@ -111,7 +111,8 @@ final class CrossHostRows {
         if (jitBusy > 0) {
             errors.add("a JIT was busy in " + jitBusy + " of ours");
         }
-        return finish(new Row(t.metric, size, "us", median(mine), median(theirs), t.tool, Row.Target.RATIO_AT_MOST,
+        return finish(new Row(t.metric, size, "us", Stats.median(mine), Stats.median(theirs), t.tool,
+                Row.Target.RATIO_AT_MOST,
                 Double.NaN, note(repeat, mine, theirs, errors)));
     }
 
@@ -120,7 +121,7 @@ final class CrossHostRows {
         List<String> errors = new ArrayList<>();
         for (int r = 0; r < repeat; r++) {
             try {
-                CrossHostBench.Jit.awaitQuiet(quick, say);
+                CrossHostJit.awaitQuiet(quick, say);
                 mine.add(Stats.typicalMicros(reactive(2 * warm, iters), 2));
             } catch (RuntimeException e) {
                 ourFailure = true;
@@ -130,7 +131,7 @@ final class CrossHostRows {
         String note = "rdmaflux.cm RdmaConnection, echo RdmaServer on the server host, default options; C = the "
                 + "ib_send_lat 2 B median above";
         String rest = note(repeat, mine, List.of(), errors);
-        return finish(new Row("reactive send/recv latency p50", 2, "us", median(mine), cSendLat, "ib_send_lat",
+        return finish(new Row("reactive send/recv latency p50", 2, "us", Stats.median(mine), cSendLat, "ib_send_lat",
                 Row.Target.NONE, Double.NaN, rest.isEmpty() ? note : note + "; " + rest));
     }
 
@@ -162,7 +163,7 @@ final class CrossHostRows {
         int rounds = t == HostLatency.Test.READ ? 0 : warm + iters;
         control.request("ours " + t + " " + size + " " + rounds + " " + port, true);
         long[] stamps;
-        long c0 = CrossHostBench.Jit.millis();
+        long c0 = CrossHostJit.millis();
         long t0 = System.nanoTime();
         try (HostLatency end = HostLatency.connect(new InetSocketAddress(server, port), HostLatency.MAX_SIZE,
                 timeout)) {
@@ -172,7 +173,7 @@ final class CrossHostRows {
             throw e;
         }
         double wall = (System.nanoTime() - t0) / 1e6;
-        long clientJit = CrossHostBench.Jit.millis() - c0;
+        long clientJit = CrossHostJit.millis() - c0;
         String done = control.answer();
         if (!done.startsWith("done ")) {
             throw new IllegalStateException("server: " + done);
@@ -193,7 +194,7 @@ final class CrossHostRows {
                         r.serverJitMillis(), r.clientJitMillis(), r.wallMillis());
                 return;
             }
-            CrossHostBench.Jit.awaitQuiet(quick, say);
+            CrossHostJit.awaitQuiet(quick, say);
         }
     }
 
@@ -253,23 +254,10 @@ final class CrossHostRows {
     private static String note(int repeat, List<Double> mine, List<Double> theirs, List<String> errors) {
         List<String> parts = new ArrayList<>();
         if (repeat > 1 && !mine.isEmpty()) {
-            parts.add("median of " + repeat + ": ours " + range(mine) + (theirs.isEmpty() ? "" : ", C " + range(theirs)));
+            parts.add("median of " + repeat + ": ours " + Stats.range(mine)
+                    + (theirs.isEmpty() ? "" : ", C " + Stats.range(theirs)));
         }
         parts.addAll(errors.stream().distinct().toList());
         return String.join("; ", parts);
-    }
-
-    private static double median(List<Double> values) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> v = values.stream().sorted().toList();
-        int n = v.size();
-        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
-    }
-
-    private static String range(List<Double> values) {
-        return Row.fmt(values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN)) + "-"
-                + Row.fmt(values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN));
     }
 }

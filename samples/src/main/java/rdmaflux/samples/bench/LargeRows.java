@@ -12,6 +12,10 @@ import java.util.function.Consumer;
  * into memory the bench supplies.
  */
 final class LargeRows {
+    /** The metric of the reactive large-message rows. */
+    static final String METRIC = "reactive large-message bandwidth";
+    /** Their target: at least 0.9 × {@code ib_read_bw}. */
+    static final Row.Target TARGET = Row.Target.ratioAtLeast(0.9);
     private final InetAddress ip;
     private final boolean quick;
     private final int repeat;
@@ -52,7 +56,7 @@ final class LargeRows {
     /**
      * Reactive throughput of messages larger than the receive buffers (sent by rendezvous: the receiver
      * RDMA-READs them) against {@code ib_read_bw} at the same sizes and counts; target as
-     * {@link Row#LARGE_BOUND}; the allocation column is all threads' heap bytes per message. Each timed
+     * {@link #TARGET}; the allocation column is all threads' heap bytes per message. Each timed
      * stream of ours follows an untimed one of an eighth of its messages at the same size.
      */
     List<Row> rows(CTools c) {
@@ -69,8 +73,8 @@ final class LargeRows {
         } catch (RuntimeException e) {
             failed = true;
             for (int size : sizes) {
-                Row row = new Row(Row.LARGE_METRIC, size, "Gbit/s", Double.NaN, Double.NaN, "ib_read_bw",
-                        Row.Target.RATIO_AT_LEAST, Double.NaN, "ours failed: " + e.getMessage());
+                Row row = new Row(METRIC, size, "Gbit/s", Double.NaN, Double.NaN, "ib_read_bw",
+                        TARGET, Double.NaN, "ours failed: " + e.getMessage());
                 progress.accept(row);
                 rows.add(row);
             }
@@ -81,8 +85,8 @@ final class LargeRows {
                 // perftest takes 5 iterations at least.
                 int n = (int) Math.max(5, Math.min(512, budget / size));
                 awaitJitQuiet.run();
-                rows.add(comparison.compare(Row.LARGE_METRIC, size, "Gbit/s", "ib_read_bw",
-                        Row.Target.RATIO_AT_LEAST, () -> {
+                rows.add(comparison.compare(METRIC, size, "Gbit/s", "ib_read_bw",
+                        TARGET, () -> {
                     pair.stream(size, Math.max(2, n / 8));
                     ReactiveLarge.Run r = pair.stream(size, n);
                     return new Comparison.Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
@@ -103,7 +107,7 @@ final class LargeRows {
      * per message costs (informational, ours only).
      */
     private List<Row> applicationMemoryRows(int[] sizes, long budget, List<Row> compared) {
-        String metric = Row.LARGE_METRIC + ", application memory";
+        String metric = METRIC + ", application memory";
         List<Row> rows = new ArrayList<>();
         try (ReactiveLarge pair = ReactiveLarge.open(new InetSocketAddress(ip, 0), sizes[sizes.length - 1], timeout,
                 true)) {
@@ -122,8 +126,8 @@ final class LargeRows {
                 }
                 String note = n + " messages; as above, received into slices of one segment reused round-robin "
                         + "(ConnectionOptions.largeMessageMemory); alloc = all threads"
-                        + (repeat > 1 ? "; median of " + repeat + ": " + Bench.range(mine) : "");
-                Row row = new Row(metric, size, "Gbit/s", Bench.median(mine), compared.get(i).c(), "ib_read_bw",
+                        + (repeat > 1 ? "; median of " + repeat + ": " + Stats.range(mine) : "");
+                Row row = new Row(metric, size, "Gbit/s", Stats.median(mine), compared.get(i).c(), "ib_read_bw",
                         Row.Target.NONE, alloc, note);
                 progress.accept(row);
                 rows.add(row);

@@ -7,11 +7,19 @@ import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import rdmaflux.cm.PortCounters;
+
 /**
  * The multicast rows: the datagram rate of the verbs layer and of the reactive API ({@link MulticastRate})
  * against {@code mckey}, per size.
  */
 final class MulticastRows {
+    /** The metric of the reactive multicast rows. */
+    static final String REACTIVE_METRIC = "multicast datagram rate, reactive API";
+    /** Their target: at least 0.8 × mckey. */
+    static final Row.Target REACTIVE_TARGET = Row.Target.ratioAtLeast(0.8);
+    /** The port counter of packets transmitted (rxe: once per UD datagram). */
+    private static final String SENT_PKTS = "sent_pkts";
     /**
      * The most untimed rounds before the reactive rows: the Reactor path needs as many as the reactive
      * stream rows' ({@link StreamRows#STREAM_WARMUP_ROUNDS}) before the JIT is done with it.
@@ -79,7 +87,7 @@ final class MulticastRows {
         List<Row> rows = new ArrayList<>();
         // At least 4000 datagrams a round, so a quick run's short loops get compiled before they are timed.
         int warmCount = Math.max(count, 4000);
-        String warmError = warmUntilSettled("multicast verbs loop", warmCount, quick ? 3 : 6, () -> Bench.pinned(pin,
+        String warmError = warmUntilSettled("multicast verbs loop", warmCount, quick ? 3 : 6, () -> Affinity.pinned(pin,
                 () -> MulticastRate.verbs(ip, nextGroup(), warmCount, sizes[0], timeout, pin, awaitJitQuiet)));
         for (int size : sizes) {
             // [0] ours, [1] C: datagrams lost; the port's sent_pkts and rcvd_pkts over the runs
@@ -89,12 +97,12 @@ final class MulticastRows {
             boolean[] lossUnknown = new boolean[1];
             Row verbs = comparison.compare("multicast datagram rate", size, "msg/s", "mckey",
                     Row.Target.RATIO_AT_LEAST, () -> {
-                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
-                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
-                MulticastRate.Run r = Bench.pinned(pin, () -> MulticastRate.verbs(ip, nextGroup(), count, size, timeout,
-                        pin, awaitJitQuiet));
-                sentPkts[0] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
-                rcvdPkts[0] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
+                PortCounters c0 = PortCounters.read(device, 1);
+                MulticastRate.Run r = Affinity.pinned(pin, () -> MulticastRate.verbs(ip, nextGroup(), count, size,
+                        timeout, pin, awaitJitQuiet));
+                PortCounters c1 = PortCounters.read(device, 1);
+                sentPkts[0] += c1.get(SENT_PKTS) - c0.get(SENT_PKTS);
+                rcvdPkts[0] += c1.get(PortCounters.RECEIVED_PACKETS) - c0.get(PortCounters.RECEIVED_PACKETS);
                 lost[0] += r.lost();
                 if (verbose) {
                     say("bench:   multicast %s ours (verbs): %.0f datagrams/s, %d of %d received", Row.sizeText(size),
@@ -102,11 +110,11 @@ final class MulticastRows {
                 }
                 return new Comparison.Measured(r.datagramsPerSecond(), r.allocPerDatagram(), CpuTime.take(r.sent()));
             }, () -> {
-                long s0 = PortCounters.read(device, PortCounters.SENT_PKTS);
-                long r0 = PortCounters.read(device, PortCounters.RCVD_PKTS);
+                PortCounters c0 = PortCounters.read(device, 1);
                 CTools.Mckey m = c.mckey(nextGroup().getHostAddress(), count, size);
-                sentPkts[1] += PortCounters.read(device, PortCounters.SENT_PKTS) - s0;
-                rcvdPkts[1] += PortCounters.read(device, PortCounters.RCVD_PKTS) - r0;
+                PortCounters c1 = PortCounters.read(device, 1);
+                sentPkts[1] += c1.get(SENT_PKTS) - c0.get(SENT_PKTS);
+                rcvdPkts[1] += c1.get(PortCounters.RECEIVED_PACKETS) - c0.get(PortCounters.RECEIVED_PACKETS);
                 if (verbose) {
                     say("bench:   multicast %s mckey: %s", Row.sizeText(size), m.ok()
                             ? String.format("%.0f datagrams/s", m.datagramsPerSecond()) : m.error());
@@ -120,7 +128,7 @@ final class MulticastRows {
                         : CTools.Outcome.failed(m.error());
             }, count + " datagrams; verbs layer");
             String note = verbs.note() + "; lost ours " + lost[0] + ", C " + (lossUnknown[0] ? "?" : lost[1]);
-            if (PortCounters.read(device, PortCounters.SENT_PKTS) >= 0) {
+            if (PortCounters.read(device, 1).get(SENT_PKTS) >= 0) {
                 note += "; port sent/rcvd pkts ours " + sentPkts[0] + "/" + rcvdPkts[0] + ", C " + sentPkts[1] + "/"
                         + rcvdPkts[1];
             }
@@ -131,7 +139,7 @@ final class MulticastRows {
         }
 
         String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : REACTIVE_WARMUP_ROUNDS,
-                () -> Bench.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout,
+                () -> Affinity.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout,
                         awaitJitQuiet)));
         for (int i = 0; i < sizes.length; i++) {
             int size = sizes[i];
@@ -143,8 +151,8 @@ final class MulticastRows {
                     + "alloc = all threads";
             for (int r = 0; r < repeat; r++) {
                 try {
-                    MulticastRate.Run run = Bench.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, size,
-                            timeout, awaitJitQuiet));
+                    MulticastRate.Run run = Affinity.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count,
+                            size, timeout, awaitJitQuiet));
                     mine.add(run.datagramsPerSecond());
                     double perDatagram = CpuTime.take(run.sent());
                     if (!Double.isNaN(perDatagram)) {
@@ -162,14 +170,14 @@ final class MulticastRows {
                 }
             }
             if (repeat > 1 && !mine.isEmpty()) {
-                note += "; median of " + repeat + ": " + Bench.range(mine);
+                note += "; median of " + repeat + ": " + Stats.range(mine);
             }
             note += "; lost " + lost + (reactiveWarmError != null ? "; " + reactiveWarmError : "");
             if (repeat > 1 && !cpu.isEmpty()) {
-                note += "; CPU us/msg " + Bench.range(cpu);
+                note += "; CPU us/msg " + Stats.range(cpu);
             }
-            Row reactive = new Row(Row.REACTIVE_MULTICAST_METRIC, size, "msg/s", Bench.median(mine), rows.get(i).c(),
-                    "mckey", Row.Target.RATIO_AT_LEAST, alloc, note).withCpu(Bench.median(cpu), rows.get(i).cpuC());
+            Row reactive = new Row(REACTIVE_METRIC, size, "msg/s", Stats.median(mine), rows.get(i).c(),
+                    "mckey", REACTIVE_TARGET, alloc, note).withCpu(Stats.median(cpu), rows.get(i).cpuC());
             progress.accept(reactive);
             rows.add(reactive);
         }

@@ -94,7 +94,7 @@ final class ReactiveBusyPoll implements AutoCloseable {
             VerbsTests t = new VerbsTests(link, timeout, pinThreads);
             t.spinHint = true;
             Warmup.settle("verbs spin ping-pong", maxWarmRounds, () -> {
-                VerbsTests.Latency l = Bench.pinned(pinThreads, () -> t.sendLatency(2, 0, 2000));
+                VerbsTests.Latency l = Affinity.pinned(pinThreads, () -> t.sendLatency(2, 0, 2000));
                 CpuTime.take(1); // untimed: not the row's CPU
                 return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
             }, "round trips/s at the p50", say);
@@ -105,7 +105,7 @@ final class ReactiveBusyPoll implements AutoCloseable {
             }, "round trips/s at the p50", say);
             Warmup.awaitJitQuiet(Duration.ofSeconds(quick ? 5 : 30), say);
             for (int r = 0; r < repeat; r++) {
-                VerbsTests.Latency v = Bench.pinned(pinThreads, () -> t.sendLatency(2, warm, iters));
+                VerbsTests.Latency v = Affinity.pinned(pinThreads, () -> t.sendLatency(2, warm, iters));
                 double verbsCpu = CpuTime.take(v.messages());
                 VerbsTests.Latency o = pair.run(warm * 2, iters);
                 double oursCpu = CpuTime.take(o.messages());

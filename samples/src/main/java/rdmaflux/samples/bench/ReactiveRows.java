@@ -18,6 +18,10 @@ import java.util.function.Supplier;
  * <p>Threads: the benchmark's thread only.
  */
 final class ReactiveRows {
+    /** The metric of the reactive busy-poll ping-pong row. */
+    static final String BUSY_POLL_METRIC = "reactive send/recv latency p50, busy-poll";
+    /** Its target: p50 at most 1.3 × the verbs layer's spin ping-pong (spin hint) of the same run. */
+    static final Row.Target BUSY_POLL_TARGET = Row.Target.ratioAtMost(1.3);
     /**
      * The most untimed rounds of the reactive setup row. Under emulation C2 spends 5-10 s on each of the
      * largest setup methods (a queue's constructors, creating a queue pair): those compilations were still
@@ -89,10 +93,10 @@ final class ReactiveRows {
             note = "ours failed: " + e;
         }
         if (repeat > 1 && !runs.micros.isEmpty()) {
-            note += "; median of " + repeat + ": " + Bench.range(runs.micros);
+            note += "; median of " + repeat + ": " + Stats.range(runs.micros);
         }
-        Row row = new Row("reactive send/recv latency p50", 2, "us", Bench.median(runs.micros), cSendLat, "ib_send_lat",
-                Row.Target.NONE, runs.alloc, note).withCpu(Bench.median(runs.cpu), Double.NaN);
+        Row row = new Row("reactive send/recv latency p50", 2, "us", Stats.median(runs.micros), cSendLat, "ib_send_lat",
+                Row.Target.NONE, runs.alloc, note).withCpu(Stats.median(runs.cpu), Double.NaN);
         progress.accept(row);
         return row;
     }
@@ -119,7 +123,7 @@ final class ReactiveRows {
 
     /**
      * The reactive ping-pong with busy polling ({@link ReactiveBusyPoll}) against the verbs layer's spin
-     * ping-pong (both loops with the spin-wait hint), target {@link Row#BUSY_POLL_BOUND}: {@link #BUSY_POLL_FORKS}
+     * ping-pong (both loops with the spin-wait hint), target {@link #BUSY_POLL_TARGET}: {@link #BUSY_POLL_FORKS}
      * JVMs of their own in a full run, one in a quick run ({@link BusyPollFork}), each warming up both sides and
      * timing {@code repeat} runs of each in turn ({@link ReactiveBusyPoll#measure}); the medians of all forks'
      * runs, and each fork's ratio in the note.
@@ -161,23 +165,23 @@ final class ReactiveRows {
                 }
                 ours.addAll(forkOurs);
                 verbs.addAll(forkVerbs);
-                perFork.add(String.format(java.util.Locale.ROOT, "%.3f", Bench.median(forkOurs)
-                        / Bench.median(forkVerbs)));
-                say.accept("bench: busy-poll fork " + (f + 1) + ": ours " + Bench.range(forkOurs) + " us, verbs "
-                        + Bench.range(forkVerbs) + " us, ratio of medians " + perFork.getLast());
+                perFork.add(String.format(java.util.Locale.ROOT, "%.3f", Stats.median(forkOurs)
+                        / Stats.median(forkVerbs)));
+                say.accept("bench: busy-poll fork " + (f + 1) + ": ours " + Stats.range(forkOurs) + " us, verbs "
+                        + Stats.range(forkVerbs) + " us, ratio of medians " + perFork.getLast());
             }
         } catch (RuntimeException e) {
             ourFailure = true;
             note += "; failed: " + e;
         }
         if (!ours.isEmpty()) {
-            note += "; runs: ours " + Bench.range(ours) + ", verbs " + Bench.range(verbs) + "; each fork's ratio "
+            note += "; runs: ours " + Stats.range(ours) + ", verbs " + Stats.range(verbs) + "; each fork's ratio "
                     + String.join(", ", perFork) + (oursCpu.isEmpty() ? "" : "; CPU us/msg ours "
-                    + Bench.range(oursCpu) + ", verbs " + Bench.range(verbsCpu));
+                    + Stats.range(oursCpu) + ", verbs " + Stats.range(verbsCpu));
         }
-        Row row = new Row(Row.BUSY_POLL_METRIC, 2, "us", Bench.median(ours), Bench.median(verbs),
-                "verbs spin ping-pong", Row.Target.RATIO_AT_MOST, alloc, note)
-                .withCpu(Bench.median(oursCpu), Bench.median(verbsCpu));
+        Row row = new Row(BUSY_POLL_METRIC, 2, "us", Stats.median(ours), Stats.median(verbs),
+                "verbs spin ping-pong", BUSY_POLL_TARGET, alloc, note)
+                .withCpu(Stats.median(oursCpu), Stats.median(verbsCpu));
         progress.accept(row);
         return row;
     }
@@ -293,19 +297,19 @@ final class ReactiveRows {
             }
         }
         String note = conns + " connections at once; RdmaConnection.connect to an RdmaServer in a second JVM"
-                + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + ReactiveSetup.describe()
+                + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + SetupOptions.describe()
                 + "; first subscribe..last established, vs cmtime create id..connect; " + retries
                 + " retried connects"
                 + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "")
                 + redos.note();
         if (runs > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + runs + ": ours " + Bench.range(mine) + ", C " + Bench.range(theirs);
+            note += "; median of " + runs + ": ours " + Stats.range(mine) + ", C " + Stats.range(theirs);
         }
         if (!errors.isEmpty()) {
             note += "; " + String.join("; ", errors.stream().distinct().toList());
         }
-        Row row = new Row("connection setup rate, reactive API", 0, "conn/s", Bench.median(mine), Bench.median(theirs), "cmtime",
-                Row.Target.RATIO_AT_LEAST, Double.NaN, note);
+        Row row = new Row("connection setup rate, reactive API", 0, "conn/s", Stats.median(mine), Stats.median(theirs),
+                "cmtime", SetupRows.TARGET, Double.NaN, note);
         progress.accept(row);
         return row;
     }

@@ -4,15 +4,12 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 
 import reactor.core.publisher.Flux;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
-import rdmaflux.cm.RdmaRecorder;
 import rdmaflux.cm.RdmaRetry;
 import rdmaflux.cm.RdmaServer;
-import rdmaflux.cm.Step;
 
 /**
  * Connection setup through the reactive API, for comparison with {@code cmtime -c N}: N
@@ -26,11 +23,6 @@ import rdmaflux.cm.Step;
  * nothing.
  */
 final class ReactiveSetup {
-    /** Bytes of each buffer: the hello and small messages fit, so memory stays small for 1,000 connections. */
-    static final int BUFFER_SIZE = 256;
-    /** Receive and send buffers per connection. */
-    static final int BUFFERS = 4;
-
     private ReactiveSetup() {
     }
 
@@ -49,68 +41,6 @@ final class ReactiveSetup {
         double rate() {
             return connections / seconds;
         }
-    }
-
-    /**
-     * Sums each side's step durations ({@link RdmaRecorder#stepDuration}: wall time from entering a step to
-     * leaving it, queueing on the CM loop included), for the run's profile line.
-     */
-    static final class StepTotals implements RdmaRecorder {
-        private final LongAdder[] nanos = new LongAdder[Step.values().length];
-        private final LongAdder[] counts = new LongAdder[Step.values().length];
-
-        StepTotals() {
-            for (int i = 0; i < nanos.length; i++) {
-                nanos[i] = new LongAdder();
-                counts[i] = new LongAdder();
-            }
-        }
-
-        @Override
-        public void stepDuration(Step step, long n) {
-            nanos[step.ordinal()].add(n);
-            counts[step.ordinal()].increment();
-        }
-
-        /** Starts the totals again from zero. */
-        void reset() {
-            for (int i = 0; i < nanos.length; i++) {
-                nanos[i].reset();
-                counts[i].reset();
-            }
-        }
-
-        String describe() {
-            StringBuilder b = new StringBuilder();
-            for (Step s : Step.values()) {
-                long c = counts[s.ordinal()].sum();
-                if (c > 0) {
-                    b.append(b.isEmpty() ? "" : ", ").append(s.name().toLowerCase(java.util.Locale.ROOT)).append(' ')
-                            .append(String.format(java.util.Locale.ROOT, "%.1f ms avg", nanos[s.ordinal()].sum() / 1e6 / c));
-                }
-            }
-            return b.toString();
-        }
-    }
-
-    /**
-     * The options of both sides: {@value #BUFFERS} receive and send buffers of {@value #BUFFER_SIZE}
-     * bytes, a send queue of 8, so N connections pin a few KiB each (page-rounded registrations) instead
-     * of the defaults' half MiB; generous step timeouts, because N handshakes queue on the emulated CPUs;
-     * keepalive off, so N idle connections do not probe each other while the run waits.
-     */
-    static ConnectionOptions options() {
-        return ConnectionOptions.defaults().toBuilder().bufferSize(BUFFER_SIZE).receiveBuffers(BUFFERS)
-                .sendBuffers(BUFFERS).sendQueueDepth(8).keepalive(Duration.ZERO)
-                .timeout(Step.ADDRESS, Duration.ofSeconds(60)).timeout(Step.ROUTE, Duration.ofSeconds(60))
-                .timeout(Step.CONNECT, Duration.ofSeconds(120)).timeout(Step.ACCEPT, Duration.ofSeconds(120))
-                .build();
-    }
-
-    /** {@return the options as the row's note says them} */
-    static String describe() {
-        return BUFFERS + " receive and " + BUFFERS + " send buffers of " + BUFFER_SIZE + " B, send queue 8, "
-                + "keepalive off";
     }
 
     /** {@return the collections and the milliseconds of collection so far, all collectors} */
@@ -134,7 +64,7 @@ final class ReactiveSetup {
      */
     static Result run(SetupServerProcess server, int connections, Duration timeout) {
         StepTotals clientSteps = new StepTotals();
-        ConnectionOptions options = options().toBuilder().recorder(clientSteps).build();
+        ConnectionOptions options = SetupOptions.options().toBuilder().recorder(clientSteps).build();
         List<RdmaConnection> clients = List.of();
         AtomicInteger retries = new AtomicInteger();
         InetSocketAddress target = server.address();

@@ -10,7 +10,7 @@ package rdmaflux.samples.bench;
  * @param ours our value, NaN when not measured
  * @param c the C tool's value, NaN when not measured
  * @param cTool the C tool that produced {@code c}
- * @param target the target on ours/c
+ * @param target the target on ours/c, with its bound
  * @param allocPerMessage steady-state heap bytes allocated per message by our loop's threads, NaN when not measured
  * @param note why a value is missing, or a remark
  * @param cpuOurs process CPU time (user + system) per message of ours over the timed part, in microseconds,
@@ -36,48 +36,57 @@ record Row(String metric, long size, String unit, double ours, double c, String 
         return new Row(metric, size, unit, ours, c, cTool, target, allocPerMessage, text, cpuOurs, cpuC);
     }
 
-    /** What must hold for a row. */
-    enum Target {
-        /** ours / C at most the bound (latency). */
-        RATIO_AT_MOST,
-        /** ours / C at least the bound (bandwidth, rates). */
-        RATIO_AT_LEAST,
+    /**
+     * What must hold for a row: a kind of target and its bound. The class that makes a row chooses both;
+     * {@link #RATIO_AT_MOST} and {@link #RATIO_AT_LEAST} are the latency and bandwidth targets most rows have.
+     *
+     * @param kind what is compared with the bound
+     * @param bound the bound: on ours/C for the ratios, in the row's own unit for {@link Kind#AT_MOST}
+     */
+    record Target(Kind kind, double bound) {
+        /** Latency target: p50 at most 1.10 × C. */
+        static final Target RATIO_AT_MOST = ratioAtMost(1.10);
+        /** Bandwidth target: at least 0.95 × C. */
+        static final Target RATIO_AT_LEAST = ratioAtLeast(0.95);
         /** ours must be 0 (allocation). */
-        ZERO,
-        /** ours at most a bound in the row's own unit (allocation of the reactive APIs). */
-        AT_MOST,
-        /** informational. */
-        NONE;
-    }
+        static final Target ZERO = new Target(Kind.ZERO, 0);
+        /** Informational. */
+        static final Target NONE = new Target(Kind.NONE, 0);
 
-    /** Latency target: p50 at most 1.10 × C. */
-    static final double LATENCY_BOUND = 1.10;
-    /** Bandwidth target: at least 0.95 × C. */
-    static final double BANDWIDTH_BOUND = 0.95;
-    /** Target of the reactive large-message rows: at least 0.9 × {@code ib_read_bw}. */
-    static final double LARGE_BOUND = 0.9;
-    /** The metric of the reactive large-message rows. */
-    static final String LARGE_METRIC = "reactive large-message bandwidth";
-    /** Connection setup target: at least 0.8 × cmtime's rate. */
-    static final double SETUP_BOUND = 0.8;
-    /** Reactive SEND stream target (issue #11): at least 0.85 × the verbs layer's SEND stream. */
-    static final double STREAM_BOUND = 0.85;
-    /** RSocket request-response target (issue #13): p50 at most 1.3 × the reactive ping-pong's. */
-    static final double RSOCKET_LATENCY_BOUND = 1.3;
-    /** RSocket request-stream target (issue #13): at least 0.8 × the reactive SEND stream. */
-    static final double RSOCKET_STREAM_BOUND = 0.8;
-    /** Heap bytes per message {@code send(Publisher)} may allocate (issue #11). */
-    static final double ALLOC_PUBLISHER_BOUND = 64;
-    /** Heap bytes per message {@code send(ByteBuffer)} may allocate (issue #11). */
-    static final double ALLOC_SINGLE_BOUND = 200;
-    /** The metric of the reactive multicast rows. */
-    static final String REACTIVE_MULTICAST_METRIC = "multicast datagram rate, reactive API";
-    /** Reactive multicast target: at least 0.8 × mckey. */
-    static final double REACTIVE_MULTICAST_BOUND = 0.8;
-    /** The metric of the reactive busy-poll ping-pong row. */
-    static final String BUSY_POLL_METRIC = "reactive send/recv latency p50, busy-poll";
-    /** Its target: p50 at most 1.3 × the verbs layer's spin ping-pong (spin hint) of the same run. */
-    static final double BUSY_POLL_BOUND = 1.3;
+        /** {@return ours / C at most {@code bound}} */
+        static Target ratioAtMost(double bound) {
+            return new Target(Kind.RATIO_AT_MOST, bound);
+        }
+
+        /** {@return ours / C at least {@code bound}} */
+        static Target ratioAtLeast(double bound) {
+            return new Target(Kind.RATIO_AT_LEAST, bound);
+        }
+
+        /** {@return ours at most {@code bound} in the row's own unit} */
+        static Target atMost(double bound) {
+            return new Target(Kind.AT_MOST, bound);
+        }
+
+        /** {@return whether the target bounds ours / C} */
+        boolean isRatio() {
+            return kind == Kind.RATIO_AT_MOST || kind == Kind.RATIO_AT_LEAST;
+        }
+
+        /** The kinds of target. */
+        enum Kind {
+            /** ours / C at most the bound (latency). */
+            RATIO_AT_MOST,
+            /** ours / C at least the bound (bandwidth, rates). */
+            RATIO_AT_LEAST,
+            /** ours must be 0 (allocation). */
+            ZERO,
+            /** ours at most a bound in the row's own unit (allocation of the reactive APIs). */
+            AT_MOST,
+            /** informational. */
+            NONE;
+        }
+    }
 
     /** {@return ours / C, NaN when either is missing} */
     double ratio() {
@@ -86,7 +95,7 @@ record Row(String metric, long size, String unit, double ours, double c, String 
 
     /** {@return the bound of the target as text, e.g. {@code <= 1.10}} */
     String targetText() {
-        return switch (target) {
+        return switch (target.kind()) {
             case RATIO_AT_MOST -> "ratio <= " + fmt(bound());
             case RATIO_AT_LEAST -> "ratio >= " + fmt(bound());
             case ZERO -> "0 B/msg";
@@ -95,23 +104,14 @@ record Row(String metric, long size, String unit, double ours, double c, String 
         };
     }
 
+    /** {@return the bound of the target} */
     double bound() {
-        return switch (target) {
-            case RATIO_AT_MOST -> metric.equals(StreamRows.RR_METRIC) ? RSOCKET_LATENCY_BOUND
-                    : metric.equals(BUSY_POLL_METRIC) ? BUSY_POLL_BOUND : LATENCY_BOUND;
-            case RATIO_AT_LEAST -> unit.equals("conn/s") ? SETUP_BOUND
-                    : metric.equals(LARGE_METRIC) ? LARGE_BOUND
-                    : metric.equals(StreamRows.STREAM_METRIC) ? STREAM_BOUND
-                    : metric.equals(StreamRows.RS_METRIC) ? RSOCKET_STREAM_BOUND
-                    : metric.equals(REACTIVE_MULTICAST_METRIC) ? REACTIVE_MULTICAST_BOUND : BANDWIDTH_BOUND;
-            case AT_MOST -> metric.equals(StreamRows.ALLOC_PUBLISHER) ? ALLOC_PUBLISHER_BOUND : ALLOC_SINGLE_BOUND;
-            default -> 0;
-        };
+        return target.bound();
     }
 
     /** {@return {@code met}, {@code MISSED}, or why it cannot be judged} */
     String verdict() {
-        return switch (target) {
+        return switch (target.kind()) {
             case NONE -> Double.isNaN(ours) ? "not measured yet" : "-";
             case ZERO -> Double.isNaN(ours) ? "not measured" : ours == 0 ? "met" : "MISSED";
             case AT_MOST -> Double.isNaN(ours) ? "not measured" : ours <= bound() ? "met" : "MISSED";
@@ -120,7 +120,7 @@ record Row(String metric, long size, String unit, double ours, double c, String 
                 if (Double.isNaN(r)) {
                     yield Double.isNaN(ours) ? "not measured" : "no C value";
                 }
-                boolean ok = target == Target.RATIO_AT_MOST ? r <= bound() : r >= bound();
+                boolean ok = target.kind() == Target.Kind.RATIO_AT_MOST ? r <= bound() : r >= bound();
                 yield ok ? "met" : "MISSED";
             }
         };

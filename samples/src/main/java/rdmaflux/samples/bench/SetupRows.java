@@ -14,6 +14,8 @@ import java.util.function.Consumer;
  * {@code cmtime}: the rate and each step's total, from the median run.
  */
 final class SetupRows {
+    /** Connection setup target: at least 0.8 × cmtime's rate. */
+    static final Row.Target TARGET = Row.Target.ratioAtLeast(0.8);
     private final InetAddress ip;
     private final int basePort;
     private final int repeat;
@@ -83,14 +85,14 @@ final class SetupRows {
         String note = conns + " connections; create id..connect; ours after " + warmRounds + " untimed rounds";
         if (repeat > 1 && !ours.isEmpty() && !theirs.isEmpty()) {
             note += "; median of " + repeat + ": ours "
-                    + Bench.range(ours.stream().map(ConnectionRate.Result::setupRate)
-                    .toList()) + ", C " + Bench.range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
+                    + Stats.range(ours.stream().map(ConnectionRate.Result::setupRate)
+                    .toList()) + ", C " + Stats.range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
         }
         if (!errors.isEmpty()) {
             note += "; " + String.join("; ", errors);
         }
         Row rate = new Row("connection setup rate", 0, "conn/s", o == null ? Double.NaN : o.setupRate(),
-                t == null ? Double.NaN : t.setupRate(), "cmtime", Row.Target.RATIO_AT_LEAST, Double.NaN, note);
+                t == null ? Double.NaN : t.setupRate(), "cmtime", TARGET, Double.NaN, note);
         progress.accept(rate);
         rows.add(rate);
         for (ConnectionRate.Step s : ConnectionRate.Step.values()) {

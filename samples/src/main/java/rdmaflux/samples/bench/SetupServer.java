@@ -23,7 +23,7 @@ import rdmaflux.cm.ServerOptions;
 /**
  * The server of the reactive setup row, in a JVM of its own ({@link SetupServerProcess} starts it), as
  * {@code cmtime}'s server is a process of its own: an {@link RdmaServer} whose accept queue holds all N
- * connections, with the row's options ({@link ReactiveSetup#options}). In one process, client and server
+ * connections, with the row's options ({@link SetupOptions#options}). In one process, client and server
  * would share one address space and memory map, which {@code cmtime}'s two processes do not (measured in
  * the sandbox, that sharing did not change the CM loops' kernel time: docs/benchmarks.md).
  *
@@ -62,9 +62,9 @@ public final class SetupServer {
         Duration timeout = Duration.ofSeconds(Long.parseLong(args[2]));
         Duration quiet = Duration.ofSeconds(Long.parseLong(args[3]));
         PrintStream out = System.out;
-        ReactiveSetup.StepTotals steps = new ReactiveSetup.StepTotals();
+        StepTotals steps = new StepTotals();
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(ip, 0),
-                ReactiveSetup.options().toBuilder().recorder(steps).build(), AcceptFilter.ACCEPT_ALL,
+                SetupOptions.options().toBuilder().recorder(steps).build(), AcceptFilter.ACCEPT_ALL,
                 ServerOptions.defaults().withAcceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)))
                 .block(timeout);
         ConcurrentLinkedQueue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();

@@ -44,7 +44,7 @@ final class Stats {
      * @return the median of the fast mode, or NaN for no rates
      */
     static double fastMode(List<Double> rates) {
-        return Bench.median(fast(rates));
+        return median(fast(rates));
     }
 
     /** {@return the rates of {@code rates} below half of the fastest: those {@link #fastMode} leaves out} */
@@ -56,6 +56,23 @@ final class Stats {
     private static List<Double> fast(List<Double> rates) {
         double max = rates.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
         return rates.stream().filter(r -> r >= max / 2).toList();
+    }
+
+    /** {@return the median of {@code values}, the mean of the middle two for an even count; NaN for none} */
+    static double median(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> v = values.stream().sorted().toList();
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+    }
+
+    /** {@return the smallest and the largest of {@code values} as {@code lo-hi}, as the notes show a range} */
+    static String range(List<Double> values) {
+        double lo = values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+        double hi = values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        return Row.fmt(lo) + "-" + Row.fmt(hi);
     }
 
     /** {@return bytes per second as Gbit/s (10^9 bits), perftest's {@code --report_gbits} unit} */

@@ -20,6 +20,8 @@ import java.util.function.Supplier;
 final class StreamRows {
     /** Metric of the reactive stream rows. */
     static final String STREAM_METRIC = "reactive SEND stream";
+    /** Target of the reactive stream rows (issue #11): at least 0.85 × the verbs layer's SEND stream. */
+    static final Row.Target STREAM_TARGET = Row.Target.ratioAtLeast(0.85);
     /**
      * The most untimed rounds of 4,000 messages before the reactive SEND stream and RSocket rows: under
      * emulation C2 takes 30 or more of them to finish with the Reactor path, and a row measured before that
@@ -35,8 +37,12 @@ final class StreamRows {
     static final int CHUNKS = 5;
     /** Metric of the RSocket request-response row over rdmaflux. */
     static final String RR_METRIC = "RSocket request-response p50";
+    /** Its target (issue #13): p50 at most 1.3 × the reactive ping-pong's. */
+    static final Row.Target RR_TARGET = Row.Target.ratioAtMost(1.3);
     /** Metric of the RSocket request-stream rows over rdmaflux. */
     static final String RS_METRIC = "RSocket request-stream";
+    /** Their target (issue #13): at least 0.8 × the reactive SEND stream. */
+    static final Row.Target RS_TARGET = Row.Target.ratioAtLeast(0.8);
     /** Metric prefix of the allocation rows. */
     static final String ALLOC = "heap allocation, steady state: ";
     /** Metric of the allocation row of {@code receive()} and {@code release()}. */
@@ -47,8 +53,12 @@ final class StreamRows {
     static final String ALLOC_RECEIVE_CHECKED = ALLOC_RECEIVE + ", recycledMessages(false) on the completion loop";
     /** Metric of the allocation row of {@code send(Publisher)}. */
     static final String ALLOC_PUBLISHER = ALLOC + "send(Publisher)";
+    /** Heap bytes per message {@code send(Publisher)} may allocate (issue #11). */
+    static final Row.Target ALLOC_PUBLISHER_TARGET = Row.Target.atMost(64);
     /** Metric of the allocation row of {@code send(ByteBuffer)}. */
     static final String ALLOC_SINGLE = ALLOC + "send(ByteBuffer)";
+    /** Heap bytes per message {@code send(ByteBuffer)} may allocate (issue #11). */
+    static final Row.Target ALLOC_SINGLE_TARGET = Row.Target.atMost(200);
 
     /** Metric of the rows that hold the reactive SEND stream against the verbs stream with the spin hint. */
     static final String HINT_METRIC = "reactive SEND stream vs spin-hint verbs";
@@ -247,11 +257,11 @@ final class StreamRows {
                 + "under qemu's round-robin a stream with a spinning peer runs in one of two modes)";
         String err = redos.note() + (error != null ? "; " + error : "");
         Row row = new Row(STREAM_METRIC, size, "msg/s", Stats.fastMode(mine), Stats.fastMode(verbs), VERBS,
-                Row.Target.RATIO_AT_LEAST, alloc, runs + "; verbs as the send bandwidth rows (ib_send_bw's loop, no "
+                STREAM_TARGET, alloc, runs + "; verbs as the send bandwidth rows (ib_send_bw's loop, no "
                 + "spin hint)" + modes + "; ours " + streams(mine) + ", verbs " + streams(verbs) + "; alloc = all "
                 + "threads, the largest run; CPU = this JVM's process CPU time per message over each stream (both "
                 + "sides are in it), ours against the verbs stream's, median of the runs" + err)
-                .withCpu(Bench.median(myCpu), Bench.median(verbsCpu));
+                .withCpu(Stats.median(myCpu), Stats.median(verbsCpu));
         Row hint = new Row(HINT_METRIC, size, "msg/s", row.ours(), Stats.fastMode(hinted), HINT,
                 Row.Target.NONE, Double.NaN, "the streams of the row above; the verbs stream with "
                 + "Thread.onSpinWait() in both loops, whose PAUSE ends a virtual CPU's turn under TCG, so its "
@@ -292,8 +302,8 @@ final class StreamRows {
             return "no stream";
         }
         List<Double> slow = Stats.slowMode(rates);
-        return Bench.range(rates) + (slow.isEmpty() ? ", none slow" : ", " + slow.size() + " of " + rates.size()
-                + " slow (" + Bench.range(slow) + ")");
+        return Stats.range(rates) + (slow.isEmpty() ? ", none slow" : ", " + slow.size() + " of " + rates.size()
+                + " slow (" + Stats.range(slow) + ")");
     }
 
     /**
@@ -352,12 +362,13 @@ final class StreamRows {
                 + "server's options with recycledMessages(false): each message an object of its own, which fails "
                 + "when used after release()" + range(checked) + ownCount(checkedOwn, n)
                 + (checkedError != null ? "; " + checkedError : "")));
-        rows.add(allocRow(ALLOC_PUBLISHER, Row.Target.AT_MOST, publisher, runs + "; the client's threads (its loops, "
-                + "its scheduler, the driving thread) during the same streams, the source allocating nothing"
-                + range(publisher) + "; all threads " + Row.fmt(Bench.median(all)) + err));
-        rows.add(allocRow(ALLOC_SINGLE, Row.Target.AT_MOST, single, runs + "; the client's threads, one send(ByteBuffer)"
-                + " a message (its Mono included), " + window + " in flight, one reused subscriber" + range(single)
-                + "; the server's threads meanwhile " + Row.fmt(Bench.median(singleReceive)) + err));
+        rows.add(allocRow(ALLOC_PUBLISHER, ALLOC_PUBLISHER_TARGET, publisher, runs + "; the client's threads (its "
+                + "loops, its scheduler, the driving thread) during the same streams, the source allocating nothing"
+                + range(publisher) + "; all threads " + Row.fmt(Stats.median(all)) + err));
+        rows.add(allocRow(ALLOC_SINGLE, ALLOC_SINGLE_TARGET, single, runs + "; the client's threads, one "
+                + "send(ByteBuffer) a message (its Mono included), " + window + " in flight, one reused subscriber"
+                + range(single)
+                + "; the server's threads meanwhile " + Row.fmt(Stats.median(singleReceive)) + err));
         return rows;
     }
 
@@ -390,15 +401,15 @@ final class StreamRows {
     /** The note's part on the completion loop's own count ({@link ReactiveStream.Run#deliveryAlloc}). */
     private static String ownCount(List<Double> values, int n) {
         return values.isEmpty() ? "" : "; the completion loop by its own exact count (getCurrentThreadAllocatedBytes, "
-                + "first to last message of each run of " + n + "): " + Row.fmt(Bench.median(values)) + range(values);
+                + "first to last message of each run of " + n + "): " + Row.fmt(Stats.median(values)) + range(values);
     }
 
     private static String range(List<Double> values) {
-        return values.size() > 1 ? " (" + Bench.range(values) + ")" : "";
+        return values.size() > 1 ? " (" + Stats.range(values) + ")" : "";
     }
 
     private Row allocRow(String metric, Row.Target target, List<Double> values, String note) {
-        Row row = new Row(metric, 0, "B/msg", Bench.median(values), Double.NaN, "", target, Double.NaN, note);
+        Row row = new Row(metric, 0, "B/msg", Stats.median(values), Double.NaN, "", target, Double.NaN, note);
         progress.accept(row);
         return row;
     }
@@ -407,7 +418,7 @@ final class StreamRows {
         failed = true;
         List<Row> rows = new ArrayList<>();
         for (int size : sizes) {
-            rows.add(new Row(STREAM_METRIC, size, "msg/s", Double.NaN, Double.NaN, VERBS, Row.Target.RATIO_AT_LEAST,
+            rows.add(new Row(STREAM_METRIC, size, "msg/s", Double.NaN, Double.NaN, VERBS, STREAM_TARGET,
                     Double.NaN, "failed: " + error));
         }
         rows.forEach(progress);
@@ -452,8 +463,8 @@ final class StreamRows {
                     error = "failed: " + e.getMessage();
                 }
             }
-            Row rr = new Row(RR_METRIC, 2, "us", Bench.median(mine), Bench.median(base), "reactive ping-pong (ours)",
-                    Row.Target.RATIO_AT_MOST, alloc, "half round trip as perftest's t_typical, " + latIters
+            Row rr = new Row(RR_METRIC, 2, "us", Stats.median(mine), Stats.median(base), "reactive ping-pong (ours)",
+                    RR_TARGET, alloc, "half round trip as perftest's t_typical, " + latIters
                     + " round trips; RSocket over RdmaClientTransport/RdmaServerTransport, each side on its own loops "
                     + "with the transports' default options (frames handled on the loops); baseline the reactive "
                     + "send/recv latency row's ping-pong; alloc = all threads"
@@ -482,8 +493,8 @@ final class StreamRows {
                         err = "failed: " + e.getMessage();
                     }
                 }
-                Row row = new Row(RS_METRIC, size, "msg/s", Bench.median(rsRates), Bench.median(ours),
-                        "reactive SEND stream (ours)", Row.Target.RATIO_AT_LEAST, a, n + " payloads of data only, "
+                Row row = new Row(RS_METRIC, size, "msg/s", Stats.median(rsRates), Stats.median(ours),
+                        "reactive SEND stream (ours)", RS_TARGET, a, n + " payloads of data only, "
                         + "unbounded demand; baseline the reactive SEND stream row's pair at the same size and count; "
                         + "alloc = all threads" + medians(rsRates, ours) + (err != null ? "; " + err : ""));
                 progress.accept(row);
@@ -493,7 +504,7 @@ final class StreamRows {
         } catch (RuntimeException e) {
             failed = true;
             Row row = new Row(RR_METRIC, 2, "us", Double.NaN, Double.NaN, "reactive ping-pong (ours)",
-                    Row.Target.RATIO_AT_MOST, Double.NaN, "failed: " + e.getMessage());
+                    RR_TARGET, Double.NaN, "failed: " + e.getMessage());
             progress.accept(row);
             rows.add(row);
         }
@@ -521,9 +532,9 @@ final class StreamRows {
                 lat.add(Stats.typicalMicros(l.stamps(), 2));
                 alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
             }
-            Row rr = new Row("RSocket over TCP request-response p50", 2, "us", Bench.median(lat), rdmaRr, tool,
+            Row rr = new Row("RSocket over TCP request-response p50", 2, "us", Stats.median(lat), rdmaRr, tool,
                     Row.Target.NONE, alloc, what + "; alloc = all threads" + (repeat > 1 ? "; median of " + repeat
-                    + ": " + Bench.range(lat) : ""));
+                    + ": " + Stats.range(lat) : ""));
             progress.accept(rr);
             rows.add(rr);
             for (int i = 0; i < sizes.length; i++) {
@@ -537,9 +548,9 @@ final class StreamRows {
                     rates.add(run.messagesPerSecond());
                     a = Double.isNaN(a) ? run.allAlloc() : Math.max(a, run.allAlloc());
                 }
-                Row row = new Row("RSocket over TCP request-stream", size, "msg/s", Bench.median(rates), rdmaStream[i],
+                Row row = new Row("RSocket over TCP request-stream", size, "msg/s", Stats.median(rates), rdmaStream[i],
                         tool, Row.Target.NONE, a, n + " payloads; " + what + "; alloc = all threads"
-                        + (repeat > 1 ? "; median of " + repeat + ": " + Bench.range(rates) : ""));
+                        + (repeat > 1 ? "; median of " + repeat + ": " + Stats.range(rates) : ""));
                 progress.accept(row);
                 rows.add(row);
             }
@@ -555,11 +566,11 @@ final class StreamRows {
 
     private String medians(List<Double> ours, List<Double> base) {
         return repeat > 1 && !ours.isEmpty() && !base.isEmpty() ? "; median of " + repeat + ": ours "
-                + Bench.range(ours) + ", baseline " + Bench.range(base) : "";
+                + Stats.range(ours) + ", baseline " + Stats.range(base) : "";
     }
 
     /** Runs {@code work} with the calling thread on CPU 0, as the bandwidth rows' client side, when pinning. */
     private <T> T pinned(Supplier<T> work) {
-        return Bench.pinned(pin, work);
+        return Affinity.pinned(pin, work);
     }
 }

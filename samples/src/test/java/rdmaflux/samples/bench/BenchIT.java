@@ -58,13 +58,13 @@ class BenchIT {
                 + "ibv_wr_*")), text);
         // Messages larger than the receive buffers through the reactive API (the receiver RDMA-READs them),
         // against ib_read_bw, with their allocation per message.
-        String large = lines.stream().filter(l -> l.startsWith(Row.LARGE_METRIC + " ") && l.contains(" 64 KiB "))
+        String large = lines.stream().filter(l -> l.startsWith(LargeRows.METRIC + " ") && l.contains(" 64 KiB "))
                 .findFirst().orElse(null);
         assertNotNull(large, "large-message row in\n" + text);
         assertFalse(large.contains("no C value") || large.contains("not measured") || large.contains("failed"),
                 "both sides measured: " + large);
         assertTrue(large.contains("ib_read_bw") && large.contains("ratio >= 0.900"), large);
-        String own = lines.stream().filter(l -> l.startsWith(Row.LARGE_METRIC + ", application memory "))
+        String own = lines.stream().filter(l -> l.startsWith(LargeRows.METRIC + ", application memory "))
                 .findFirst().orElse(null);
         assertNotNull(own, "application-memory row in\n" + text);
         assertFalse(own.contains("failed"), own);
@@ -101,7 +101,7 @@ class BenchIT {
         }
         // The reactive rows with targets against the same run: busy-poll ping-pong vs the verbs spin ping-pong,
         // connection setup vs cmtime.
-        for (String metric : List.of(Row.BUSY_POLL_METRIC, "connection setup rate, reactive API")) {
+        for (String metric : List.of(ReactiveRows.BUSY_POLL_METRIC, "connection setup rate, reactive API")) {
             String row = lines.stream().filter(l -> l.startsWith(metric + " ")).findFirst().orElse(null);
             assertNotNull(row, "table row " + metric + " in\n" + text);
             assertFalse(row.contains("no C value") || row.contains("not measured") || row.contains("failed"),

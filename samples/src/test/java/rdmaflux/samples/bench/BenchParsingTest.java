@@ -129,7 +129,7 @@ class BenchParsingTest {
         assertEquals("met", lat2.verdict());
         Row bw = new Row("bw", 2, "Gbit/s", 0.94, 1.0, "ib_send_bw", Row.Target.RATIO_AT_LEAST, 0, "");
         assertEquals("MISSED", bw.verdict());
-        Row setup = new Row("setup", 0, "conn/s", 0.8, 1.0, "cmtime", Row.Target.RATIO_AT_LEAST, 0, "");
+        Row setup = new Row("setup", 0, "conn/s", 0.8, 1.0, "cmtime", SetupRows.TARGET, 0, "");
         assertEquals("met", setup.verdict());
         Row alloc = new Row("alloc", 0, "B/msg", 0.01, Double.NaN, "", Row.Target.ZERO, 0, "");
         assertEquals("MISSED", alloc.verdict());
@@ -143,26 +143,45 @@ class BenchParsingTest {
         assertEquals("met", mc2.verdict());
         assertEquals("ratio >= 0.950", mc2.targetText());
         // The reactive large-message rows have their own target, 0.9 x ib_read_bw.
-        Row large = new Row(Row.LARGE_METRIC, 65536, "Gbit/s", 0.9, 1.0, "ib_read_bw", Row.Target.RATIO_AT_LEAST, 0,
+        Row large = new Row(LargeRows.METRIC, 65536, "Gbit/s", 0.9, 1.0, "ib_read_bw", LargeRows.TARGET, 0,
                 "");
         assertEquals("met", large.verdict());
         assertEquals("ratio >= 0.900", large.targetText());
-        Row large2 = new Row(Row.LARGE_METRIC, 65536, "Gbit/s", 0.89, 1.0, "ib_read_bw", Row.Target.RATIO_AT_LEAST,
+        Row large2 = new Row(LargeRows.METRIC, 65536, "Gbit/s", 0.89, 1.0, "ib_read_bw", LargeRows.TARGET,
                 0, "");
         assertEquals("MISSED", large2.verdict());
         // The reactive multicast rows: at least 0.8 x mckey; the busy-poll ping-pong at most 1.3 x the verbs spin
         // ping-pong.
-        Row rmc = new Row(Row.REACTIVE_MULTICAST_METRIC, 100, "msg/s", 799, 1000, "mckey", Row.Target.RATIO_AT_LEAST,
-                0, "");
+        Row rmc = new Row(MulticastRows.REACTIVE_METRIC, 100, "msg/s", 799, 1000, "mckey",
+                MulticastRows.REACTIVE_TARGET, 0, "");
         assertEquals("MISSED", rmc.verdict());
         assertEquals("ratio >= 0.800", rmc.targetText());
-        Row busy = new Row(Row.BUSY_POLL_METRIC, 2, "us", 39, 30, "verbs spin ping-pong", Row.Target.RATIO_AT_MOST, 0,
-                "");
+        Row busy = new Row(ReactiveRows.BUSY_POLL_METRIC, 2, "us", 39, 30, "verbs spin ping-pong",
+                ReactiveRows.BUSY_POLL_TARGET, 0, "");
         assertEquals("met", busy.verdict());
         assertEquals("ratio <= 1.30", busy.targetText());
         assertEquals("met", busy.withNote("x").withCpu(1, 2).withNote("y").verdict());
-        assertEquals("MISSED", new Row(Row.BUSY_POLL_METRIC, 2, "us", 40, 30, "verbs spin ping-pong",
-                Row.Target.RATIO_AT_MOST, 0, "").verdict());
+        assertEquals("MISSED", new Row(ReactiveRows.BUSY_POLL_METRIC, 2, "us", 40, 30, "verbs spin ping-pong",
+                ReactiveRows.BUSY_POLL_TARGET, 0, "").verdict());
+    }
+
+    /** The targets of the rows StreamRows makes, chosen there, not by Row from their metric names. */
+    @Test
+    void streamRowsHaveTheirOwnTargets() {
+        assertEquals("ratio >= 0.850", new Row(StreamRows.STREAM_METRIC, 2, "msg/s", 85, 100, "verbs",
+                StreamRows.STREAM_TARGET, 0, "").targetText());
+        assertEquals("ratio <= 1.30", new Row(StreamRows.RR_METRIC, 2, "us", 13, 10, "ours",
+                StreamRows.RR_TARGET, 0, "").targetText());
+        assertEquals("ratio >= 0.800", new Row(StreamRows.RS_METRIC, 2, "msg/s", 80, 100, "ours",
+                StreamRows.RS_TARGET, 0, "").targetText());
+        Row publisher = new Row(StreamRows.ALLOC_PUBLISHER, 0, "B/msg", 64, Double.NaN, "",
+                StreamRows.ALLOC_PUBLISHER_TARGET, Double.NaN, "");
+        assertEquals("<= 64 B/msg", publisher.targetText());
+        assertEquals("met", publisher.verdict());
+        Row single = new Row(StreamRows.ALLOC_SINGLE, 0, "B/msg", 201, Double.NaN, "",
+                StreamRows.ALLOC_SINGLE_TARGET, Double.NaN, "");
+        assertEquals("<= 200 B/msg", single.targetText());
+        assertEquals("MISSED", single.verdict());
     }
 
     /** The CPU column: a row keeps it through withNote, and the table prints both sides. */
