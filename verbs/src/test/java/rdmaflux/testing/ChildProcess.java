@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A command-line tool (an rdma-core example such as {@code ibv_rc_pingpong}) run as a child process,
+ * A command-line tool (an rdma-core example such as {@code ibv_rc_pingpong}, or a JVM) run as a child process,
  * stdout and stderr each in a file (a pipe nobody drains could fill up and stall it) and
  * line-buffered through {@code stdbuf}, so a line is readable as soon as the tool prints it.
  * {@link #close()} kills it if it is still running and prints what it said, for the test log.
@@ -40,8 +40,10 @@ public final class ChildProcess implements AutoCloseable {
         List<String> full = new ArrayList<>(List.of("stdbuf", "-oL", "-eL"));
         full.addAll(List.of(command));
         try {
-            Path out = Files.createTempFile(dir, command[0], ".out");
-            Path err = Files.createTempFile(dir, command[0], ".err");
+            // The program's file name: a path (such as a JDK's bin/java) is no valid temporary-file prefix.
+            String name = Path.of(command[0]).getFileName().toString();
+            Path out = Files.createTempFile(dir, name, ".out");
+            Path err = Files.createTempFile(dir, name, ".err");
             Process p = new ProcessBuilder(full).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             return new ChildProcess(p, out, err, List.of(command));
         } catch (IOException e) {
