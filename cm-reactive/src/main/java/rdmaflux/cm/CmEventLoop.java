@@ -74,7 +74,7 @@ final class CmEventLoop extends EventLoop {
             try {
                 h.accept(e);
             } catch (RuntimeException ex) {
-                LOG.log(Level.ERROR, "handler failed for " + e, ex);
+                CmLog.LOG.log(Level.ERROR, "handler failed for " + e, ex);
             }
         }
     }

@@ -231,7 +231,7 @@ final class CompletionLoop extends EventLoop {
             return e.handler.drain();
         } catch (RuntimeException x) {
             // One connection's failure must not stop the loop from serving the others.
-            LOG.log(System.Logger.Level.ERROR, "draining a CQ failed on " + thread().getName(), x);
+            CmLog.LOG.log(System.Logger.Level.ERROR, "draining a CQ failed on " + thread().getName(), x);
             return true;
         }
     }

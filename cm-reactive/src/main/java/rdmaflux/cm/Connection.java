@@ -16,7 +16,6 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.RemoteBuffer;
 
@@ -54,7 +53,7 @@ final class Connection implements RdmaConnection {
      * An operation, refused at once when the connection cannot take it; its end is signalled on the
      * options' scheduler ({@link Operation}).
      */
-    private <T> Mono<T> submit(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
+    private <T> Mono<T> submit(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
                                long b) {
         RcQueue q = life.queue;
         if (q == null || disposeRequested || q.closedForSends()) {
@@ -85,9 +84,9 @@ final class Connection implements RdmaConnection {
             if (q == null || !q.largeMessages()) {
                 return Mono.error(tooLarge(len, q));
             }
-            return submit(Kind.LARGE, message, null, null, 0, 0);
+            return submit(OpKind.LARGE, message, null, null, 0, 0);
         }
-        return submit(Kind.SEND, message, null, null, 0, 0);
+        return submit(OpKind.SEND, message, null, null, 0, 0);
     }
 
     /**
@@ -105,7 +104,7 @@ final class Connection implements RdmaConnection {
             sink.error(tooLarge(len, q));
             return;
         }
-        q.enqueue(len > eagerMessageSize() ? Kind.LARGE : Kind.SEND, message, null, null, 0, 0, sink);
+        q.enqueue(len > eagerMessageSize() ? OpKind.LARGE : OpKind.SEND, message, null, null, 0, 0, sink);
     }
 
     /**
@@ -137,7 +136,7 @@ final class Connection implements RdmaConnection {
             return Mono.error(new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
                     + "peer accepts (" + maxMessageSize() + " bytes)"));
         }
-        Kind kind = len > eagerMessageSize() ? Kind.LARGE : Kind.SEND;
+        OpKind kind = len > eagerMessageSize() ? OpKind.LARGE : OpKind.SEND;
         return submit(kind, null, v, null, 0, 0);
     }
 
@@ -227,12 +226,12 @@ final class Connection implements RdmaConnection {
         return null;
     }
 
-    private Mono<Void> oneSided(Kind kind, RegisteredBuffer local, RemoteBuffer remote, long imm) {
+    private Mono<Void> oneSided(OpKind kind, RegisteredBuffer local, RemoteBuffer remote, long imm) {
         RuntimeException unusable = unusable(local, life.queue);
         if (unusable != null) {
             return Mono.error(unusable);
         }
-        long len = kind == Kind.READ ? remote.length() : local.length();
+        long len = kind == OpKind.READ ? remote.length() : local.length();
         if (len > local.length() || len > remote.length() || len > Integer.MAX_VALUE) {
             return Mono.error(new IllegalArgumentException("lengths do not fit: local " + local.length()
                     + ", remote " + remote.length()));
@@ -242,17 +241,17 @@ final class Connection implements RdmaConnection {
 
     @Override
     public Mono<Void> read(RegisteredBuffer local, RemoteBuffer remote) {
-        return oneSided(Kind.READ, local, remote, 0);
+        return oneSided(OpKind.READ, local, remote, 0);
     }
 
     @Override
     public Mono<Void> write(RegisteredBuffer local, RemoteBuffer remote) {
-        return oneSided(Kind.WRITE, local, remote, 0);
+        return oneSided(OpKind.WRITE, local, remote, 0);
     }
 
     @Override
     public Mono<Void> writeWithImmediate(RegisteredBuffer local, RemoteBuffer remote, int immediate) {
-        return oneSided(Kind.WRITE_IMM, local, remote, immediate);
+        return oneSided(OpKind.WRITE_IMM, local, remote, immediate);
     }
 
     @Override
@@ -273,7 +272,7 @@ final class Connection implements RdmaConnection {
                 .publishOn(options.scheduler());
     }
 
-    private Mono<Long> atomic(Kind kind, RemoteBuffer remote, long a, long b) {
+    private Mono<Long> atomic(OpKind kind, RemoteBuffer remote, long a, long b) {
         if (remote.length() < 8 || (remote.address() & 7) != 0) {
             return Mono.error(new IllegalArgumentException("atomics need an 8-byte aligned remote word: " + remote));
         }
@@ -282,12 +281,12 @@ final class Connection implements RdmaConnection {
 
     @Override
     public Mono<Long> compareAndSwap(RemoteBuffer remote, long expected, long newValue) {
-        return atomic(Kind.CAS, remote, expected, newValue);
+        return atomic(OpKind.CAS, remote, expected, newValue);
     }
 
     @Override
     public Mono<Long> fetchAndAdd(RemoteBuffer remote, long delta) {
-        return atomic(Kind.FAA, remote, delta, 0);
+        return atomic(OpKind.FAA, remote, delta, 0);
     }
 
     // ---------------------------------------------------------------- the rest of the API

@@ -24,10 +24,10 @@ import rdmaflux.verbs.RdmaException;
  * <p>Threads: the connection's CM loop ({@link Loops#cm()} for a client, {@link Loops#serverCm()} for an
  * accepted connection; "the CM loop" below) owns the state machine and every field not marked otherwise;
  * all inputs to the machine run there ({@link #run}), one at a time, never re-entered. The completion loop reports
- * to it through {@link RcQueue.Owner} (hopping back to the CM loop). Application-visible signals hop to
+ * to it through {@link QueueOwner} (hopping back to the CM loop). Application-visible signals hop to
  * {@link ConnectionOptions#scheduler()}.
  */
-final class ConnectionLifecycle implements RcQueue.Owner {
+final class ConnectionLifecycle implements QueueOwner {
     /** The public face handed to the application. */
     final Connection api;
     final Role role;
@@ -347,7 +347,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
                     .filter(e -> e.type() == rdmaflux.verbs.AsyncEventType.PORT_ERR && e.portNumber() == port)
                     .next()
                     .subscribe(e -> cm.execute(() -> run(machine.fail(new RdmaCmException.PortDown(device, port)))),
-                            e -> EventLoop.LOG.log(System.Logger.Level.WARNING, "watching " + device
+                            e -> CmLog.LOG.log(System.Logger.Level.WARNING, "watching " + device
                                     + " for port events failed", e));
         }
         MonoSink<RdmaConnection> s = connectSink;
@@ -410,7 +410,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
             try {
                 id.close();
             } catch (RuntimeException e) {
-                EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + id + " failed", e);
+                CmLog.LOG.log(System.Logger.Level.WARNING, "closing " + id + " failed", e);
             }
         }
         if (q != null) {
@@ -435,7 +435,7 @@ final class ConnectionLifecycle implements RcQueue.Owner {
         cm.execute(() -> run(machine.close()));
     }
 
-    // ---------------------------------------------------------------- RcQueue.Owner (completion loop)
+    // ---------------------------------------------------------------- QueueOwner (completion loop)
 
     @Override
     public void closeSent() {

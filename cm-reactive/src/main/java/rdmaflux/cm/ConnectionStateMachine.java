@@ -37,32 +37,6 @@ final class ConnectionStateMachine {
         CLIENT, SERVER
     }
 
-    /** Where step timers run: the CM loop's own timers, or virtual time in tests. */
-    @FunctionalInterface
-    interface Timers {
-        /**
-         * Runs a task after a delay.
-         *
-         * @param task what to run when the delay has passed
-         * @param delayNanos the delay
-         * @return cancels the timer
-         */
-        Disposable schedule(Runnable task, long delayNanos);
-
-        /**
-         * Runs a task again after a delay, from within its timer's run: an event loop re-arms the same timer
-         * without allocating; by default a new one is scheduled.
-         *
-         * @param fired the timer whose task is running
-         * @param task that task
-         * @param delayNanos the delay
-         * @return cancels the timer
-         */
-        default Disposable rearm(Disposable fired, Runnable task, long delayNanos) {
-            return schedule(task, delayNanos);
-        }
-    }
-
     /** What the owner must do on entering a state. */
     enum Effect {
         /** Nothing: the input changed no state. */

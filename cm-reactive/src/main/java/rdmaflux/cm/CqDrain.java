@@ -195,7 +195,7 @@ final class CqDrain implements CompletionSource {
         try {
             pollAll();
         } catch (RuntimeException e) {
-            EventLoop.LOG.log(System.Logger.Level.DEBUG, "final drain failed", e);
+            CmLog.LOG.log(System.Logger.Level.DEBUG, "final drain failed", e);
         } finally {
             draining = false;
         }

@@ -141,7 +141,7 @@ final class CqInbox implements CompletionSource {
         try {
             drain();
         } catch (RuntimeException e) {
-            EventLoop.LOG.log(System.Logger.Level.DEBUG, "final drain of an inbox failed", e);
+            CmLog.LOG.log(System.Logger.Level.DEBUG, "final drain of an inbox failed", e);
         }
     }
 }

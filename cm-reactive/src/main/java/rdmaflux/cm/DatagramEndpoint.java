@@ -130,7 +130,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
     /** CM loop: SIDR requests on the bound id; answered with this endpoint's QP number. */
     private void onListenerEvent(CmEvent e) {
         if (e.type() != CmEventType.CONNECT_REQUEST || e.id() == null) {
-            EventLoop.LOG.log(Level.DEBUG, "ignoring " + e + " on datagram endpoint " + localAddress);
+            CmLog.LOG.log(Level.DEBUG, "ignoring " + e + " on datagram endpoint " + localAddress);
             return;
         }
         CmId request = e.id();
@@ -141,7 +141,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
                 request.reject(new byte[0]);
             }
         } catch (RuntimeException ex) {
-            EventLoop.LOG.log(Level.WARNING, "answering a resolve on " + localAddress + " failed", ex);
+            CmLog.LOG.log(Level.WARNING, "answering a resolve on " + localAddress + " failed", ex);
         } finally {
             // A SIDR reply is sent by rdma_accept itself; nothing else happens on this id.
             request.close();
@@ -234,7 +234,7 @@ final class DatagramEndpoint implements RdmaDatagramEndpoint {
                 try {
                     rid.close();
                 } catch (RuntimeException e) {
-                    EventLoop.LOG.log(Level.WARNING, "closing " + rid + " failed", e);
+                    CmLog.LOG.log(Level.WARNING, "closing " + rid + " failed", e);
                 }
             }
             if (error != null) {

@@ -23,8 +23,7 @@ import rdmaflux.verbs.Poller;
  * nothing ends with {@link Thread#onSpinWait()}. {@link #execute} then skips the wake-up write: the loop
  * looks at its task queue on every turn anyway.
  */
-abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
-    static final System.Logger LOG = System.getLogger("rdmaflux.cm");
+abstract class EventLoop implements Executor, Timers {
 
     /** A timer of this loop; cancelled from any thread, fired and removed on the loop. */
     private static final class Timer implements Disposable, Comparable<Timer> {
@@ -229,7 +228,7 @@ abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
                     fireTimers();
                 } catch (Throwable e) {
                     // A loop that dies strands every connection on it; log and keep going.
-                    LOG.log(Level.ERROR, "event loop " + thread.getName() + " failed an iteration", e);
+                    CmLog.LOG.log(Level.ERROR, "event loop " + thread.getName() + " failed an iteration", e);
                 }
             }
         } finally {
@@ -237,7 +236,7 @@ abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
             try {
                 onExit();
             } catch (Throwable e) {
-                LOG.log(Level.WARNING, "closing " + thread.getName() + " failed", e);
+                CmLog.LOG.log(Level.WARNING, "closing " + thread.getName() + " failed", e);
             }
             poller.close();
             terminated.tryEmitEmpty();
@@ -254,7 +253,7 @@ abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
             try {
                 t.run();
             } catch (Throwable e) {
-                LOG.log(Level.ERROR, "task failed on " + thread.getName(), e);
+                CmLog.LOG.log(Level.ERROR, "task failed on " + thread.getName(), e);
             }
         } while ((t = tasks.poll()) != null);
         return true;
@@ -286,7 +285,7 @@ abstract class EventLoop implements Executor, ConnectionStateMachine.Timers {
                 try {
                     t.task.run();
                 } catch (Throwable e) {
-                    LOG.log(Level.ERROR, "timer failed on " + thread.getName(), e);
+                    CmLog.LOG.log(Level.ERROR, "timer failed on " + thread.getName(), e);
                 }
             }
         }

@@ -136,9 +136,9 @@ final class GroupJoin {
                 case ADDR_ERROR -> fail(RdmaCmException.of(Step.ADDRESS, e.type(), e.status(), null));
                 case DEVICE_REMOVAL -> fail(RdmaCmException.of(state == State.JOINED ? Step.TRANSFER : Step.ADDRESS,
                         e.type(), e.status(), null));
-                case ADDR_CHANGE -> EventLoop.LOG.log(Level.WARNING, "address change while joined to "
+                case ADDR_CHANGE -> CmLog.LOG.log(Level.WARNING, "address change while joined to "
                         + group.getHostAddress() + "; the join stays on the device it was made on");
-                default -> EventLoop.LOG.log(Level.DEBUG, "ignoring " + e + " for group " + group.getHostAddress());
+                default -> CmLog.LOG.log(Level.DEBUG, "ignoring " + e + " for group " + group.getHostAddress());
             }
         } catch (RuntimeException ex) {
             fail(ex);
@@ -177,7 +177,7 @@ final class GroupJoin {
     private void refuseSendOnly(String why) {
         sendOnlyRefusal = why;
         sendOnly = false;
-        EventLoop.LOG.log(Level.INFO, "send-only join to " + group.getHostAddress() + " refused (" + why
+        CmLog.LOG.log(Level.INFO, "send-only join to " + group.getHostAddress() + " refused (" + why
                 + "); joining as a full member");
     }
 
@@ -188,7 +188,7 @@ final class GroupJoin {
             try {
                 id.leaveMulticast(group);
             } catch (RuntimeException ex) {
-                EventLoop.LOG.log(Level.DEBUG, "leaving the refused send-only join failed", ex);
+                CmLog.LOG.log(Level.DEBUG, "leaving the refused send-only join failed", ex);
             }
             id.joinMulticast(group, false);
             return;
@@ -244,14 +244,14 @@ final class GroupJoin {
                 id.leaveMulticast(group);
             } catch (RuntimeException ex) {
                 // After MULTICAST_ERROR the kernel may have dropped the join already; destroying the id cleans up.
-                EventLoop.LOG.log(Level.DEBUG, "rdma_leave_multicast " + group.getHostAddress() + " failed", ex);
+                CmLog.LOG.log(Level.DEBUG, "rdma_leave_multicast " + group.getHostAddress() + " failed", ex);
             }
         }
         if (cause != null) {
             try {
                 listener.failed(cause);
             } catch (RuntimeException ex) {
-                EventLoop.LOG.log(Level.ERROR, "multicast failure listener failed", ex);
+                CmLog.LOG.log(Level.ERROR, "multicast failure listener failed", ex);
             }
         }
         if (id != null) {

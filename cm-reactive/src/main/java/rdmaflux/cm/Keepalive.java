@@ -12,7 +12,7 @@ import reactor.core.Disposable;
  * one plain increment.
  */
 final class Keepalive {
-    private final ConnectionStateMachine.Timers timers;
+    private final Timers timers;
     private final long tickNanos;
     private final Runnable probe;
     private final Runnable task = this::tick;
@@ -29,7 +29,7 @@ final class Keepalive {
      * @param idleNanos the idle time before a probe; 0 turns it off
      * @param probe sends the probe (it decides whether one can go now)
      */
-    Keepalive(ConnectionStateMachine.Timers timers, long idleNanos, Runnable probe) {
+    Keepalive(Timers timers, long idleNanos, Runnable probe) {
         this.timers = timers;
         this.tickNanos = idleNanos > 0 ? Math.max(1, idleNanos / 2) : 0;
         this.probe = probe;

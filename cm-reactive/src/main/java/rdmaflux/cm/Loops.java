@@ -328,7 +328,7 @@ final class Loops implements RdmaLoops {
             try {
                 d.close();
             } catch (RuntimeException e) {
-                EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + d + " failed", e);
+                CmLog.LOG.log(System.Logger.Level.WARNING, "closing " + d + " failed", e);
             }
         }
     }

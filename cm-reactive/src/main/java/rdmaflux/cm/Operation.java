@@ -5,7 +5,6 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
 import org.reactivestreams.Subscription;
-import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.RemoteBuffer;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
@@ -29,15 +28,15 @@ import reactor.util.context.Context;
 final class Operation<T> extends Mono<T> {
     private final RcQueue queue;
     private final Signals signals;
-    private final Kind kind;
+    private final OpKind kind;
     private final ByteBuffer data;
     private final RegisteredBuffer local;
     private final RemoteBuffer remote;
     private final long a;
     private final long b;
 
-    /** See {@link RcQueue#enqueue(Kind, ByteBuffer, RegisteredBuffer, RemoteBuffer, long, long, MonoSink)}. */
-    Operation(RcQueue queue, Signals signals, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
+    /** See {@link RcQueue#enqueue(OpKind, ByteBuffer, RegisteredBuffer, RemoteBuffer, long, long, MonoSink)}. */
+    Operation(RcQueue queue, Signals signals, OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
               long a, long b) {
         this.queue = queue;
         this.signals = signals;

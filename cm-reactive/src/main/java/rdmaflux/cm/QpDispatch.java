@@ -104,7 +104,7 @@ final class QpDispatch implements CqDrain.Sink {
                     m.dispatched();
                 } catch (RuntimeException e) {
                     // One connection's failure must not keep the others from their completions.
-                    EventLoop.LOG.log(System.Logger.Level.ERROR, "draining an inbox failed", e);
+                    CmLog.LOG.log(System.Logger.Level.ERROR, "draining an inbox failed", e);
                 }
             }
         } finally {

@@ -19,7 +19,7 @@ interface QueueSink extends MonoSink<Object> {
     }
 
     /**
-     * The sink of a message whose bytes are copied into a send buffer ({@link RcQueue.Kind#SEND}) that, when
+     * The sink of a message whose bytes are copied into a send buffer ({@link OpKind#SEND}) that, when
      * it must wait for a send buffer, an entry or a credit, waits as itself: its owner reuses it, so a
      * message that waits allocates nothing. It withdraws itself through {@link SendQueue#withdraw}.
      */
@@ -32,8 +32,8 @@ interface QueueSink extends MonoSink<Object> {
         void waiting(SendQueue queue);
 
         @Override
-        default RcQueue.Kind kind() {
-            return RcQueue.Kind.SEND;
+        default OpKind kind() {
+            return OpKind.SEND;
         }
 
         @Override

@@ -13,7 +13,7 @@ import rdmaflux.verbs.WorkCompletions;
  * <p>Threads: whoever drains the connection's completions, under its {@link ConnectionLock}.
  */
 final class RcCompletions {
-    private final RcQueue.Owner owner;
+    private final QueueOwner owner;
     private final RdmaRecorder recorder;
     private final Keepalive keepalive;
     private final Receives receives;
@@ -23,7 +23,7 @@ final class RcCompletions {
     /** A work completion error this queue failed the connection with, or null. */
     private Throwable localFailure;
 
-    RcCompletions(RcQueue.Owner owner, RdmaRecorder recorder, Keepalive keepalive, Receives receives,
+    RcCompletions(QueueOwner owner, RdmaRecorder recorder, Keepalive keepalive, Receives receives,
                   SendQueue sends, Inbound inbound, IntConsumer outstanding) {
         this.owner = owner;
         this.recorder = recorder;

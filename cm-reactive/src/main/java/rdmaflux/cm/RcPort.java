@@ -10,14 +10,14 @@ import rdmaflux.verbs.ProtectionDomain;
  * constructor ({@link #bind}), before the connection is handed to any other thread.
  */
 final class RcPort implements Rendezvous.Port {
-    private final RcQueue.Owner owner;
+    private final QueueOwner owner;
     private final Registrations registrations;
     private final ConnectionLock lock;
     private SendQueue sends;
     private Receives receives;
     private Inbound inbound;
 
-    RcPort(RcQueue.Owner owner, Registrations registrations, ConnectionLock lock) {
+    RcPort(QueueOwner owner, Registrations registrations, ConnectionLock lock) {
         this.owner = owner;
         this.registrations = registrations;
         this.lock = lock;

@@ -39,45 +39,10 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
      */
     private static final int CONTROL_SLOTS = ConnectionOptions.CONTROL_RECEIVE_BUFFERS;
 
-    /** What the queue tells its connection. */
-    interface Owner {
-        /** Completion loop: the orderly close message left; the connection may disconnect now. */
-        void closeSent();
-
-        /**
-         * Completion loop: a work request failed; the connection fails.
-         *
-         * @param error the typed failure
-         */
-        void transferFailed(Throwable error);
-
-        /** {@return why the connection is going away, to report instead of a flush error; or {@code null}} */
-        Throwable failure();
-
-        /**
-         * CM loop: {@code task} runs on the CM loop once the id, and with it the QP, was destroyed (also
-         * when this queue failed to be made after it asked).
-         *
-         * @param task what to run then
-         */
-        void afterIdClosed(Runnable task);
-    }
-
-    /** What a send-queue operation is. */
-    enum Kind {
-        SEND, CONTROL, CLOSE, READ, WRITE, WRITE_IMM, CAS, FAA,
-        /** A large message's descriptor (its sink completes when the peer finished reading it). */
-        LARGE,
-        /** The RDMA READ of a peer's large message. */
-        LARGE_READ,
-        /** The bind of a {@link WindowGrant}'s memory window (its sink gets the window's {@link RemoteBuffer}). */
-        BIND,
-        /** The local invalidate of a {@link WindowGrant}'s key. */
-        INVALIDATE
-    }
 
 
-    private final Owner owner;
+
+    private final QueueOwner owner;
     private final ConnectionOptions options;
     private final RdmaRecorder recorder;
     private final CompletionLoop loop;
@@ -135,7 +100,7 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
      *             its own receive buffers
      */
     RcQueue(CmId id, Registrations registrations, ConnectionOptions options, RdmaRecorder recorder,
-            CompletionLoop loop, Owner owner, ReceivePool pool) {
+            CompletionLoop loop, QueueOwner owner, ReceivePool pool) {
         this.owner = owner;
         this.options = options;
         this.recorder = recorder;
@@ -288,20 +253,20 @@ final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, SharedCq.Me
      * completion loop, under the send queue's lock, with the atomic's old value for atomics. {@code a} and
      * {@code b} are the immediate data (WRITE_IMM) or the atomic operands.
      */
-    void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+    void enqueue(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                  MonoSink<Object> sink) {
         sends.enqueue(kind, data, local, remote, a, b, null, sink);
     }
 
 
     /**
-     * Queues or posts a {@link Kind#BIND} or {@link Kind#INVALIDATE} of a grant.
+     * Queues or posts a {@link OpKind#BIND} or {@link OpKind#INVALIDATE} of a grant.
      *
      * @param kind the operation
      * @param grant the grant it is for
      * @return ends when its work completes: a bind with the window's {@link RemoteBuffer}
      */
-    Mono<Object> submit(Kind kind, WindowGrant grant) {
+    Mono<Object> submit(OpKind kind, WindowGrant grant) {
         return sends.submit(kind, grant);
     }
 

@@ -142,6 +142,10 @@ public class RdmaCmException extends RdmaException {
         /** IB CM reject reason: the peer's CM timed out waiting for this side. */
         public static final int TIMEOUT = 1;
 
+        /** {@link ServerOptions#ACCEPT_QUEUE_FULL} as the server sends it. */
+        private static final byte[] QUEUE_FULL =
+                ServerOptions.ACCEPT_QUEUE_FULL.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
         /** The private data the server sent with the rejection. */
         private final byte[] privateData;
 
@@ -172,7 +176,7 @@ public class RdmaCmException extends RdmaException {
         }
 
         private static boolean queueFull(int reason, byte[] data) {
-            byte[] full = Server.QUEUE_FULL;
+            byte[] full = QUEUE_FULL;
             return reason == CONSUMER_REJECT && data != null && data.length >= full.length
                     && java.util.Arrays.equals(data, 0, full.length, full, 0, full.length);
         }

@@ -3,7 +3,6 @@ package rdmaflux.cm;
 import java.nio.ByteBuffer;
 
 import reactor.core.publisher.MonoSink;
-import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.RemoteBuffer;
 import rdmaflux.verbs.SendFlag;
 import rdmaflux.verbs.SendOpcode;
@@ -18,7 +17,7 @@ import rdmaflux.verbs.SendRequests;
 final class SendOp {
     /** The work request id, and where its atomic result word is. */
     final int index;
-    Kind kind;
+    OpKind kind;
     MonoSink<Object> sink;
     /** The send buffer it copied into, or -1. */
     int sendSlot = -1;
@@ -28,8 +27,8 @@ final class SendOp {
     /** {@link #started} of an operation whose latency nobody records. */
     static final long UNTIMED = Long.MIN_VALUE;
     /**
-     * The large message a {@link Kind#LARGE} or {@link Kind#LARGE_READ} operation is for; the
-     * {@link rdmaflux.verbs.RemoteBuffer} a {@link Kind#BIND} gave.
+     * The large message a {@link OpKind#LARGE} or {@link OpKind#LARGE_READ} operation is for; the
+     * {@link rdmaflux.verbs.RemoteBuffer} a {@link OpKind#BIND} gave.
      */
     Object large;
     /** The application's registration it uses, leased until it completes or the QP is gone. */
@@ -40,7 +39,7 @@ final class SendOp {
     }
 
     /**
-     * Writes a {@link Kind#SEND} at {@code w} of {@code requests}: {@code data} copied into a send buffer, or
+     * Writes a {@link OpKind#SEND} at {@code w} of {@code requests}: {@code data} copied into a send buffer, or
      * {@code local} read by the device in place (zero copy; the caller leased it).
      *
      * @param maxInline the queue pair's largest inline payload
@@ -73,7 +72,7 @@ final class SendOp {
     }
 
     /**
-     * Writes the descriptor SEND of a {@link Kind#LARGE} message at {@code w} of {@code requests}: its address,
+     * Writes the descriptor SEND of a {@link OpKind#LARGE} message at {@code w} of {@code requests}: its address,
      * key and length for the peer to read. The operation completes when the peer finished reading, so it
      * drops its sink.
      *
@@ -97,7 +96,7 @@ final class SendOp {
     }
 
     /**
-     * Writes the RDMA READ of the next piece of a large message the peer sent ({@link Kind#LARGE_READ}) at
+     * Writes the RDMA READ of the next piece of a large message the peer sent ({@link OpKind#LARGE_READ}) at
      * {@code w} of {@code requests}: at most {@code maxRead} bytes from where the last piece ended.
      */
     void writeReadPiece(SendRequests requests, int w, int flags, LargeReceive message, int maxRead) {
@@ -110,8 +109,8 @@ final class SendOp {
     }
 
     /**
-     * Writes the work request of a one-sided operation ({@link Kind#READ}, {@link Kind#WRITE},
-     * {@link Kind#WRITE_IMM}, {@link Kind#CAS}, {@link Kind#FAA}, {@link Kind#BIND}, {@link Kind#INVALIDATE})
+     * Writes the work request of a one-sided operation ({@link OpKind#READ}, {@link OpKind#WRITE},
+     * {@link OpKind#WRITE_IMM}, {@link OpKind#CAS}, {@link OpKind#FAA}, {@link OpKind#BIND}, {@link OpKind#INVALIDATE})
      * at {@code w} of {@code requests}: no send buffer and no credit.
      *
      * @param a the immediate data of a write, the compare (or add) operand of an atomic
@@ -126,15 +125,15 @@ final class SendOp {
                     .sge(w, 0, local.segment().address(), (int) remote.length(), Registration.lkeyOf(local))
                     .rdma(w, remote.address(), remote.rkey());
             case WRITE, WRITE_IMM -> {
-                requests.set(w, index, kind == Kind.WRITE ? SendOpcode.RDMA_WRITE : SendOpcode.RDMA_WRITE_WITH_IMM,
+                requests.set(w, index, kind == OpKind.WRITE ? SendOpcode.RDMA_WRITE : SendOpcode.RDMA_WRITE_WITH_IMM,
                                 flags)
                         .sge(w, 0, local.segment().address(), (int) local.length(), Registration.lkeyOf(local))
                         .rdma(w, remote.address(), remote.rkey());
-                if (kind == Kind.WRITE_IMM) {
+                if (kind == OpKind.WRITE_IMM) {
                     requests.immediate(w, (int) a);
                 }
             }
-            case CAS, FAA -> requests.set(w, index, kind == Kind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
+            case CAS, FAA -> requests.set(w, index, kind == OpKind.CAS ? SendOpcode.ATOMIC_CMP_AND_SWP
                             : SendOpcode.ATOMIC_FETCH_AND_ADD, flags)
                     .sge(w, 0, buffers.atomicRegion(), buffers.atomicOffset(index), 8)
                     .atomic(w, remote.address(), remote.rkey(), a, b);
@@ -162,7 +161,7 @@ final class SendOp {
                 recorder.operationLatency("send", latency);
             }
             case CAS, FAA -> {
-                recorder.operationLatency(kind == Kind.CAS ? "cas" : "faa", latency);
+                recorder.operationLatency(kind == OpKind.CAS ? "cas" : "faa", latency);
                 return buffers.atomicResult(index);
             }
             case READ -> recorder.operationLatency("read", latency);

@@ -8,7 +8,6 @@ import java.util.function.IntConsumer;
 
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
-import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RemoteBuffer;
 import rdmaflux.verbs.SendFlag;
@@ -40,7 +39,7 @@ final class SendQueue {
     private final ConnectionLock lock;
     private final QueuePair qp;
     private final RdmaRecorder recorder;
-    private final RcQueue.Owner owner;
+    private final QueueOwner owner;
     private final CreditWindow window;
     private final Rendezvous rendezvous;
     private final boolean credits;
@@ -76,7 +75,7 @@ final class SendQueue {
      * @param outstanding told of each posted (+1) and completed (-1) work request
      */
     SendQueue(ConnectionLock lock, BufferSlabs slabs, QueuePair qp, Arena arena, ConnectionOptions options,
-              RdmaRecorder recorder, RcQueue.Owner owner, CreditWindow window, Rendezvous rendezvous,
+              RdmaRecorder recorder, QueueOwner owner, CreditWindow window, Rendezvous rendezvous,
               boolean credits, int maxRead, IntConsumer outstanding) {
         this.lock = lock;
         this.qp = qp;
@@ -119,7 +118,7 @@ final class SendQueue {
         }
         try {
             if (!closed && !window.controlInFlight()) {
-                postControl(Kind.CONTROL);
+                postControl(OpKind.CONTROL);
             }
         } finally {
             lock.unlock();
@@ -156,17 +155,17 @@ final class SendQueue {
         try {
             retireBefore(index);
             SendOp op = ops[index];
-            Kind kind = op.kind;
-            if (kind == Kind.LARGE_READ) {
+            OpKind kind = op.kind;
+            if (kind == OpKind.LARGE_READ) {
                 LargeReceive r = (LargeReceive) op.large;
                 r.bytesRead += op.bytes;
                 if (r.bytesRead == r.length) {
                     read = r; // its last piece
                 }
             }
-            if (kind == Kind.CONTROL) {
+            if (kind == OpKind.CONTROL) {
                 window.controlCompleted();
-            } else if (kind == Kind.CLOSE) {
+            } else if (kind == OpKind.CLOSE) {
                 owner.closeSent();
             }
             finishOp(op, op.completed(recorder, buffers), null);
@@ -223,13 +222,13 @@ final class SendQueue {
     }
 
     /**
-     * Queues or posts a {@link Kind#BIND} or {@link Kind#INVALIDATE} of a grant.
+     * Queues or posts a {@link OpKind#BIND} or {@link OpKind#INVALIDATE} of a grant.
      *
      * @param kind the operation
      * @param grant the grant it is for
      * @return ends when its work completes: a bind with the window's {@link RemoteBuffer}
      */
-    Mono<Object> submit(Kind kind, WindowGrant grant) {
+    Mono<Object> submit(OpKind kind, WindowGrant grant) {
         return Mono.create(sink -> enqueue(kind, null, null, null, 0, 0, grant, sink));
     }
 
@@ -240,7 +239,7 @@ final class SendQueue {
      * the one thread of the data path that waits for it (handing the request over instead would cost an
      * object per message, since the lock is often held while completions are handled).
      */
-    void enqueue(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+    void enqueue(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                  Object subject, MonoSink<Object> sink) {
         if (local != null) {
             try {
@@ -261,7 +260,7 @@ final class SendQueue {
                         + kind.name().toLowerCase(Locale.ROOT)));
                 return;
             }
-            Object large = kind != Kind.LARGE ? subject
+            Object large = kind != OpKind.LARGE ? subject
                     : local != null ? new LargeSend(local, sink) : new LargeSend(data, sink);
             if (pending.isEmpty() && tryPost(kind, data, local, remote, a, b, sink, large)) {
                 return;
@@ -271,7 +270,7 @@ final class SendQueue {
             }
             // Withdrawn if it is still queued: its buffer is never read after the cancel (queued first, so a
             // cancel that came before finds it).
-            if (kind == Kind.SEND && local == null && sink instanceof QueueSink.Message m) {
+            if (kind == OpKind.SEND && local == null && sink instanceof QueueSink.Message m) {
                 pending.add(m);
                 m.waiting(this);
             } else {
@@ -306,13 +305,13 @@ final class SendQueue {
             rendezvous.cancelled(ls); // returns its lease too
         } else if (p.local() != null) {
             Registration.of(p.local()).release();
-        } else if (p.kind() == Kind.BIND) {
+        } else if (p.kind() == OpKind.BIND) {
             ((WindowGrant) p.large()).end(); // never bound
         }
     }
 
-    private boolean needsCredit(Kind kind) {
-        return credits && (kind == Kind.SEND || kind == Kind.WRITE_IMM || kind == Kind.LARGE);
+    private boolean needsCredit(OpKind kind) {
+        return credits && (kind == OpKind.SEND || kind == OpKind.WRITE_IMM || kind == OpKind.LARGE);
     }
 
     /** Guarded by the lock: posts what waited, large-message reads first. */
@@ -320,7 +319,7 @@ final class SendQueue {
         LargeReceive r;
         while ((r = reads.peek()) != null) {
             while (r.nextRead < r.length) {
-                if (!tryPost(Kind.LARGE_READ, null, null, null, 0, 0, null, r)) {
+                if (!tryPost(OpKind.LARGE_READ, null, null, null, 0, 0, null, r)) {
                     return; // no operation free: the reads go first when one is
                 }
             }
@@ -338,12 +337,12 @@ final class SendQueue {
      * lock's holder posts as it lets go ({@link SendBatches}), if a send-queue entry, buffer and credit are
      * free; returns whether it was taken (written, or refused and its sink told so).
      */
-    private boolean tryPost(Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+    private boolean tryPost(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                             MonoSink<Object> sink, Object large) {
-        if (closed && kind != Kind.LARGE_READ) {
+        if (closed && kind != OpKind.LARGE_READ) {
             return false;
         }
-        if (kind == Kind.LARGE) {
+        if (kind == OpKind.LARGE) {
             LargeSend ls = (LargeSend) large;
             if (ls.state == LargeSend.DONE) {
                 return true; // its copy failed; the sink was told
@@ -352,22 +351,22 @@ final class SendQueue {
                 return false;
             }
         }
-        boolean needsSendBuffer = (kind == Kind.SEND && local == null) || kind == Kind.LARGE;
+        boolean needsSendBuffer = (kind == OpKind.SEND && local == null) || kind == OpKind.LARGE;
         if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend()) || (needsSendBuffer && !buffers.available())) {
             return false;
         }
         SendOp op = freeOps.poll();
         op.kind = kind;
         op.sink = sink;
-        op.lease = local != null && kind != Kind.LARGE ? Registration.of(local) : null;
+        op.lease = local != null && kind != OpKind.LARGE ? Registration.of(local) : null;
         op.started = timed ? System.nanoTime() : SendOp.UNTIMED;
-        if (kind == Kind.BIND) {
+        if (kind == OpKind.BIND) {
             batches.flushNow(); // a bind is posted alone: its window is checked and committed per post
         }
         SendRequests sendBatch = batches.requests();
         int w = batches.size();
         // A send is signaled as its batch's end (SendBatches#seal) or as every SIGNAL_INTERVAL-th in a row.
-        int flags = kind == Kind.SEND && ++unsignaled < SIGNAL_INTERVAL ? 0 : SIGNALED;
+        int flags = kind == OpKind.SEND && ++unsignaled < SIGNAL_INTERVAL ? 0 : SIGNALED;
         if (flags == SIGNALED) {
             unsignaled = 0;
         }
@@ -399,17 +398,17 @@ final class SendQueue {
         if (needsCredit(kind)) {
             window.spend();
         }
-        if (credits && (kind == Kind.SEND || kind == Kind.LARGE)) {
+        if (credits && (kind == OpKind.SEND || kind == OpKind.LARGE)) {
             window.takeOwed();
             rendezvous.finishedSent(finished);
         }
-        if (kind == Kind.LARGE) {
+        if (kind == OpKind.LARGE) {
             rendezvous.posted((LargeSend) large);
-        } else if (kind == Kind.LARGE_READ) {
+        } else if (kind == OpKind.LARGE_READ) {
             LargeReceive r = (LargeReceive) large;
             r.nextRead += op.bytes;
         }
-        if (full || kind == Kind.BIND) {
+        if (full || kind == OpKind.BIND) {
             batches.flushNow();
         }
         return true;
@@ -459,7 +458,7 @@ final class SendQueue {
     void maybeReturnCredits() {
         if (credits && !closed && (window.controlDue(!pending.isEmpty())
                 || (rendezvous.finishedOwed() > 0 && !window.controlInFlight()))) {
-            postControl(Kind.CONTROL);
+            postControl(OpKind.CONTROL);
         }
     }
 
@@ -476,7 +475,7 @@ final class SendQueue {
         }
         lock.lock();
         try {
-            return postControl(Kind.CLOSE);
+            return postControl(OpKind.CLOSE);
         } finally {
             lock.unlock();
         }
@@ -486,25 +485,25 @@ final class SendQueue {
      * Guarded by the lock. A zero-length SEND_WITH_IMM carrying credits (and the close flag), posted with the
      * batch; the close message at once, so the caller knows whether it left.
      */
-    private boolean postControl(Kind kind) {
+    private boolean postControl(OpKind kind) {
         SendOp op = freeOps.poll();
         if (op == null) {
             return false;
         }
         int finished = rendezvous.finishedField();
-        int imm = Wire.CONTROL | (kind == Kind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
+        int imm = Wire.CONTROL | (kind == OpKind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
         op.kind = kind;
         op.started = timed ? System.nanoTime() : SendOp.UNTIMED;
         int w = batches.size();
         batches.requests().set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
         boolean full = written(op);
         rendezvous.finishedSent(finished);
-        if (kind == Kind.CONTROL) {
+        if (kind == OpKind.CONTROL) {
             window.controlSent();
         } else {
             window.takeOwed();
         }
-        if (kind == Kind.CLOSE || full) {
+        if (kind == OpKind.CLOSE || full) {
             batches.flushNow();
             return op.kind == kind; // a request the device refused was finished (and its kind cleared)
         }

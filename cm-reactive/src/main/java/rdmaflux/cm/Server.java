@@ -110,7 +110,7 @@ final class Server implements RdmaServer {
         }
         if (queued.get() >= serverOptions.acceptQueue()) {
             // The overflow policy: refuse at once, before the filter or any allocation.
-            EventLoop.LOG.log(System.Logger.Level.DEBUG, () -> "accept queue full (" + serverOptions.acceptQueue()
+            CmLog.LOG.log(System.Logger.Level.DEBUG, () -> "accept queue full (" + serverOptions.acceptQueue()
                     + "): rejecting " + id.peerAddress());
             reject(id, QUEUE_FULL);
             return;
@@ -120,7 +120,7 @@ final class Server implements RdmaServer {
         if (hello == null && options.protocol() == ConnectionOptions.Protocol.CREDITS) {
             // Refused before the filter or any allocation: nothing of the request outlives this.
             RdmaCmException.ProtocolViolation v = ConnectionLifecycle.notAHello(Step.ACCEPT);
-            EventLoop.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + v.getMessage());
+            CmLog.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + v.getMessage());
             options.recorder().connectOutcome(true, RdmaRecorder.Outcome.FAILURE, v.getClass().getSimpleName());
             reject(id, new byte[0]);
             return;
@@ -158,7 +158,7 @@ final class Server implements RdmaServer {
         }
         return d.switchIfEmpty(Mono.error(() -> new IllegalStateException("the filter completed without a decision")))
                 .onErrorResume(err -> {
-                    EventLoop.LOG.log(System.Logger.Level.WARNING, "accept filter failed for " + peer
+                    CmLog.LOG.log(System.Logger.Level.WARNING, "accept filter failed for " + peer
                             + ", rejecting: " + err);
                     return Mono.just(NO_DECISION);
                 });
@@ -178,7 +178,7 @@ final class Server implements RdmaServer {
             // allocated for it is freed, so the queue bounds memory, not just requests.
             c.onDispose().subscribe(null, err -> slot.release(), slot::release);
         } catch (RuntimeException ex) {
-            EventLoop.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + ex.getMessage());
+            CmLog.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + ex.getMessage());
             reject(id, new byte[0]);
             slot.release();
         }
@@ -199,7 +199,7 @@ final class Server implements RdmaServer {
             id.reject(data);
         } catch (RuntimeException e) {
             // The client may be gone already (it gave up); the id is closed all the same.
-            EventLoop.LOG.log(System.Logger.Level.DEBUG, () -> "rejecting " + id + " failed: " + e.getMessage());
+            CmLog.LOG.log(System.Logger.Level.DEBUG, () -> "rejecting " + id + " failed: " + e.getMessage());
         } finally {
             id.close();
         }
@@ -261,7 +261,7 @@ final class Server implements RdmaServer {
         @Override
         public void error(Throwable e) {
             // Its place comes back when its resources are freed (onDispose).
-            EventLoop.LOG.log(System.Logger.Level.DEBUG, "accept failed", e);
+            CmLog.LOG.log(System.Logger.Level.DEBUG, "accept failed", e);
         }
 
         @Override

@@ -176,7 +176,7 @@ final class SharedCq implements CompletionLoop.Handler {
             cq.close();
             long dropped = dispatch.dropped();
             if (dropped > 0) {
-                EventLoop.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + cq + ": dropped " + dropped
+                CmLog.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + cq + ": dropped " + dropped
                         + " completions of connections that had left it");
             }
         }

@@ -154,7 +154,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         try {
             resource.close();
         } catch (Exception e) {
-            EventLoop.LOG.log(Level.WARNING, "closing " + resource + " failed", e);
+            CmLog.LOG.log(Level.WARNING, "closing " + resource + " failed", e);
         }
     }
 
@@ -278,7 +278,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             for (int i = 0; i < n; i++) {
                 freeTop++;
             }
-            EventLoop.LOG.log(tornDown ? Level.DEBUG : Level.WARNING, "posting " + n + " receives failed", e);
+            CmLog.LOG.log(tornDown ? Level.DEBUG : Level.WARNING, "posting " + n + " receives failed", e);
         }
     }
 
@@ -308,7 +308,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 if (wc.status(i) != WcStatus.WR_FLUSH_ERR) {
                     receiveErrors.incrementAndGet();
                     recorder.datagramDropped("error");
-                    EventLoop.LOG.log(Level.WARNING, "UD receive failed: " + wc.describe(i));
+                    CmLog.LOG.log(Level.WARNING, "UD receive failed: " + wc.describe(i));
                 }
                 return;
             }
@@ -473,7 +473,7 @@ final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             try {
                 id.close();
             } catch (RuntimeException e) {
-                EventLoop.LOG.log(Level.WARNING, "closing " + id + " failed", e);
+                CmLog.LOG.log(Level.WARNING, "closing " + id + " failed", e);
             }
         }
         if (queue != null) {

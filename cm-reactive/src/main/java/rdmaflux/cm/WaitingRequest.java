@@ -3,7 +3,6 @@ package rdmaflux.cm;
 import java.nio.ByteBuffer;
 
 import reactor.core.publisher.MonoSink;
-import rdmaflux.cm.RcQueue.Kind;
 import rdmaflux.verbs.RemoteBuffer;
 
 /**
@@ -14,7 +13,7 @@ import rdmaflux.verbs.RemoteBuffer;
  */
 interface WaitingRequest {
     /** {@return the operation} */
-    Kind kind();
+    OpKind kind();
 
     /** {@return the bytes to copy, or null} */
     ByteBuffer data();
@@ -41,7 +40,7 @@ interface WaitingRequest {
      * A request that could not be posted at once. Only those are queued, so the common case allocates none;
      * a {@link QueueSink.Message} waits as itself.
      */
-    record Pending(SendQueue queue, Kind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
+    record Pending(SendQueue queue, OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
                    long a, long b, MonoSink<Object> sink, Object large)
             implements WaitingRequest, reactor.core.Disposable {
         /** Withdraws this request if it is still queued: its own {@code Disposable}, not one more object. */

@@ -14,7 +14,7 @@ import rdmaflux.verbs.RemoteBuffer;
 
 /**
  * An {@link RdmaGrant}: one type-2 memory window of the connection's protection domain, bound through its
- * queue pair by a {@link RcQueue.Kind#BIND} operation and revoked by a {@link RcQueue.Kind#INVALIDATE} one.
+ * queue pair by a {@link OpKind#BIND} operation and revoked by a {@link OpKind#INVALIDATE} one.
  * From its making until it is revoked, failed or the connection's queue pair is gone, it holds a lease on its
  * {@link Registration}, and the window holds the region (the kernel refuses to deregister it under a bound
  * window). Each grant has its own window, closed when the grant ends; the ones still open die with the queue
@@ -107,7 +107,7 @@ final class WindowGrant implements RdmaGrant {
             WindowGrant g = new WindowGrant(live, queue, reg, w, view.offset(), view.length(),
                     AccessFlags.fromMask(remoteBits), connectionEnd, scheduler);
             live.grants.add(g);
-            return queue.submit(RcQueue.Kind.BIND, g)
+            return queue.submit(OpKind.BIND, g)
                     .map(bound -> {
                         g.remote = (RemoteBuffer) bound;
                         return (RdmaGrant) g;
@@ -133,7 +133,7 @@ final class WindowGrant implements RdmaGrant {
         if (queue.closedForSends()) {
             return connectionEnd;
         }
-        return queue.submit(RcQueue.Kind.INVALIDATE, this)
+        return queue.submit(OpKind.INVALIDATE, this)
                 .then(Mono.<Void>fromRunnable(this::end))
                 .onErrorResume(e -> queue.closedForSends() ? connectionEnd : Mono.error(e));
     }
@@ -155,7 +155,7 @@ final class WindowGrant implements RdmaGrant {
         try {
             window.close();
         } catch (RuntimeException e) {
-            EventLoop.LOG.log(System.Logger.Level.WARNING, "closing " + window + " failed", e);
+            CmLog.LOG.log(System.Logger.Level.WARNING, "closing " + window + " failed", e);
         } finally {
             registration.release();
         }
