@@ -1,5 +1,8 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.loop.Loops;
+import rdmaflux.cm.internal.loop.SignalScheduler;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
