@@ -82,6 +82,7 @@ public final class CqBinding {
 
     /** Completion loop, once established: an own CQ's completions go to {@code handler} from now on. */
     public void joined(CompletionLoop.Handler handler) {
+        assert loop.inLoop() : "completion loop only";
         if (seat == null) {
             loop.register(cq, handler);
         }

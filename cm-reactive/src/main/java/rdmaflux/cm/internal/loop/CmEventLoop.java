@@ -46,11 +46,13 @@ public final class CmEventLoop extends EventLoop {
 
     /** Loop thread only: {@code handler} gets every event of {@code id} from now on. */
     public void register(CmId id, Consumer<CmEvent> handler) {
+        assert inLoop() : "loop thread only";
         id.attach(handler);
     }
 
     /** Loop thread only: events of {@code id} are dropped from now on (connect requests refused). */
     public void unregister(CmId id) {
+        assert inLoop() : "loop thread only";
         id.attach(null);
     }
 

@@ -141,6 +141,7 @@ public final class CompletionLoop extends EventLoop {
      * whatever its channel says, so completions that arrived before are not left waiting.
      */
     public void register(CompletionQueue cq, Handler handler) {
+        assert inLoop() : "loop thread only";
         Entry e = new Entry(handler);
         handlers.put(cq, e);
         poll(e);
@@ -148,6 +149,7 @@ public final class CompletionLoop extends EventLoop {
 
     /** Loop thread only; after it returns the loop never calls the handler again. */
     public void unregister(CompletionQueue cq) {
+        assert inLoop() : "loop thread only";
         Entry e = handlers.remove(cq);
         if (e != null && e.polled) {
             for (int i = 0; i < busyCount; i++) {

@@ -39,7 +39,7 @@ public final class Registration {
     final Registrations.Key key;
     /** Open leases; guarded by {@link #cache}. */
     int holders;
-    /** Leases in the low bits, {@link #CLOSING} once the last holder let go, {@link #CLOSED} once deregistered. */
+    /** ConnectionLeases in the low bits, {@link #CLOSING} once the last holder let go, {@link #CLOSED} once deregistered. */
     private final AtomicInteger state = new AtomicInteger();
 
     Registration(MemoryRegion mr, Registrations cache, Registrations.Key key) {

@@ -6,7 +6,7 @@ import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.internal.cq.CqBinding;
 import rdmaflux.cm.internal.cq.CqDrain;
 import rdmaflux.cm.internal.cq.CqInbox;
-import rdmaflux.cm.internal.memory.Leases;
+import rdmaflux.cm.internal.memory.ConnectionLeases;
 import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaMessage;
 import rdmaflux.cm.RdmaRecorder;
@@ -71,7 +71,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
     final Registrations registrations;
     public final ProtectionDomain pd;
     /** The application's registrations made through this connection, closed when it ends. */
-    private final Leases leases;
+    private final ConnectionLeases leases;
     /** Its CQ, own or shared, and what it drains. */
     private final CqBinding cqs;
     private final CompletionSource drain;
@@ -128,7 +128,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
                 registrations.maxMessageSize(id.context(), id.portNumber())));
         this.registrations = registrations;
         pd = registrations.pd();
-        leases = new Leases(registrations);
+        leases = new ConnectionLeases(registrations);
         int recvCount = pool != null ? pool.perConnection() : options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
         busyPolling = options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL;

@@ -30,7 +30,7 @@ public final class SendBatches {
          * @param ops the operations the device did not take, in order
          * @param failure why
          */
-        void refused(SendOp[] ops, RuntimeException failure);
+        void refused(SendEntry[] ops, RuntimeException failure);
     }
 
     private final ConnectionLock lock;
@@ -38,11 +38,11 @@ public final class SendBatches {
     private final IntConsumer outstanding;
     private final Refusal refusal;
     private final SendRequests[] batches = new SendRequests[2];
-    private final SendOp[][] opsOf = new SendOp[2][];
+    private final SendEntry[][] opsOf = new SendEntry[2][];
     /** The batch requests are written into; guarded by the lock. */
     private SendRequests batch;
     /** The operation of each request in {@link #batch}. */
-    private SendOp[] batchOps;
+    private SendEntry[] batchOps;
     /** How many requests {@link #batch} holds; guarded by the lock. */
     private int batched;
     /**
@@ -57,7 +57,7 @@ public final class SendBatches {
     private volatile boolean leftWritten;
     // Written by the thread that set posting, read by it in postSealed: the sealed batch.
     private SendRequests sealed;
-    private SendOp[] sealedOps;
+    private SendEntry[] sealedOps;
     private int sealedCount;
 
     /**
@@ -73,7 +73,7 @@ public final class SendBatches {
         int n = Math.min(capacity, MAX_BATCH);
         for (int i = 0; i < 2; i++) {
             batches[i] = new SendRequests(n, 1);
-            opsOf[i] = new SendOp[n];
+            opsOf[i] = new SendEntry[n];
         }
         batch = batches[0];
         batchOps = opsOf[0];
@@ -95,7 +95,7 @@ public final class SendBatches {
      *
      * @return whether the batch is full now (then the caller posts it: {@link #flushNow()})
      */
-    boolean added(SendOp op) {
+    boolean added(SendEntry op) {
         batchOps[batched++] = op;
         return batched == batchOps.length;
     }
@@ -140,14 +140,14 @@ public final class SendBatches {
      */
     void postSealed() {
         SendRequests b = sealed;
-        SendOp[] ops = sealedOps;
+        SendEntry[] ops = sealedOps;
         int n = sealedCount;
         sealed = null;
         sealedOps = null;
         sealedCount = 0;
         int posted = n;
         RuntimeException failure = null;
-        SendOp[] refused = null;
+        SendEntry[] refused = null;
         try {
             try {
                 qp.postSend(b, n);

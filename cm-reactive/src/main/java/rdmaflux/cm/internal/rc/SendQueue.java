@@ -22,7 +22,7 @@ import rdmaflux.verbs.SendOpcode;
 import rdmaflux.verbs.SendRequests;
 
 /**
- * The send side of one RC connection: the table of posted send-queue operations ({@link SendOp}), requests
+ * The send side of one RC connection: the table of posted send-queue operations ({@link SendEntry}), requests
  * waiting for an entry, a send buffer ({@link SendBuffers}) or a credit, and writing each operation's work
  * request into the batch that {@link SendBatches} posts. Each operation's {@link MonoSink} is told when its
  * work completes.
@@ -55,8 +55,8 @@ public final class SendQueue {
     private final boolean timed;
 
     private final SendBuffers buffers;
-    private final SendOp[] ops;
-    private final ArrayDeque<SendOp> freeOps = new ArrayDeque<>();
+    private final SendEntry[] ops;
+    private final ArrayDeque<SendEntry> freeOps = new ArrayDeque<>();
     private final ArrayDeque<WaitingRequest> pending = new ArrayDeque<>();
     /** Large messages with pieces left to read once an operation is free. */
     private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
@@ -94,11 +94,11 @@ public final class SendQueue {
         this.maxRead = maxRead;
         this.timed = recorder != RdmaRecorder.NOOP;
         this.outstanding = outstanding;
-        ops = new SendOp[qp.maxSendWr()];
+        ops = new SendEntry[qp.maxSendWr()];
         posted = new PostedOrder(ops.length);
         buffers = new SendBuffers(slabs, arena, options.bufferSize(), options.sendBuffers(), ops.length);
         for (int i = 0; i < ops.length; i++) {
-            ops[i] = new SendOp(i);
+            ops[i] = new SendEntry(i);
             freeOps.add(ops[i]);
         }
         batches = new SendBatches(lock, qp, ops.length, outstanding, this::refused);
@@ -161,7 +161,7 @@ public final class SendQueue {
         lock.lock();
         try {
             retireBefore(index);
-            SendOp op = ops[index];
+            SendEntry op = ops[index];
             OpKind kind = op.kind;
             if (kind == OpKind.LARGE_READ) {
                 LargeReceive r = (LargeReceive) op.large;
@@ -205,7 +205,7 @@ public final class SendQueue {
 
     /** Guarded by the lock: an unsignaled send that a later completion retired. */
     private void retiredEarlier(int k) {
-        SendOp op = ops[k];
+        SendEntry op = ops[k];
         outstanding.accept(-1);
         if (op.kind != null) {
             finishOp(op, op.completed(recorder, buffers), null);
@@ -213,7 +213,7 @@ public final class SendQueue {
     }
 
     /** Guarded by the lock: {@code op}'s request was written at the end of the batch; it is posted in order. */
-    private boolean written(SendOp op) {
+    private boolean written(SendEntry op) {
         posted.add(op.index);
         return batches.added(op);
     }
@@ -308,6 +308,7 @@ public final class SendQueue {
 
     /** Guarded by the lock: a request that will never be posted gives back what it holds. */
     private void forget(WaitingRequest p) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         if (p.large() instanceof LargeSend ls) {
             rendezvous.cancelled(ls); // returns its lease too
         } else if (p.local() != null) {
@@ -323,6 +324,7 @@ public final class SendQueue {
 
     /** Guarded by the lock: posts what waited, large-message reads first. */
     void drainPending() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         LargeReceive r;
         while ((r = reads.peek()) != null) {
             while (r.nextRead < r.length) {
@@ -362,11 +364,11 @@ public final class SendQueue {
         if (freeOps.isEmpty() || (needsCredit(kind) && !window.canSpend()) || (needsSendBuffer && !buffers.available())) {
             return false;
         }
-        SendOp op = freeOps.poll();
+        SendEntry op = freeOps.poll();
         op.kind = kind;
         op.sink = sink;
         op.lease = local != null && kind != OpKind.LARGE ? Registration.of(local) : null;
-        op.started = timed ? System.nanoTime() : SendOp.UNTIMED;
+        op.started = timed ? System.nanoTime() : SendEntry.UNTIMED;
         if (kind == OpKind.BIND) {
             batches.flushNow(); // a bind is posted alone: its window is checked and committed per post
         }
@@ -423,6 +425,7 @@ public final class SendQueue {
 
     /** Guarded by the lock, as its holder lets go: see {@link SendBatches#seal()}. */
     boolean seal() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         unsignaled = 0; // the batch's last request is signaled now
         return batches.seal();
     }
@@ -441,10 +444,10 @@ public final class SendQueue {
      * Any thread, without the lock: the device refused a post. Fails the requests it did not take, and the
      * connection unless it is closing anyway.
      */
-    private void refused(SendOp[] refused, RuntimeException failure) {
+    private void refused(SendEntry[] refused, RuntimeException failure) {
         lock.lock();
         try {
-            for (SendOp op : refused) {
+            for (SendEntry op : refused) {
                 posted.remove(op.index); // it will not complete
                 Object large = op.large;
                 finishOp(op, null, failure);
@@ -463,6 +466,7 @@ public final class SendQueue {
 
     /** Guarded by the lock. Returns credits with a control message when no data send will carry them soon. */
     void maybeReturnCredits() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         if (credits && !closed && (window.controlDue(!pending.isEmpty())
                 || (rendezvous.finishedOwed() > 0 && !window.controlInFlight()))) {
             postControl(OpKind.CONTROL);
@@ -493,14 +497,14 @@ public final class SendQueue {
      * batch; the close message at once, so the caller knows whether it left.
      */
     private boolean postControl(OpKind kind) {
-        SendOp op = freeOps.poll();
+        SendEntry op = freeOps.poll();
         if (op == null) {
             return false;
         }
         int finished = rendezvous.finishedField();
         int imm = Wire.CONTROL | (kind == OpKind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
         op.kind = kind;
-        op.started = timed ? System.nanoTime() : SendOp.UNTIMED;
+        op.started = timed ? System.nanoTime() : SendEntry.UNTIMED;
         int w = batches.size();
         batches.requests().set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
         boolean full = written(op);
@@ -518,7 +522,8 @@ public final class SendQueue {
     }
 
     /** Guarded by the lock. */
-    private void finishOp(SendOp op, Object result, Throwable error) {
+    private void finishOp(SendEntry op, Object result, Throwable error) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         if (op.sendSlot >= 0) {
             buffers.free(op.sendSlot);
             op.sendSlot = -1;
@@ -543,7 +548,8 @@ public final class SendQueue {
 
     /** Guarded by the lock: every unfinished operation and queued request fails with {@code cause}. */
     void failAll(Throwable cause) {
-        for (SendOp op : ops) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
+        for (SendEntry op : ops) {
             if (op.sink != null) {
                 MonoSink<Object> s = op.sink;
                 op.sink = null;
@@ -568,7 +574,7 @@ public final class SendQueue {
     void releaseLeases() {
         lock.lock();
         try {
-            for (SendOp op : ops) {
+            for (SendEntry op : ops) {
                 if (op.lease != null) {
                     op.lease.release();
                     op.lease = null;

@@ -26,7 +26,7 @@ public interface WaitingRequest {
     /** {@return the remote memory it uses, or null} */
     RemoteBuffer remote();
 
-    /** {@return the first operand (see {@link SendOp#writeOneSided})} */
+    /** {@return the first operand (see {@link SendEntry#writeOneSided})} */
     long a();
 
     /** {@return the second operand} */

@@ -19,7 +19,7 @@ import rdmaflux.verbs.SendRequests;
  *
  * <p>Threads: guarded by the connection's lock ({@link ConnectionLock}).
  */
-public final class SendOp {
+public final class SendEntry {
     /** The work request id, and where its atomic result word is. */
     final int index;
     OpKind kind;
@@ -39,7 +39,7 @@ public final class SendOp {
     /** The application's registration it uses, leased until it completes or the QP is gone. */
     Registration lease;
 
-    SendOp(int index) {
+    SendEntry(int index) {
         this.index = index;
     }
 

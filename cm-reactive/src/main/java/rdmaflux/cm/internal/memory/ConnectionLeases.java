@@ -17,13 +17,13 @@ import rdmaflux.verbs.AccessFlags;
  * <p>Threads: any thread registers; the CM loop {@link #closeAll() closes} them after the queue pair is
  * destroyed.
  */
-public final class Leases {
+public final class ConnectionLeases {
     private final Registrations registrations;
     private final Set<Registration.Lease> leases = ConcurrentHashMap.newKeySet();
     /** Set once {@link #closeAll()} started: no registration is taken after. */
     private volatile boolean closed;
 
-    public Leases(Registrations registrations) {
+    public ConnectionLeases(Registrations registrations) {
         this.registrations = registrations;
     }
 
