@@ -14,6 +14,7 @@ import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.cm.internal.memory.Registration;
 import rdmaflux.cm.internal.rc.Signals;
 import rdmaflux.cm.internal.rc.StreamSend;
+import rdmaflux.cm.internal.rc.StreamTarget;
 import rdmaflux.cm.internal.rc.WindowGrant;
 
 import java.lang.foreign.MemorySegment;
@@ -42,7 +43,7 @@ import rdmaflux.verbs.RemoteBuffer;
  * <p>Threads: any; it holds no state of its own besides {@link #disposeRequested} and a cache of the
  * QP's read depths. Signals are delivered on {@link ConnectionOptions#scheduler()}.
  */
-public final class Connection implements RdmaConnection, StreamSend.Target {
+public final class Connection implements RdmaConnection, StreamTarget {
     private final ConnectionLifecycle life;
     private final ConnectionOptions options;
     /** Set by {@link #dispose()} on any thread, so sends after it fail at once. */

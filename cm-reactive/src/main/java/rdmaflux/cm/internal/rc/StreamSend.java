@@ -51,23 +51,7 @@ import reactor.util.context.Context;
  */
 public final class StreamSend<T> extends Mono<Void> {
 
-    /**
-     * What a stream sends through: its connection, which refuses elements once it cannot send and holds
-     * the send lock ({@link ConnectionLock}, reentrant) across a run of elements so they are posted together.
-     */
-    public interface Target {
-        /**
-         * Sends one element, or fails {@code sink} with the connection's refusal.
-         *
-         * @param message the element's bytes
-         * @param sink completes when the send completed
-         */
-        void sendElement(ByteBuffer message, MonoSink<Object> sink);
-
-        /** {@return the send lock, or {@code null} before the connection is established} */
-        ConnectionLock sendLock();
-    }
-    private final Target connection;
+    private final StreamTarget connection;
     private final Publisher<? extends T> source;
     private final Function<? super T, ? extends ByteBuffer> content;
     private final Consumer<? super T> release;
@@ -78,7 +62,7 @@ public final class StreamSend<T> extends Mono<Void> {
      * @param content a message's bytes
      * @param release told each message once the connection no longer reads its memory; null: nobody is told
      */
-    public StreamSend(Target connection, Publisher<? extends T> source, Function<? super T, ? extends ByteBuffer> content,
+    public StreamSend(StreamTarget connection, Publisher<? extends T> source, Function<? super T, ? extends ByteBuffer> content,
                Consumer<? super T> release, int window, Scheduler scheduler) {
         this.connection = connection;
         this.source = source;
@@ -98,9 +82,9 @@ public final class StreamSend<T> extends Mono<Void> {
      *
      * @param <T> the source's message type
      */
-    private static final class Sender<T> implements CoreSubscriber<T>, Subscription, Runnable {
+    static final class Sender<T> implements CoreSubscriber<T>, Subscription, Runnable {
         private final CoreSubscriber<? super Void> actual;
-        private final Target connection;
+        private final StreamTarget connection;
         private final Scheduler scheduler;
         private final Function<? super T, ? extends ByteBuffer> content;
         private final Consumer<? super T> release;
@@ -108,13 +92,13 @@ public final class StreamSend<T> extends Mono<Void> {
          * The messages handed over and not finished (or not released yet), by slot: a cancel withdraws the
          * queued ones. A free slot's element can be reused.
          */
-        private final AtomicReferenceArray<Element<T>> live;
+        private final AtomicReferenceArray<StreamElement<T>> live;
         /** The element of each slot, made on the slot's first use. Only the source's thread touches it. */
-        private final Element<T>[] elements;
+        private final StreamElement<T>[] elements;
         /** Finished messages after which more is requested: half the window. */
         private final int batch;
-        /** Ended messages not yet given to {@code release}, linked through {@link Element#next}. */
-        private final AtomicReference<Element<T>> ended = new AtomicReference<>();
+        /** Ended messages not yet given to {@code release}, linked through {@link StreamElement#next}. */
+        private final AtomicReference<StreamElement<T>> ended = new AtomicReference<>();
         private final AtomicInteger inFlight = new AtomicInteger();
         /** Completions not yet turned into a request to the source. */
         private final AtomicInteger toRequest = new AtomicInteger();
@@ -145,7 +129,7 @@ public final class StreamSend<T> extends Mono<Void> {
             this.release = send.release;
             this.live = new AtomicReferenceArray<>(send.window);
             @SuppressWarnings("unchecked")
-            Element<T>[] made = new Element[send.window];
+            StreamElement<T>[] made = new StreamElement[send.window];
             this.elements = made;
             this.batch = Math.max(1, send.window / 2);
             int run = Math.min(send.window, SendBatches.MAX_BATCH);
@@ -207,13 +191,13 @@ public final class StreamSend<T> extends Mono<Void> {
          * The source's thread: the element of a free slot, which holds it from now on. At most {@code window}
          * are in flight (or unreleased), as that much is requested; only this thread fills slots.
          */
-        private Element<T> take(T message, ByteBuffer bytes) {
+        private StreamElement<T> take(T message, ByteBuffer bytes) {
             int n = live.length();
             for (int i = 0; i < n; i++) {
                 if (live.get(i) == null) {
-                    Element<T> e = elements[i];
+                    StreamElement<T> e = elements[i];
                     if (e == null) {
-                        e = new Element<>(this, i);
+                        e = new StreamElement<>(this, i);
                         elements[i] = e;
                     }
                     e.use(message, bytes);
@@ -221,7 +205,7 @@ public final class StreamSend<T> extends Mono<Void> {
                     return e;
                 }
             }
-            Element<T> e = new Element<>(this, -1); // a source emitting beyond its demand: sent, not withdrawable
+            StreamElement<T> e = new StreamElement<>(this, -1); // a source emitting beyond its demand: sent, not withdrawable
             e.use(message, bytes);
             return e;
         }
@@ -356,10 +340,10 @@ public final class StreamSend<T> extends Mono<Void> {
          * Completion loop (or the caller's thread when refused at once, or the thread withdrawing it): one
          * message finished.
          */
-        void finished(Element<T> e, Throwable error) {
+        void finished(StreamElement<T> e, Throwable error) {
             // The element is reused once its slot is free: it is not touched after that.
             if (e.message != null) {
-                Element<T> head;
+                StreamElement<T> head;
                 do {
                     head = ended.get();
                     e.next = head;
@@ -402,8 +386,8 @@ public final class StreamSend<T> extends Mono<Void> {
         }
 
         private void releaseEnded() {
-            for (Element<T> e = ended.getAndSet(null); e != null; ) {
-                Element<T> next = e.next;
+            for (StreamElement<T> e = ended.getAndSet(null); e != null; ) {
+                StreamElement<T> next = e.next;
                 T m = e.message;
                 e.next = null;
                 e.message = null;
@@ -442,7 +426,7 @@ public final class StreamSend<T> extends Mono<Void> {
 
         private void withdrawQueued() {
             for (int i = 0; i < live.length(); i++) {
-                Element<T> e = live.getAndSet(i, null);
+                StreamElement<T> e = live.getAndSet(i, null);
                 if (e != null) {
                     e.withdraw();
                 }
@@ -479,107 +463,4 @@ public final class StreamSend<T> extends Mono<Void> {
         }
     }
 
-    /**
-     * One message's sink: counts its end; withdraws it while it is still queued, where it waits as itself.
-     * One per place in the window, reused for the message after (see {@link Sender#take}); it is its own
-     * "ended" flag.
-     *
-     * @param <T> the source's message type
-     */
-    private static final class Element<T> implements QueueSink.Message, QueueSink.Withdrawable {
-        private static final VarHandle ENDED = FieldHandles.of(MethodHandles.lookup(), Element.class, "ended",
-                boolean.class);
-
-        private volatile boolean ended;
-        private final Sender<T> sender;
-        /** Its place in the window, or -1 (a message beyond the source's demand). */
-        final int slot;
-        /** The source's message while {@code release} is owed it; null without a release callback. */
-        T message;
-        /** The bytes, while the message is queued or posted. */
-        private ByteBuffer data;
-        /** The next ended element waiting for its release. */
-        Element<T> next;
-        /** Set under the send queue's lock when the message waits there as itself; null once it ended. */
-        private volatile SendQueue queue;
-        /** Withdraws a large message's waiting request (which is not the element); null once it ended. */
-        private volatile Disposable request;
-
-        Element(Sender<T> sender, int slot) {
-            this.sender = sender;
-            this.slot = slot;
-        }
-
-        /** The source's thread, holding the slot: starts the element's next message. */
-        void use(T message, ByteBuffer data) {
-            this.message = message;
-            this.data = data;
-            this.queue = null;
-            this.request = null;
-            this.ended = false;
-        }
-
-        void withdraw() {
-            SendQueue q = queue;
-            if (q != null) {
-                q.withdraw(this);
-            } else {
-                Disposable d = request;
-                if (d != null) {
-                    d.dispose();
-                }
-            }
-        }
-
-        @Override
-        public ByteBuffer data() {
-            return data;
-        }
-
-        @Override
-        public void waiting(SendQueue q) {
-            queue = q;
-        }
-
-        /** Under the send queue's lock: it took the message off its queue, so no completion will come. */
-        @Override
-        public void withdrawn() {
-            end(null);
-        }
-
-        private void end(Throwable error) {
-            if (ENDED.compareAndSet(this, false, true)) {
-                queue = null;
-                request = null;
-                data = null;
-                sender.finished(this, error);
-            }
-        }
-
-        @Override
-        public void success() {
-            end(null);
-        }
-
-        @Override
-        public void success(Object value) {
-            end(null);
-        }
-
-        @Override
-        public void error(Throwable e) {
-            end(e);
-        }
-
-        @Override
-        public Context currentContext() {
-            return sender.currentContext();
-        }
-
-        @Override
-        public MonoSink<Object> onCancel(Disposable d) {
-            request = d; // only a large message's request: a small one waits as the element itself
-            return this;
-        }
-    }
 }
