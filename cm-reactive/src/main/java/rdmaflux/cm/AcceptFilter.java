@@ -132,8 +132,9 @@ public interface AcceptFilter {
             return accept;
         }
 
-        byte[] rejectData() {
-            return rejectData;
+        /** {@return the private data a rejection sends the client (empty for an acceptance)} */
+        public byte[] rejectData() {
+            return rejectData.clone();
         }
 
         @Override

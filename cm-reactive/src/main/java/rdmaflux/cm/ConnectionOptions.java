@@ -1,5 +1,6 @@
 package rdmaflux.cm;
 
+
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -20,6 +21,11 @@ import reactor.core.scheduler.Scheduler;
  * after 4 s without traffic (credit protocol).
  */
 public final class ConnectionOptions {
+
+    /** The CM's limit on a REQ's private data (the RC data path's {@code Wire.MAX_CONNECT_PRIVATE_DATA}). */
+    static final int MAX_CONNECT_PRIVATE_DATA = 56;
+    /** The bytes of it the CREDITS hello takes (the RC data path's {@code Wire.HEADER}). */
+    static final int CREDITS_HEADER = 12;
 
     /** How the two sides talk. */
     public enum Protocol {
@@ -149,7 +155,7 @@ public final class ConnectionOptions {
         this.recorder = Objects.requireNonNull(b.recorder);
         this.loops = b.loops;
         this.recycledMessages = b.recycledMessages;
-        int room = Wire.MAX_CONNECT_PRIVATE_DATA - (protocol == Protocol.CREDITS ? Wire.HEADER : 0);
+        int room = MAX_CONNECT_PRIVATE_DATA - (protocol == Protocol.CREDITS ? CREDITS_HEADER : 0);
         if (privateData.length > room) {
             throw new IllegalArgumentException("private data is limited to " + room + " bytes with " + protocol
                     + ", got " + privateData.length);
@@ -194,7 +200,8 @@ public final class ConnectionOptions {
         return timeouts.get(step);
     }
 
-    Map<Step, Duration> timeouts() {
+    /** {@return the step timeouts, per step} */
+    public Map<Step, Duration> timeouts() {
         return timeouts;
     }
 
@@ -341,7 +348,7 @@ public final class ConnectionOptions {
             return s;
         }
         RdmaLoops l = loops;
-        return l != null ? ((Loops) l).defaultScheduler() : Loops.sharedScheduler();
+        return LoopsImplementation.defaultScheduler(l);
     }
 
     /**

@@ -1,13 +1,10 @@
 package rdmaflux.cm;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.OptionalInt;
 
 import rdmaflux.verbs.Gid;
@@ -28,8 +25,15 @@ import rdmaflux.verbs.Gid;
  * come from it; {@link #sourceQpn()} comes from the work completion.
  */
 public final class Datagram {
-    private static final VarHandle PENDING = FieldHandles.of(MethodHandles.lookup(), Datagram.class, "pending",
-            int.class);
+    private static final VarHandle PENDING;
+
+    static {
+        try {
+            PENDING = MethodHandles.lookup().findVarHandle(Datagram.class, "pending", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** Bytes of the global routing header that UD receives put in front of the payload. */
     public static final int GRH_BYTES = 40;
@@ -42,13 +46,14 @@ public final class Datagram {
     private final boolean hasImmediate;
     private final int immediate;
 
-    /** Credit bookkeeping: how many subscribers still have to see this datagram (see {@link UdQueue}). */
+    /** Credit bookkeeping: how many subscribers still have to see this datagram (the receive queue's credit returns when it reaches 0). */
     @SuppressWarnings("unused") // through PENDING
     private volatile int pending = 1;
-    private final UdQueue owner;
+    /** Returns the receive queue's credit; {@code null} for a datagram that holds none. */
+    private final Runnable owner;
 
     Datagram(byte[] payload, int sourceQpn, Gid sourceGid, InetAddress source, InetAddress destination,
-             boolean hasImmediate, int immediate, UdQueue owner) {
+             boolean hasImmediate, int immediate, Runnable owner) {
         this.payload = payload;
         this.sourceQpn = sourceQpn;
         this.sourceGid = sourceGid;
@@ -59,75 +64,10 @@ public final class Datagram {
         this.owner = owner;
     }
 
-    /**
-     * Copies a received datagram out of its receive buffer.
-     *
-     * @param buffer the receive buffers
-     * @param at where this one starts, GRH first when {@code grh}
-     * @param byteLength the completion's byte count (GRH included)
-     * @param grh whether the completion says a GRH is present
-     * @param addresses the queue's parsed source and destination addresses
-     */
-    static Datagram fromReceive(MemorySegment buffer, long at, int byteLength, boolean grh, int sourceQpn,
-                                boolean hasImmediate, int immediate, GrhAddresses addresses, UdQueue owner) {
-        int offset = grh ? GRH_BYTES : 0;
-        int length = Math.max(0, byteLength - offset);
-        byte[] payload = new byte[length];
-        MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, at + offset, payload, 0, length);
-        Addresses a = grh ? addresses.of(buffer, at) : null;
-        return a == null ? new Datagram(payload, sourceQpn & 0xFFFFFF, null, null, null, hasImmediate, immediate, owner)
-                : new Datagram(payload, sourceQpn & 0xFFFFFF, a.sourceGid, a.source, a.destination, hasImmediate,
-                        immediate, owner);
-    }
-
-    record Addresses(Gid sourceGid, InetAddress source, InetAddress destination) {
-    }
-
-    /**
-     * Reads the addresses from a 40-byte GRH as the device wrote it: RoCE v2 over IPv4 puts the IPv4
-     * header in bytes 20..39 (the first 20 are zero); otherwise bytes 8..23 and 24..39 are the source and
-     * destination GIDs of an IPv6/IB GRH.
-     */
-    static Addresses parseGrh(byte[] h) {
-        if (h.length != GRH_BYTES) {
-            throw new IllegalArgumentException("a GRH has 40 bytes, got " + h.length);
-        }
-        if (isIpv4Grh(MemorySegment.ofArray(h), 0)) {
-            byte[] src = Arrays.copyOfRange(h, 32, 36);
-            byte[] dst = Arrays.copyOfRange(h, 36, 40);
-            byte[] mapped = new byte[16];
-            mapped[10] = (byte) 0xFF;
-            mapped[11] = (byte) 0xFF;
-            System.arraycopy(src, 0, mapped, 12, 4);
-            return new Addresses(Gid.of(mapped), inet(src), inet(dst));
-        }
-        Gid sgid = Gid.of(Arrays.copyOfRange(h, 8, 24));
-        Gid dgid = Gid.of(Arrays.copyOfRange(h, 24, 40));
-        return new Addresses(sgid, sgid.toInetAddress(), dgid.toInetAddress());
-    }
-
-    /** {@return whether the GRH at {@code offset} carries an IPv4 header (RoCE v2 over IPv4): 20 zero bytes, then version 4} */
-    static boolean isIpv4Grh(MemorySegment buffer, long offset) {
-        for (int i = 0; i < 20; i++) {
-            if (buffer.get(ValueLayout.JAVA_BYTE, offset + i) != 0) {
-                return false;
-            }
-        }
-        return (buffer.get(ValueLayout.JAVA_BYTE, offset + 20) & 0xF0) == 0x40;
-    }
-
-    private static InetAddress inet(byte[] raw) {
-        try {
-            return InetAddress.getByAddress(raw);
-        } catch (UnknownHostException e) {
-            throw new AssertionError(e);
-        }
-    }
-
     /** Called once per subscriber that received or discarded this datagram; the last one frees its credit. */
     void consumed() {
         if ((int) PENDING.getAndAdd(this, -1) == 1 && owner != null) {
-            owner.creditReturned();
+            owner.run();
         }
     }
 

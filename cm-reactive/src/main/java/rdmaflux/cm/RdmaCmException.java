@@ -76,7 +76,7 @@ public class RdmaCmException extends RdmaException {
      * @param privateData the peer's private data (for rejections)
      * @return the exception
      */
-    static RdmaCmException of(Step step, CmEventType type, int status, byte[] privateData) {
+    public static RdmaCmException of(Step step, CmEventType type, int status, byte[] privateData) {
         String s = " (status " + status + describe(status) + ")";
         return switch (type) {
             case ADDR_ERROR -> new AddressError(step, status, "address resolution failed" + s
@@ -118,7 +118,14 @@ public class RdmaCmException extends RdmaException {
     public static final class ConnectError extends RdmaCmException {
         private static final long serialVersionUID = 1L;
 
-        ConnectError(Step step, int status, String message) {
+        /**
+         * Makes the exception for a CONNECT_ERROR event.
+         *
+         * @param step the step it ended
+         * @param status the event's status
+         * @param message what failed
+         */
+        public ConnectError(Step step, int status, String message) {
             super(step, CmEventType.CONNECT_ERROR, status, message);
         }
     }
@@ -141,6 +148,10 @@ public class RdmaCmException extends RdmaException {
         public static final int INVALID_SERVICE_ID = 8;
         /** IB CM reject reason: the peer's CM timed out waiting for this side. */
         public static final int TIMEOUT = 1;
+
+        /** {@link ServerOptions#ACCEPT_QUEUE_FULL} as the server sends it. */
+        private static final byte[] QUEUE_FULL =
+                ServerOptions.ACCEPT_QUEUE_FULL.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
         /** The private data the server sent with the rejection. */
         private final byte[] privateData;
@@ -172,7 +183,7 @@ public class RdmaCmException extends RdmaException {
         }
 
         private static boolean queueFull(int reason, byte[] data) {
-            byte[] full = Server.QUEUE_FULL;
+            byte[] full = QUEUE_FULL;
             return reason == CONSUMER_REJECT && data != null && data.length >= full.length
                     && java.util.Arrays.equals(data, 0, full.length, full, 0, full.length);
         }
@@ -191,7 +202,13 @@ public class RdmaCmException extends RdmaException {
     public static final class Disconnected extends RdmaCmException {
         private static final long serialVersionUID = 1L;
 
-        Disconnected(Step step, String message) {
+        /**
+         * Makes the exception for a DISCONNECTED event that ended the connection.
+         *
+         * @param step the step it ended
+         * @param message what happened
+         */
+        public Disconnected(Step step, String message) {
             super(step, CmEventType.DISCONNECTED, 0, message);
         }
     }
@@ -209,7 +226,13 @@ public class RdmaCmException extends RdmaException {
     public static final class PortDown extends RdmaCmException {
         private static final long serialVersionUID = 1L;
 
-        PortDown(String device, int port) {
+        /**
+         * Makes the exception for the connection's port went down.
+         *
+         * @param device the device's name
+         * @param port the port number
+         */
+        public PortDown(String device, int port) {
             super(Step.TRANSFER, null, 0, "port " + port + " of " + device + " went down (IBV_EVENT_PORT_ERR)");
         }
     }
@@ -218,7 +241,13 @@ public class RdmaCmException extends RdmaException {
     public static final class StepTimeout extends RdmaCmException {
         private static final long serialVersionUID = 1L;
 
-        StepTimeout(Step step, java.time.Duration timeout) {
+        /**
+         * Makes the exception for a step that did not end in time.
+         *
+         * @param step the step
+         * @param timeout its timeout
+         */
+        public StepTimeout(Step step, java.time.Duration timeout) {
             super(step, null, 0, step + " did not complete within " + timeout);
         }
     }
@@ -227,7 +256,14 @@ public class RdmaCmException extends RdmaException {
     public static final class IllegalEvent extends RdmaCmException {
         private static final long serialVersionUID = 1L;
 
-        IllegalEvent(Step step, CmEventType event, ConnectionState state) {
+        /**
+         * Makes the exception for an event the state machine does not expect in its state.
+         *
+         * @param step the step it ended
+         * @param event the event
+         * @param state the state it arrived in
+         */
+        public IllegalEvent(Step step, CmEventType event, ConnectionState state) {
             super(step == null ? Step.TRANSFER : step, event, 0, "event " + event + " is not legal in state " + state);
         }
     }
@@ -238,7 +274,13 @@ public class RdmaCmException extends RdmaException {
         /** The failed work completion's status. */
         private final rdmaflux.verbs.WcStatus wcStatus;
 
-        CompletionError(rdmaflux.verbs.WcStatus wcStatus, String message) {
+        /**
+         * Makes the exception for a failed work completion.
+         *
+         * @param wcStatus the completion's status
+         * @param message what failed
+         */
+        public CompletionError(rdmaflux.verbs.WcStatus wcStatus, String message) {
             super(Step.TRANSFER, null, wcStatus.value(), message);
             this.wcStatus = wcStatus;
         }
@@ -260,7 +302,13 @@ public class RdmaCmException extends RdmaException {
     public static final class ProtocolViolation extends RdmaCmException {
         private static final long serialVersionUID = 1L;
 
-        ProtocolViolation(Step step, String message) {
+        /**
+         * Makes the exception for the peer broke the wire protocol.
+         *
+         * @param step the step it ended
+         * @param message what the peer did
+         */
+        public ProtocolViolation(Step step, String message) {
             super(step, null, 0, "protocol violation by the peer: " + message);
         }
     }

@@ -55,7 +55,7 @@ public interface RdmaConnection extends RdmaDisposable {
      *         step, or {@link rdmaflux.verbs.RdmaUnavailableException} when RDMA is not usable here
      */
     static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
-        return Connection.connect(remote, options);
+        return Implementation.connect(remote, options);
     }
 
     /** {@return this side's address} */

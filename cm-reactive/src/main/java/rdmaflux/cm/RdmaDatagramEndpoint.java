@@ -45,7 +45,7 @@ public interface RdmaDatagramEndpoint extends RdmaDisposable {
      *         RDMA interface's or the port is taken
      */
     static Mono<RdmaDatagramEndpoint> bind(InetSocketAddress local, DatagramOptions options) {
-        return DatagramEndpoint.bind(local, options);
+        return Implementation.bindDatagram(local, options);
     }
 
     /** {@return the bound address and port} */

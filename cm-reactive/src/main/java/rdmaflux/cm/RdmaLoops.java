@@ -17,7 +17,7 @@ package rdmaflux.cm;
  * <p>Loop threads run rdmaflux code only; user code runs on the options' scheduler, by default these loops'
  * own {@linkplain #scheduler() signal threads}.
  */
-public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
+public interface RdmaLoops extends RdmaDisposable {
 
     /** The completion loops of {@link #shared()} and of {@link #create(String)}: the processors, at most 4. */
     int DEFAULT_COMPLETION_LOOPS = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 4));
@@ -29,7 +29,7 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
      * @return the shared loops
      */
     static RdmaLoops shared() {
-        return Loops.shared();
+        return LoopsImplementation.sharedLoops();
     }
 
     /**
@@ -53,7 +53,7 @@ public sealed interface RdmaLoops extends RdmaDisposable permits Loops {
      * @throws rdmaflux.verbs.RdmaException when rdma-core is unusable (no library)
      */
     static RdmaLoops create(String prefix, int completionLoops) {
-        return Loops.create(prefix, completionLoops);
+        return LoopsImplementation.createLoops(prefix, completionLoops);
     }
 
     /** {@return how many completion loops there are} */

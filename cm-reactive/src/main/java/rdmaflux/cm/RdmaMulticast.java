@@ -75,7 +75,7 @@ public final class RdmaMulticast {
     public static Mono<MulticastMembership> join(InetAddress group, MulticastOptions options) {
         Objects.requireNonNull(options, "options");
         IllegalArgumentException bad = check(group);
-        return bad != null ? Mono.error(bad) : SharedGroup.acquire(group, options);
+        return bad != null ? Mono.error(bad) : Implementation.join(group, options);
     }
 
     /**
@@ -88,7 +88,7 @@ public final class RdmaMulticast {
     public static Mono<MulticastSender> sender(InetAddress group, MulticastOptions options) {
         Objects.requireNonNull(options, "options");
         IllegalArgumentException bad = check(group);
-        return bad != null ? Mono.error(bad) : GroupSender.create(group, options);
+        return bad != null ? Mono.error(bad) : Implementation.sender(group, options);
     }
 
     private static IllegalArgumentException check(InetAddress group) {

@@ -46,7 +46,14 @@ public class RdmaMulticastException extends RdmaException {
     public static final class JoinError extends RdmaMulticastException {
         private static final long serialVersionUID = 1L;
 
-        JoinError(InetAddress group, int status, boolean afterJoin) {
+        /**
+         * Makes the exception for a MULTICAST_ERROR event.
+         *
+         * @param group the group
+         * @param status the event's status
+         * @param afterJoin whether the join had completed
+         */
+        public JoinError(InetAddress group, int status, boolean afterJoin) {
             super(group, CmEventType.MULTICAST_ERROR, status, (afterJoin ? "the joined group failed" : "join failed")
                     + " (MULTICAST_ERROR, status " + status + (status < 0 ? ", " + Errno.name(-status) : "") + ")");
         }
@@ -56,7 +63,13 @@ public class RdmaMulticastException extends RdmaException {
     public static final class JoinTimeout extends RdmaMulticastException {
         private static final long serialVersionUID = 1L;
 
-        JoinTimeout(InetAddress group, Duration timeout) {
+        /**
+         * Makes the exception for a join that did not complete in time.
+         *
+         * @param group the group
+         * @param timeout the join timeout
+         */
+        public JoinTimeout(InetAddress group, Duration timeout) {
             super(group, null, 0, "the join did not complete within " + timeout);
         }
     }

@@ -35,7 +35,7 @@ public interface RdmaServer extends RdmaDisposable {
      *         device has that address
      */
     static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter) {
-        return Server.bind(address, options, filter, ServerOptions.defaults());
+        return Implementation.bind(address, options, filter, ServerOptions.defaults());
     }
 
     /**
@@ -51,7 +51,7 @@ public interface RdmaServer extends RdmaDisposable {
      */
     static Mono<RdmaServer> bind(InetSocketAddress address, ConnectionOptions options, AcceptFilter filter,
                                  ServerOptions serverOptions) {
-        return Server.bind(address, options, filter, serverOptions);
+        return Implementation.bind(address, options, filter, serverOptions);
     }
 
     /** {@return the bound address, with the port the system picked} */

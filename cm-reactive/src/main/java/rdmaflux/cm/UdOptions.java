@@ -1,5 +1,6 @@
 package rdmaflux.cm;
 
+
 import java.time.Duration;
 import java.util.Objects;
 
@@ -68,7 +69,7 @@ abstract class UdOptions {
      */
     public Scheduler scheduler() {
         Scheduler s = scheduler;
-        return s != null ? s : Loops.sharedScheduler();
+        return s != null ? s : LoopsImplementation.defaultScheduler(null);
     }
 
     /** {@return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default} */

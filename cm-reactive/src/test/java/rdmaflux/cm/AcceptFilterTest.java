@@ -1,5 +1,7 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.lifecycle.Server;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

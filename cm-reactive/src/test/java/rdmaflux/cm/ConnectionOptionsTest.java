@@ -1,5 +1,9 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.loop.Loops;
+import rdmaflux.cm.internal.loop.SignalScheduler;
+import rdmaflux.cm.internal.rc.Wire;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -25,6 +29,13 @@ import rdmaflux.cm.ConnectionOptions.CompletionMode;
 import rdmaflux.cm.ConnectionOptions.Protocol;
 
 class ConnectionOptionsTest {
+
+    @Test
+    void thePrivateDataLimitsAreTheWireFormats() {
+        // The options check private data against the wire format's sizes without depending on the RC package.
+        assertEquals(Wire.MAX_CONNECT_PRIVATE_DATA, ConnectionOptions.MAX_CONNECT_PRIVATE_DATA);
+        assertEquals(Wire.HEADER, ConnectionOptions.CREDITS_HEADER);
+    }
 
     @Test
     void defaultsAreTheDocumentedOnes() {

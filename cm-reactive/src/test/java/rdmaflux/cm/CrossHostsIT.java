@@ -1,5 +1,7 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.lifecycle.Connection;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;

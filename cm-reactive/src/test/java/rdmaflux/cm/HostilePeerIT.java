@@ -1,5 +1,7 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.rc.Wire;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

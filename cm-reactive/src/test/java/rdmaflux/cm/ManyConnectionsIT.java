@@ -1,5 +1,8 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.loop.CompletionLoop;
+import rdmaflux.cm.internal.loop.Loops;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

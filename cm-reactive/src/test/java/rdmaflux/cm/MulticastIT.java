@@ -1,5 +1,9 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.datagram.GroupSender;
+import rdmaflux.cm.internal.datagram.SharedGroup;
+import rdmaflux.cm.internal.datagram.UdQueue;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

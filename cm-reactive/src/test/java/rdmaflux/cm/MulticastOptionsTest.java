@@ -1,5 +1,7 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.loop.Loops;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;

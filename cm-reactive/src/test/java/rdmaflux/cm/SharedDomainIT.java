@@ -1,5 +1,8 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.loop.Loops;
+import rdmaflux.cm.internal.memory.Registration;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;

@@ -55,7 +55,7 @@ class DemoIT {
         }
         String modulePath = jar + ":" + Files.readString(target.resolve("runtime-classpath.txt")).strip();
         List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "-ea", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                 "--module-path", modulePath,
                 "--enable-native-access=rdmaflux.verbs", "--illegal-native-access=deny",
                 "-m", "rdmaflux.samples/rdmaflux.samples.Demo", "-C", "3");

@@ -114,7 +114,7 @@ public final class SandboxHosts {
      */
     public static RemoteProcess startJava(int host, Class<?> mainClass, String... args) {
         List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
+                "-ea", "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
                 "-cp", System.getProperty("java.class.path"), mainClass.getName()));
         argv.addAll(List.of(args));
         return start(host, argv);

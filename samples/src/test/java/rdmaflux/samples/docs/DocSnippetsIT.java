@@ -392,7 +392,7 @@ class DocSnippetsIT {
         String classPath = samples.resolve("classes") + ":"
                 + Files.readString(samples.resolve("runtime-classpath.txt")).strip();
         List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "-ea", "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                 "-cp", classPath, root.resolve("docs/examples/HelloRdma.java").toString(), address.getHostAddress());
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         byte[] out = p.getInputStream().readAllBytes();

@@ -1,0 +1,401 @@
+package rdmaflux.cm.internal.loop;
+
+import rdmaflux.cm.internal.util.CmLog;
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaDeviceEvents;
+import rdmaflux.cm.RdmaLoops;
+import rdmaflux.cm.internal.memory.Registrations;
+
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * The implementation of {@link RdmaLoops}: owns the CM loops (the connecting side's, and the servers',
+ * started by the first server) and the completion loops, hands completion loops out round robin, and
+ * tracks the handles running on them so {@link #dispose()} can close them before ending the threads. It
+ * also owns one protection domain per device ({@link Registrations}), which every connection on these
+ * loops uses: made on first use, closed once the last handle is gone after
+ * {@link #dispose()}, so it outlives every connection's queue pair and regions.
+ *
+ * <p>Threads: any; the handle set is concurrent, the domains are guarded by their map, the rest
+ * immutable or atomic.
+ */
+public final class Loops implements RdmaLoops {
+    private static final Object SHARED_LOCK = new Object();
+    private static volatile Loops shared;
+    /** Signal threads started before the shared loops, for them to adopt; guarded by {@link #SHARED_LOCK}. */
+    private static SignalScheduler pendingSignals;
+
+    private final String prefix;
+    private final CmEventLoop cm;
+    /** The servers' CM loop, started by the first server; guarded by {@link #cmLoops}. */
+    private CmEventLoop serverCm;
+    /** Set, under {@link #cmLoops}, once the CM loops are stopping: no server loop may start after. */
+    private boolean cmStopped;
+    private final Object cmLoops = new Object();
+    private final CompletionLoop[] completions;
+    /** Where the connections' signals run when their options name no scheduler; one thread per completion loop. */
+    private final SignalScheduler signals;
+    private final AtomicInteger next = new AtomicInteger();
+    private final Set<Disposable> handles = ConcurrentHashMap.newKeySet();
+    /** One event stream per device, shared by the connections watching it, open while any does. */
+    private final java.util.Map<String, reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent>> deviceEvents =
+            new ConcurrentHashMap<>();
+    /** One protection domain per device (by its shared context); guarded by itself. */
+    private final java.util.Map<rdmaflux.verbs.RdmaContext, Registrations> domains = new java.util.HashMap<>();
+    /** Set, under {@link #domains}, once the domains are closed: none may be made after. */
+    private boolean domainsClosed;
+    private final Sinks.Empty<Void> terminated = Sinks.empty();
+    private volatile boolean disposed;
+    private final AtomicInteger stopping = new AtomicInteger();
+
+    private Loops(String prefix, int completionLoops) {
+        this(prefix, completionLoops, null);
+    }
+
+    /** @param signals the signal threads to adopt, or {@code null} for new ones */
+    private Loops(String prefix, int completionLoops, SignalScheduler signals) {
+        Objects.requireNonNull(prefix, "prefix");
+        if (completionLoops < 1 || completionLoops > 64) {
+            throw new IllegalArgumentException("completion loops must be 1..64, got " + completionLoops);
+        }
+        this.prefix = prefix;
+        cm = new CmEventLoop(prefix + "-cm");
+        completions = new CompletionLoop[completionLoops];
+        for (int i = 0; i < completionLoops; i++) {
+            completions[i] = new CompletionLoop(prefix + "-completion-" + i, i);
+        }
+        this.signals = signals != null ? signals : new SignalScheduler(prefix, completionLoops);
+        // The signal threads end last: the connections' final signals run there.
+        Runnable end = () -> {
+            this.signals.dispose();
+            terminated.tryEmitEmpty();
+        };
+        Flux.fromArray(completions).flatMap(EventLoop::terminated).then(cm.terminated())
+                .then(Mono.defer(this::serverCmTerminated))
+                .subscribe(null, e -> end.run(), end);
+    }
+
+    public static Loops create(String prefix, int completionLoops) {
+        return new Loops(prefix, completionLoops);
+    }
+
+    public static Loops shared() {
+        Loops l = shared;
+        if (l == null || l.disposed) {
+            synchronized (SHARED_LOCK) {
+                l = shared;
+                if (l == null || l.disposed) {
+                    SignalScheduler adopted = pendingSignals != null && !pendingSignals.isDisposed() ? pendingSignals : null;
+                    l = new Loops("rdmaflux", DEFAULT_COMPLETION_LOOPS, adopted);
+                    pendingSignals = null;
+                    shared = l;
+                }
+            }
+        }
+        return l;
+    }
+
+    /**
+     * The default scheduler of options that name no loops: the shared loops' signal threads. Without the
+     * shared loops (none made yet, or disposed) it starts the signal threads alone, for the next shared
+     * loops to adopt, so that asking options for their scheduler never needs rdma-core.
+     *
+     * @return the scheduler
+     */
+    public static reactor.core.scheduler.Scheduler sharedScheduler() {
+        // Disposed shared loops keep their signal threads until their other threads ended: their
+        // connections' last signals run there, not on threads started for them now.
+        Loops l = shared;
+        if (l != null && !l.signals.isDisposed()) {
+            return l.signals;
+        }
+        synchronized (SHARED_LOCK) {
+            l = shared;
+            if (l != null && !l.signals.isDisposed()) {
+                return l.signals;
+            }
+            if (pendingSignals == null || pendingSignals.isDisposed()) {
+                pendingSignals = new SignalScheduler("rdmaflux", DEFAULT_COMPLETION_LOOPS);
+            }
+            return pendingSignals;
+        }
+    }
+
+    /**
+     * {@return the device's asynchronous events, shared: the first subscriber starts its thread, the last
+     * one's cancel ends it}
+     *
+     * @param device the device name
+     */
+    public reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent> deviceEvents(String device) {
+        return deviceEvents.computeIfAbsent(device, d -> RdmaDeviceEvents.events(d).publish().refCount());
+    }
+
+    /**
+     * The protection domain of these loops for a device, and its registration cache; made on first use.
+     * Nothing closes it before the loops are disposed and every connection on them released its resources.
+     *
+     * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()}), which owns
+     *               the domain: no connection's end closes it
+     * @return the device's domain on these loops
+     * @throws IllegalStateException when the loops are disposed and their domains closed
+     */
+    public Registrations domain(rdmaflux.verbs.RdmaContext device) {
+        synchronized (domains) {
+            if (domainsClosed) {
+                throw new IllegalStateException("these RdmaLoops are disposed");
+            }
+            Registrations d = domains.get(device);
+            if (d == null || d.pd().isClosed()) {
+                d = new Registrations(device.allocateProtectionDomain());
+                domains.put(device, d);
+            }
+            return d;
+        }
+    }
+
+    /** {@return the protection domains made so far (tests)} */
+    public int domainCount() {
+        synchronized (domains) {
+            return domains.size();
+        }
+    }
+
+    /** {@return the CM loop of connections made by {@link RdmaConnection#connect}, of endpoints and groups} */
+    public CmEventLoop cm() {
+        return cm;
+    }
+
+    /**
+     * The servers' CM loop: their listeners and the connections they accept, whose events arrive on the
+     * listener's channel. Started by the first server, so a process that both accepts and connects, as
+     * cmtime's client and server processes do, sets the two sides up on two threads (in the manner of
+     * Reactor Netty's server select loop).
+     *
+     * @return the loop
+     * @throws IllegalStateException when the loops are disposed and their threads ending
+     */
+    public CmEventLoop serverCm() {
+        synchronized (cmLoops) {
+            if (cmStopped) {
+                throw new IllegalStateException("these RdmaLoops are disposed");
+            }
+            if (serverCm == null) {
+                serverCm = new CmEventLoop(prefix + "-cm-server");
+            }
+            return serverCm;
+        }
+    }
+
+    /** Once the CM loop ended: the server loop's end, if it was started; none may start after. */
+    private Mono<Void> serverCmTerminated() {
+        synchronized (cmLoops) {
+            cmStopped = true;
+            return serverCm == null ? Mono.empty() : serverCm.terminated();
+        }
+    }
+
+    /** {@return the completion loop for the next event-driven connection or endpoint: round robin} */
+    public CompletionLoop nextCompletionLoop() {
+        return completions[Math.floorMod(next.getAndIncrement(), completions.length)];
+    }
+
+    /**
+     * The completion loop for the next connection. A busy-polling one goes to a loop that already has
+     * busy-polling connections, if any: a spinning loop takes a CPU whether it polls one CQ or many, and
+     * spinning threads beyond the CPUs there are starve everything else (the threads that deliver
+     * signals, the application's), which then waits for the kernel to preempt a spinner. For more than
+     * one spinning thread, give connections {@link ConnectionOptions.Builder#loops different loops}.
+     * The caller tells {@link CompletionLoop#busyPollers(int)} {@code -1} when a busy-polling connection
+     * leaves.
+     *
+     * @param busyPoll whether the connection busy polls ({@link ConnectionOptions.CompletionMode#BUSY_POLL})
+     * @return its completion loop
+     */
+    public CompletionLoop nextCompletionLoop(boolean busyPoll) {
+        if (!busyPoll) {
+            return nextCompletionLoop();
+        }
+        synchronized (completions) {
+            // Under the lock: two busy-polling connections made at once must not pick two idle loops.
+            for (CompletionLoop c : completions) {
+                if (c.busyPollers() > 0) {
+                    c.busyPollers(1);
+                    return c;
+                }
+            }
+            CompletionLoop c = nextCompletionLoop();
+            c.busyPollers(1);
+            return c;
+        }
+    }
+
+    @Override
+    public int completionLoops() {
+        return completions.length;
+    }
+
+    @Override
+    public reactor.core.scheduler.Scheduler scheduler() {
+        return signals;
+    }
+
+    /**
+     * {@return the default scheduler of options on these loops: the signal threads; once they are shut
+     * down (the loops disposed and their other threads ended), {@code Schedulers.immediate()}, so that a
+     * call made after still gets its signal, such as the error that the loops are disposed}
+     */
+    public reactor.core.scheduler.Scheduler defaultScheduler() {
+        return signals.isDisposed() ? reactor.core.scheduler.Schedulers.immediate() : signals;
+    }
+
+    /**
+     * A handle starts running on these loops.
+     *
+     * @param handle closed by {@link #dispose()} if still running
+     * @throws IllegalStateException when the loops are disposed
+     */
+    public void track(Disposable handle) {
+        handles.add(handle);
+        if (disposed) {
+            handles.remove(handle);
+            if (handles.isEmpty()) {
+                stop();
+            }
+            throw new IllegalStateException("these RdmaLoops are disposed");
+        }
+    }
+
+    /** A handle released everything it had on the loops (called on the CM loop). */
+    public void untrack(Disposable handle) {
+        if (handles.remove(handle) && disposed && handles.isEmpty()) {
+            stop();
+        }
+    }
+
+    @Override
+    public void dispose() {
+        if (disposed) {
+            return;
+        }
+        disposed = true;
+        for (Disposable h : handles) {
+            h.dispose();
+        }
+        if (handles.isEmpty()) {
+            stop();
+        }
+    }
+
+    /**
+     * Ends the threads, once: the completion loops first, then the CM loops, which close their channels. The
+     * protection domains go first: every connection on the loops has destroyed its queue pair and closed
+     * its regions by now (it is untracked only then).
+     */
+    private void stop() {
+        if (stopping.getAndIncrement() != 0) {
+            return;
+        }
+        closeDomains();
+        for (CompletionLoop c : completions) {
+            c.shutdown();
+        }
+        CmEventLoop server;
+        synchronized (cmLoops) {
+            cmStopped = true;
+            server = serverCm;
+        }
+        Runnable stopCm = () -> {
+            if (server != null) {
+                server.shutdown();
+            }
+            cm.shutdown();
+        };
+        Flux.fromArray(completions).flatMap(EventLoop::terminated).then()
+                .subscribe(null, e -> stopCm.run(), stopCm);
+    }
+
+    private void closeDomains() {
+        java.util.List<Registrations> all;
+        synchronized (domains) {
+            domainsClosed = true;
+            all = new java.util.ArrayList<>(domains.values());
+            domains.clear();
+        }
+        for (Registrations d : all) {
+            try {
+                d.close();
+            } catch (RuntimeException e) {
+                CmLog.LOG.log(System.Logger.Level.WARNING, "closing " + d + " failed", e);
+            }
+        }
+    }
+
+    @Override
+    public boolean isDisposed() {
+        return disposed;
+    }
+
+    /**
+     * Completes when every thread has ended: each loop signals as its last act, so the threads are joined
+     * (on {@code boundedElastic}, never on a loop thread) before this completes.
+     */
+    @Override
+    public Mono<Void> onDispose() {
+        return terminated.asMono().publishOn(reactor.core.scheduler.Schedulers.boundedElastic())
+                .then(Mono.fromRunnable(() -> join(threads())));
+    }
+
+    /**
+     * Waits until every thread has ended; never on a loop thread.
+     *
+     * @param threads the threads
+     * @throws IllegalStateException when interrupted
+     */
+    static void join(Thread[] threads) {
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for " + t.getName() + " to end", e);
+            }
+        }
+    }
+
+    /** {@return the completion loops (tests check what they wait on)} */
+    public CompletionLoop[] completionLoopsForTest() {
+        return completions.clone();
+    }
+
+    /**
+     * {@return every thread of these loops (tests check they end): the CM loop, the completion loops, the
+     * signal threads, then the servers' CM loop if it was started}
+     */
+    public Thread[] threads() {
+        CmEventLoop server;
+        synchronized (cmLoops) {
+            server = serverCm;
+        }
+        Thread[] signalThreads = signals.threads();
+        Thread[] t = new Thread[completions.length + 1 + signalThreads.length + (server == null ? 0 : 1)];
+        t[0] = cm.thread();
+        for (int i = 0; i < completions.length; i++) {
+            t[i + 1] = completions[i].thread();
+        }
+        System.arraycopy(signalThreads, 0, t, completions.length + 1, signalThreads.length);
+        if (server != null) {
+            t[t.length - 1] = server.thread();
+        }
+        return t;
+    }
+}

@@ -1,0 +1,95 @@
+package rdmaflux.cm.internal.rc;
+
+import rdmaflux.cm.RdmaMessage;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import rdmaflux.verbs.MemoryRegion;
+
+/**
+ * One large message on its way in ({@link Rendezvous}): the peer's descriptor (held in its receive slot,
+ * whose credit returns when the application releases the message), the registered region this side
+ * RDMA-READs it into, and, once read, the message the application gets.
+ *
+ * <p>Threads: the completion loop creates and delivers it; a worker allocates its region; the
+ * application reads and releases it on any thread; {@link #state} is the hand-over point.
+ */
+public final class LargeReceive implements RdmaMessage {
+    static final int WAITING = 0;
+    static final int READING = 1;
+    static final int READ = 2;
+    static final int DELIVERED = 3;
+    static final int RELEASED = 4;
+
+    private final Rendezvous owner;
+    /** The receive slot the descriptor landed in; released with this message. */
+    final ReceiveSlot descriptor;
+    final long remoteAddress;
+    final int rkey;
+    final int length;
+    volatile int state = WAITING;
+    /** Set under the queue's lock when its READ was posted: from then on the device writes the region. */
+    boolean readPosted;
+    /** Guarded by the queue's lock: the offset of the next piece to read, and the bytes read so far. */
+    int nextRead;
+    int bytesRead;
+    Arena arena;
+    MemorySegment memory;
+    MemoryRegion region;
+
+    LargeReceive(Rendezvous owner, ReceiveSlot descriptor, long remoteAddress, int rkey, int length) {
+        this.owner = owner;
+        this.descriptor = descriptor;
+        this.remoteAddress = remoteAddress;
+        this.rkey = rkey;
+        this.length = length;
+    }
+
+    private void check() {
+        if (state != DELIVERED) {
+            throw new IllegalStateException("message used after release()");
+        }
+    }
+
+    @Override
+    public MemorySegment data() {
+        check();
+        return memory;
+    }
+
+    @Override
+    public int length() {
+        check();
+        return length;
+    }
+
+    @Override
+    public boolean isWriteNotification() {
+        check();
+        return false;
+    }
+
+    @Override
+    public int immediate() {
+        check();
+        return 0;
+    }
+
+    @Override
+    public void release() {
+        owner.released(this);
+    }
+
+    /** Frees the region (idempotent). The caller makes sure the device no longer writes it. */
+    void free() {
+        if (region != null) {
+            region.close();
+            region = null;
+        }
+        if (arena != null) {
+            arena.close();
+            arena = null;
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package rdmaflux.cm.internal.rc;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.MonoSink;
+import reactor.util.context.Context;
+import rdmaflux.cm.internal.util.FieldHandles;
+
+/**
+ * One message's sink: counts its end; withdraws it while it is still queued, where it waits as itself.
+ * One per place in the window, reused for the message after (see {@code StreamSend.Sender#take}); it is its own
+ * "ended" flag.
+ *
+ * @param <T> the source's message type
+ */
+final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawable {
+    private static final VarHandle ENDED = FieldHandles.of(MethodHandles.lookup(), StreamElement.class, "ended",
+            boolean.class);
+
+    private volatile boolean ended;
+    private final StreamSend.Sender<T> sender;
+    /** Its place in the window, or -1 (a message beyond the source's demand). */
+    final int slot;
+    /** The source's message while {@code release} is owed it; null without a release callback. */
+    T message;
+    /** The bytes, while the message is queued or posted. */
+    private ByteBuffer data;
+    /** The next ended element waiting for its release. */
+    StreamElement<T> next;
+    /** Set under the send queue's lock when the message waits there as itself; null once it ended. */
+    private volatile SendQueue queue;
+    /** Withdraws a large message's waiting request (which is not the element); null once it ended. */
+    private volatile Disposable request;
+
+    StreamElement(StreamSend.Sender<T> sender, int slot) {
+        this.sender = sender;
+        this.slot = slot;
+    }
+
+    /** The source's thread, holding the slot: starts the element's next message. */
+    void use(T message, ByteBuffer data) {
+        this.message = message;
+        this.data = data;
+        this.queue = null;
+        this.request = null;
+        this.ended = false;
+    }
+
+    void withdraw() {
+        SendQueue q = queue;
+        if (q != null) {
+            q.withdraw(this);
+        } else {
+            Disposable d = request;
+            if (d != null) {
+                d.dispose();
+            }
+        }
+    }
+
+    @Override
+    public ByteBuffer data() {
+        return data;
+    }
+
+    @Override
+    public void waiting(SendQueue q) {
+        queue = q;
+    }
+
+    /** Under the send queue's lock: it took the message off its queue, so no completion will come. */
+    @Override
+    public void withdrawn() {
+        end(null);
+    }
+
+    private void end(Throwable error) {
+        if (ENDED.compareAndSet(this, false, true)) {
+            queue = null;
+            request = null;
+            data = null;
+            sender.finished(this, error);
+        }
+    }
+
+    @Override
+    public void success() {
+        end(null);
+    }
+
+    @Override
+    public void success(Object value) {
+        end(null);
+    }
+
+    @Override
+    public void error(Throwable e) {
+        end(e);
+    }
+
+    @Override
+    public Context currentContext() {
+        return sender.currentContext();
+    }
+
+    @Override
+    public MonoSink<Object> onCancel(Disposable d) {
+        request = d; // only a large message's request: a small one waits as the element itself
+        return this;
+    }
+}

@@ -1,0 +1,466 @@
+package rdmaflux.cm.internal.rc;
+
+import rdmaflux.cm.internal.util.FieldHandles;
+import rdmaflux.cm.RdmaConnection;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Disposable;
+import reactor.core.Fuseable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Scheduler;
+import reactor.util.context.Context;
+
+/**
+ * {@link RdmaConnection#send(Publisher)} and {@link RdmaConnection#send(Publisher, Function, Consumer)}: a
+ * stream of messages with at most {@code window} in flight, each handed to the send queue with a sink of its
+ * own rather than a {@code Mono} (no operator assembly, no scheduler hop per message). The sinks are made
+ * once per subscription, one per place in the window, and reused; a message that must wait for a credit or
+ * buffer waits as its sink. Completions only count; more is requested from the source on the connection's
+ * scheduler once half the window has finished (or nothing is in flight), so the source never runs on a
+ * completion loop and the scheduler is called once per half window, not per message. With a
+ * {@code release} callback, the messages whose send ended are handed back in the same batch, on the
+ * scheduler.
+ *
+ * <p>A source that offers Reactor's fusion is drained in runs: {@link Fuseable#SYNC} ({@code Flux.range},
+ * {@code fromIterable}, {@code fromArray} and their {@code map}s: polling makes the messages) or
+ * {@link Fuseable#ASYNC} (a queue the sender polls, as a unicast sink). The messages the window allows are
+ * taken together and handed to the send queue under one hold of the connection's lock, so they leave with
+ * one doorbell and one signaled completion ({@link SendBatches}) instead of one each. The window and the
+ * requests-per-half-window above are the same; only who takes the messages differs.
+ *
+ * <p>Threads: the source's {@code onNext} on its own threads, completions on the completion loop (under the
+ * send queue's lock: they record and hand over, nothing else), requests, releases and the terminal signal on
+ * the scheduler. All shared state is atomic; no lock of this class is held while the send queue's is taken.
+ *
+ * @param <T> the source's message type
+ */
+public final class StreamSend<T> extends Mono<Void> {
+
+    private final StreamTarget connection;
+    private final Publisher<? extends T> source;
+    private final Function<? super T, ? extends ByteBuffer> content;
+    private final Consumer<? super T> release;
+    private final int window;
+    private final Scheduler scheduler;
+
+    /**
+     * @param content a message's bytes
+     * @param release told each message once the connection no longer reads its memory; null: nobody is told
+     */
+    public StreamSend(StreamTarget connection, Publisher<? extends T> source, Function<? super T, ? extends ByteBuffer> content,
+               Consumer<? super T> release, int window, Scheduler scheduler) {
+        this.connection = connection;
+        this.source = source;
+        this.content = content;
+        this.release = release;
+        this.window = Math.max(1, window);
+        this.scheduler = scheduler;
+    }
+
+    @Override
+    public void subscribe(CoreSubscriber<? super Void> actual) {
+        source.subscribe(new Sender<>(actual, this));
+    }
+
+    /**
+     * One subscription: the source's subscriber and the caller's subscription.
+     *
+     * @param <T> the source's message type
+     */
+    static final class Sender<T> implements CoreSubscriber<T>, Subscription, Runnable {
+        private final CoreSubscriber<? super Void> actual;
+        private final StreamTarget connection;
+        private final Scheduler scheduler;
+        private final Function<? super T, ? extends ByteBuffer> content;
+        private final Consumer<? super T> release;
+        /**
+         * The messages handed over and not finished (or not released yet), by slot: a cancel withdraws the
+         * queued ones. A free slot's element can be reused.
+         */
+        private final AtomicReferenceArray<StreamElement<T>> live;
+        /** The element of each slot, made on the slot's first use. Only the source's thread touches it. */
+        private final StreamElement<T>[] elements;
+        /** Finished messages after which more is requested: half the window. */
+        private final int batch;
+        /** Ended messages not yet given to {@code release}, linked through {@link StreamElement#next}. */
+        private final AtomicReference<StreamElement<T>> ended = new AtomicReference<>();
+        private final AtomicInteger inFlight = new AtomicInteger();
+        /** Completions not yet turned into a request to the source. */
+        private final AtomicInteger toRequest = new AtomicInteger();
+        private final AtomicBoolean requestScheduled = new AtomicBoolean();
+        private final AtomicBoolean terminated = new AtomicBoolean();
+        private volatile boolean sourceDone;
+        private Subscription upstream;
+        /** The fused source's queue, or null when the source pushes its messages. */
+        private Fuseable.QueueSubscription<T> fusedQueue;
+        /**
+         * Whether the fused source is synchronous (Reactor's {@link Fuseable#SYNC}: {@code Flux.range},
+         * {@code fromIterable}, their {@code map}s): polling makes its messages, and a null poll is its end.
+         */
+        private boolean syncFused;
+        /** Serializes the draining of a fused source. */
+        private final AtomicInteger drainWip = new AtomicInteger();
+        /** A fused source: messages that may still be taken (its "demand"); only the draining thread. */
+        private long credit;
+        /** A fused source: a run's messages and their bytes, between polling and handing over. */
+        private final Object[] runMessages;
+        private final ByteBuffer[] runBytes;
+
+        Sender(CoreSubscriber<? super Void> actual, StreamSend<T> send) {
+            this.actual = actual;
+            this.connection = send.connection;
+            this.scheduler = send.scheduler;
+            this.content = send.content;
+            this.release = send.release;
+            this.live = new AtomicReferenceArray<>(send.window);
+            @SuppressWarnings("unchecked")
+            StreamElement<T>[] made = new StreamElement[send.window];
+            this.elements = made;
+            this.batch = Math.max(1, send.window / 2);
+            int run = Math.min(send.window, SendBatches.MAX_BATCH);
+            this.runMessages = new Object[run];
+            this.runBytes = new ByteBuffer[run];
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            if (Operators.validate(upstream, s)) {
+                upstream = s;
+                int mode = s instanceof Fuseable.QueueSubscription<?> q ? q.requestFusion(Fuseable.ANY) : Fuseable.NONE;
+                if (mode != Fuseable.NONE) {
+                    @SuppressWarnings("unchecked")
+                    Fuseable.QueueSubscription<T> fq = (Fuseable.QueueSubscription<T>) s;
+                    fusedQueue = fq;
+                    syncFused = mode == Fuseable.SYNC;
+                    toRequest.addAndGet(live.length()); // the first credit, taken by the drain
+                    actual.onSubscribe(this);
+                    drainFused();
+                    return;
+                }
+                actual.onSubscribe(this);
+                s.request(live.length());
+            }
+        }
+
+        @Override
+        public void onNext(T message) {
+            if (fusedQueue != null) {
+                drainFused(); // a fused source only says there is something to poll
+                return;
+            }
+            if (terminated.get()) {
+                releaseNow(message); // the stream ended; what the source still emits is not sent
+                return;
+            }
+            ByteBuffer bytes;
+            try {
+                bytes = content.apply(message);
+            } catch (RuntimeException | Error x) {
+                releaseNow(message);
+                upstream.cancel();
+                end(x);
+                return;
+            }
+            inFlight.incrementAndGet();
+            connection.sendElement(bytes, take(release == null ? null : message, bytes));
+        }
+
+        /** The source's thread: a message that never reached the send queue goes back at once. */
+        private void releaseNow(T message) {
+            if (release != null) {
+                release.accept(message);
+            }
+        }
+
+        /**
+         * The source's thread: the element of a free slot, which holds it from now on. At most {@code window}
+         * are in flight (or unreleased), as that much is requested; only this thread fills slots.
+         */
+        private StreamElement<T> take(T message, ByteBuffer bytes) {
+            int n = live.length();
+            for (int i = 0; i < n; i++) {
+                if (live.get(i) == null) {
+                    StreamElement<T> e = elements[i];
+                    if (e == null) {
+                        e = new StreamElement<>(this, i);
+                        elements[i] = e;
+                    }
+                    e.use(message, bytes);
+                    live.set(i, e);
+                    return e;
+                }
+            }
+            StreamElement<T> e = new StreamElement<>(this, -1); // a source emitting beyond its demand: sent, not withdrawable
+            e.use(message, bytes);
+            return e;
+        }
+
+        /**
+         * A fused source, on whichever thread signals it or the scheduler after completions (serialized):
+         * takes as many messages as the credit allows, in runs of up to {@link SendBatches#MAX_BATCH}, each
+         * run handed to the send queue under one hold of the connection's lock. The content function (user
+         * code) runs before the lock is taken.
+         */
+        private void drainFused() {
+            if (drainWip.getAndIncrement() != 0) {
+                return;
+            }
+            Fuseable.QueueSubscription<T> q = fusedQueue;
+            int missed = 1;
+            do {
+                credit += toRequest.getAndSet(0);
+                for (;;) {
+                    if (terminated.get()) {
+                        releaseQueued(q); // what the source still holds is not sent
+                        break;
+                    }
+                    int n = 0;
+                    try {
+                        T m;
+                        while (n < runMessages.length && credit > 0 && !(syncFused && sourceDone)) {
+                            m = q.poll();
+                            if (m == null) {
+                                if (syncFused) {
+                                    sourceDone = true; // a synchronous source's null poll is its end
+                                }
+                                break;
+                            }
+                            runMessages[n++] = m;
+                            credit--;
+                            inFlight.incrementAndGet(); // counted at once: the stream cannot end under it
+                            runBytes[n - 1] = content.apply(m);
+                        }
+                    } catch (RuntimeException | Error x) {
+                        for (int i = 0; i < n; i++) {
+                            releaseNow(message(i));
+                        }
+                        inFlight.addAndGet(-n);
+                        clearRun(n);
+                        q.cancel();
+                        end(x);
+                        continue; // releases what is left
+                    }
+                    if (n == 0) {
+                        if (sourceDone && inFlight.get() == 0 && fusedEmpty()) {
+                            end(null);
+                        }
+                        break;
+                    }
+                    sendRun(n);
+                }
+                missed = drainWip.addAndGet(-missed);
+            } while (missed != 0);
+        }
+
+        /** {@return whether the fused source holds nothing more: a synchronous one once it ended} */
+        private boolean fusedEmpty() {
+            return syncFused ? sourceDone : fusedQueue.isEmpty();
+        }
+
+        /**
+         * The draining thread, after the end: hands what the fused source still queues to {@code release}.
+         * A synchronous source holds nothing (it makes its messages as they are polled): it is only cleared.
+         */
+        private void releaseQueued(Fuseable.QueueSubscription<T> q) {
+            if (syncFused) {
+                q.clear();
+                return;
+            }
+            try {
+                T m;
+                while ((m = q.poll()) != null) {
+                    releaseNow(m);
+                }
+            } catch (RuntimeException e) {
+                q.clear(); // a source failing to poll now: it drops the rest itself
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        private T message(int i) {
+            return (T) runMessages[i];
+        }
+
+        private void clearRun(int n) {
+            java.util.Arrays.fill(runMessages, 0, n, null);
+            java.util.Arrays.fill(runBytes, 0, n, null);
+        }
+
+        /** The draining thread: hands {@code n} polled messages over under one hold of the lock. */
+        private void sendRun(int n) {
+            ConnectionLock lock = connection.sendLock();
+            if (lock != null) {
+                lock.lock(); // reentrant: each message's enqueue takes it again; the outermost unlock posts them all
+            }
+            try {
+                for (int i = 0; i < n; i++) {
+                    T m = message(i);
+                    connection.sendElement(runBytes[i], take(release == null ? null : m, runBytes[i]));
+                }
+            } finally {
+                clearRun(n);
+                if (lock != null) {
+                    lock.unlock();
+                }
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            sourceDone = true;
+            end(t);
+        }
+
+        @Override
+        public void onComplete() {
+            sourceDone = true;
+            if (fusedQueue != null) {
+                drainFused(); // ends once what the queue still holds was sent
+            } else if (inFlight.get() == 0) {
+                end(null);
+            }
+        }
+
+        /**
+         * Completion loop (or the caller's thread when refused at once, or the thread withdrawing it): one
+         * message finished.
+         */
+        void finished(StreamElement<T> e, Throwable error) {
+            // The element is reused once its slot is free: it is not touched after that.
+            if (e.message != null) {
+                StreamElement<T> head;
+                do {
+                    head = ended.get();
+                    e.next = head;
+                } while (!ended.compareAndSet(head, e)); // its slot is freed once it is released
+            } else if (e.slot >= 0) {
+                live.compareAndSet(e.slot, e, null);
+            }
+            int left = inFlight.decrementAndGet();
+            int due = 0;
+            if (error != null) {
+                end(error);
+            } else if (sourceDone && left == 0 && (fusedQueue == null || fusedEmpty())) {
+                end(null);
+            } else {
+                due = toRequest.incrementAndGet();
+            }
+            // Releases are due even after the end: posted messages finish after a cancel. Otherwise the
+            // source still has demand, or messages in flight that will finish, until half the window is due.
+            if ((due >= batch || left == 0 || terminated.get()) && requestScheduled.compareAndSet(false, true)) {
+                schedule(this);
+            }
+        }
+
+        /**
+         * On the scheduler: hands back the messages that ended, then asks the source for as many messages as
+         * finished since the last time.
+         */
+        @Override
+        public void run() {
+            requestScheduled.set(false);
+            releaseEnded();
+            if (fusedQueue != null) {
+                drainFused(); // takes the finished count as credit
+                return;
+            }
+            int n = toRequest.getAndSet(0);
+            if (n > 0 && !terminated.get()) {
+                upstream.request(n);
+            }
+        }
+
+        private void releaseEnded() {
+            for (StreamElement<T> e = ended.getAndSet(null); e != null; ) {
+                StreamElement<T> next = e.next;
+                T m = e.message;
+                e.next = null;
+                e.message = null;
+                if (e.slot >= 0) {
+                    live.compareAndSet(e.slot, e, null);
+                }
+                release.accept(m);
+                e = next;
+            }
+        }
+
+        /**
+         * Ends the stream once: the first failure, or completion. A failure may be told under the send
+         * queue's lock, in the middle of its own bookkeeping: withdrawing the other queued messages and
+         * cancelling the source (user code) wait for the scheduler.
+         */
+        private void end(Throwable error) {
+            if (!terminated.compareAndSet(false, true)) {
+                return;
+            }
+            schedule(() -> {
+                if (error != null) {
+                    upstream.cancel();
+                    if (fusedQueue != null) {
+                        drainFused(); // releases what the source still queues
+                    }
+                    withdrawQueued();
+                    releaseEnded();
+                    actual.onError(error);
+                } else {
+                    releaseEnded();
+                    actual.onComplete();
+                }
+            });
+        }
+
+        private void withdrawQueued() {
+            for (int i = 0; i < live.length(); i++) {
+                StreamElement<T> e = live.getAndSet(i, null);
+                if (e != null) {
+                    e.withdraw();
+                }
+            }
+        }
+
+        private void schedule(Runnable task) {
+            try {
+                scheduler.schedule(task);
+            } catch (RejectedExecutionException e) {
+                task.run(); // the scheduler is gone: signal here rather than never
+            }
+        }
+
+        @Override
+        public void request(long n) {
+            // Mono<Void>: there is nothing to request.
+        }
+
+        @Override
+        public void cancel() {
+            if (terminated.compareAndSet(false, true)) {
+                upstream.cancel();
+                if (fusedQueue != null) {
+                    drainFused(); // releases what the source still queues
+                }
+                withdrawQueued(); // posted ones complete or fail with the connection
+            }
+        }
+
+        @Override
+        public Context currentContext() {
+            return actual.currentContext();
+        }
+    }
+
+}

@@ -1,0 +1,59 @@
+package rdmaflux.verbs;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Set;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.core.importer.Location;
+import org.junit.jupiter.api.Test;
+import rdmaflux.testing.ClassGraph;
+
+/**
+ * verbs' shape, from its compiled main classes: no package cycle, the generated bindings below the
+ * handles, nothing above them, and the class knot no larger than the C object graph it mirrors.
+ */
+class ArchitectureTest {
+    /** The sealed {@code NativeResource} family and its handles: 25 classes that reference each other. */
+    private static final int LARGEST_COMPONENT = 25;
+
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importLocations(Set.of(Location.of(classesOf(RdmaException.class))));
+
+    /** Where verbs' main classes were loaded from (a directory or a jar). */
+    private static java.net.URI classesOf(Class<?> c) {
+        try {
+            return c.getProtectionDomain().getCodeSource().getLocation().toURI();
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void packagesFormNoCycle() {
+        ClassGraph packages = ClassGraph.of(MAIN, "rdmaflux").packageGraph();
+        assertEquals(java.util.List.of(), packages.cycles(), "package cycles");
+    }
+
+    @Test
+    void theLargestClassKnotStaysTheNativeResourceFamily() {
+        Set<String> knot = ClassGraph.of(MAIN, "rdmaflux.verbs").largestComponent();
+        assertTrue(knot.size() <= LARGEST_COMPONENT, knot.size() + " classes in one knot: " + knot);
+    }
+
+    @Test
+    void theBindingsDependOnNothingAboveThem() {
+        noClasses().that().resideInAPackage("rdmaflux.verbs.ffi..")
+                .should().dependOnClassesThat().resideInAPackage("rdmaflux.verbs")
+                .check(MAIN);
+        noClasses().that().resideInAPackage("rdmaflux.verbs..")
+                .should().dependOnClassesThat().resideInAnyPackage("rdmaflux.cm..", "rdmaflux.metrics..",
+                        "rdmaflux.samples..")
+                .check(MAIN);
+    }
+}
