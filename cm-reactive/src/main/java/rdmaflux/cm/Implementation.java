@@ -95,7 +95,7 @@ final class Implementation {
     }
 
     /** The entry points throw unchecked exceptions only; anything else is a bug here. */
-    private static RuntimeException unchecked(Throwable t) {
+    static RuntimeException unchecked(Throwable t) {
         if (t instanceof RuntimeException r) {
             throw r;
         }

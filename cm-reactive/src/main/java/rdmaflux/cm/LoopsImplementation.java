@@ -41,7 +41,7 @@ final class LoopsImplementation {
         try {
             return (RdmaLoops) SHARED_LOOPS.invokeExact();
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Implementation.unchecked(t);
         }
     }
 
@@ -49,7 +49,7 @@ final class LoopsImplementation {
         try {
             return (RdmaLoops) CREATE_LOOPS.invokeExact(prefix, completionLoops);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Implementation.unchecked(t);
         }
     }
 
@@ -57,18 +57,7 @@ final class LoopsImplementation {
         try {
             return (Scheduler) DEFAULT_SCHEDULER.invokeExact(loops);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Implementation.unchecked(t);
         }
-    }
-
-    /** The entry points throw unchecked exceptions only; anything else is a bug here. */
-    private static RuntimeException unchecked(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException(t);
     }
 }

@@ -32,19 +32,10 @@ class ArchitectureTest {
 
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importLocations(Set.of(Location.of(classesOf(RdmaConnection.class)),
-                    Location.of(classesOf(rdmaflux.verbs.RdmaException.class))));
+            .importLocations(Set.of(Location.of(ClassGraph.classesOf(RdmaConnection.class)),
+                    Location.of(ClassGraph.classesOf(rdmaflux.verbs.RdmaException.class))));
 
     private static final ClassGraph CM = ClassGraph.of(MAIN, "rdmaflux.cm");
-
-    /** Where a class was loaded from: this module's classes or verbs' (a directory or a jar). */
-    private static java.net.URI classesOf(Class<?> c) {
-        try {
-            return c.getProtectionDomain().getCodeSource().getLocation().toURI();
-        } catch (java.net.URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     @Test
     void packagesFormNoCycle() {

@@ -29,6 +29,20 @@ public final class ClassGraph {
     }
 
     /**
+     * Where a class was loaded from, for ArchUnit to import that module's main classes alone.
+     *
+     * @param c a class of the module
+     * @return its classes directory or jar
+     */
+    public static java.net.URI classesOf(Class<?> c) {
+        try {
+            return c.getProtectionDomain().getCodeSource().getLocation().toURI();
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
      * The graph of {@code classes} restricted to those whose name starts with {@code prefix}.
      *
      * @param classes imported main classes

@@ -23,16 +23,7 @@ class ArchitectureTest {
 
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importLocations(Set.of(Location.of(classesOf(RdmaException.class))));
-
-    /** Where verbs' main classes were loaded from (a directory or a jar). */
-    private static java.net.URI classesOf(Class<?> c) {
-        try {
-            return c.getProtectionDomain().getCodeSource().getLocation().toURI();
-        } catch (java.net.URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
-    }
+            .importLocations(Set.of(Location.of(ClassGraph.classesOf(RdmaException.class))));
 
     @Test
     void packagesFormNoCycle() {

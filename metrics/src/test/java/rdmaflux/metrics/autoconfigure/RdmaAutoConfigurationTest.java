@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 
@@ -37,13 +36,16 @@ import rdmaflux.verbs.Rdma;
 
 /**
  * The auto-configuration on the host, without RDMA devices: what it binds, what it registers, what it backs
- * off from, and that the loops end with the context. The RSocket server and the health of real ports are
- * proven in the sandbox by samples' {@code SpringBootSampleIT}.
+ * off from. That the loops end with the context is {@link RdmaAutoConfigurationIT}'s, on RDMA; the RSocket
+ * server and the health of real ports are proven in the sandbox by samples' {@code SpringBootSampleIT}.
  */
 class RdmaAutoConfigurationTest {
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+    /** The four auto-configurations, and nothing else. */
+    static final ApplicationContextRunner RUNNER = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RdmaAutoConfiguration.class, RdmaMetricsAutoConfiguration.class,
                     RdmaHealthAutoConfiguration.class, RdmaRSocketAutoConfiguration.class));
+
+    private final ApplicationContextRunner runner = RUNNER;
 
     private final ApplicationContextRunner withMetrics = runner.withConfiguration(AutoConfigurations.of(
             MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
@@ -126,24 +128,6 @@ class RdmaAutoConfigurationTest {
             assertTrue(context.getBeansOfType(RdmaLoops.class).isEmpty());
             assertNotNull(context.getBean(ConnectionOptions.class));
         });
-    }
-
-    @Test
-    void loopsAreTheContextsAndEndWithIt() {
-        assumeTrue(Rdma.isAvailable(), "RDMA is unusable here: SpringBootSampleIT checks the loops in the sandbox");
-        RdmaLoops[] loops = new RdmaLoops[1];
-        runner.withPropertyValues("rdmaflux.loops.thread-prefix=boot-test", "rdmaflux.loops.completion-loops=1")
-                .run(context -> {
-                    loops[0] = context.getBean(RdmaLoops.class);
-                    assertEquals(1, loops[0].completionLoops());
-                    assertFalse(loops[0].isDisposed());
-                    assertTrue(Thread.getAllStackTraces().keySet().stream()
-                            .anyMatch(t -> t.getName().startsWith("boot-test-")), "the loops' threads run");
-                });
-        assertTrue(loops[0].isDisposed(), "closing the context disposes the loops");
-        assertTrue(Thread.getAllStackTraces().keySet().stream()
-                .noneMatch(t -> t.getName().startsWith("boot-test-") && t.isAlive()),
-                "closing waits for the loops' threads to end");
     }
 
     @Test
