@@ -1,5 +1,6 @@
 package rdmaflux.samples.metrics;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -128,20 +129,13 @@ class PrometheusScrapeIT {
     }
 
     /**
-     * @return the single value of an instant query (NaN when it has no result within {@link #T}). A scrape
-     *         that outlasts its 1 s timeout on a slow machine marks every series of the target stale until
-     *         the next one lands, so a query with no result is asked again.
+     * @return the single value of an instant query. A scrape that outlasts its 1 s timeout on a slow machine
+     *         marks every series of the target stale until the next one lands, so a query with no result
+     *         is asked again, for at most {@link #T}.
      */
-    private double query(String base, String promql) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + T.toNanos();
-        List<Object> result = results(base, promql);
-        while (result.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(500);
-            result = results(base, promql);
-        }
-        if (result.isEmpty()) {
-            return Double.NaN;
-        }
+    private double query(String base, String promql) {
+        List<Object> result = await().atMost(T).pollInterval(Duration.ofMillis(500))
+                .until(() -> results(base, promql), r -> !r.isEmpty());
         assertEquals(1, result.size(), promql + " -> " + result);
         return Double.parseDouble((String) Json.array(Json.object(result.getFirst()).get("value")).get(1));
     }
@@ -154,13 +148,9 @@ class PrometheusScrapeIT {
     }
 
     /** Waits for the first scrapes to land. */
-    private void awaitValue(String base, String promql, double expected) throws Exception {
-        long deadline = System.nanoTime() + T.toNanos();
-        double v;
-        while ((v = query(base, promql)) != expected && System.nanoTime() < deadline) {
-            Thread.sleep(500);
-        }
-        assertEquals(expected, v, promql);
+    private void awaitValue(String base, String promql, double expected) {
+        await().atMost(T).pollInterval(Duration.ofMillis(500))
+                .untilAsserted(() -> assertEquals(expected, query(base, promql), promql));
     }
 
     /** A Prometheus server process with its own configuration and storage in a temporary directory. */
