@@ -19,7 +19,7 @@ import rdmaflux.cm.ServerOptions;
 import rdmaflux.cm.internal.datagram.DatagramEndpoint;
 import rdmaflux.cm.internal.datagram.GroupSender;
 import rdmaflux.cm.internal.datagram.SharedGroup;
-import rdmaflux.cm.internal.lifecycle.Connection;
+import rdmaflux.cm.internal.lifecycle.ConnectionLifecycle;
 import rdmaflux.cm.internal.lifecycle.Server;
 import rdmaflux.cm.internal.loop.Loops;
 
@@ -43,7 +43,7 @@ public final class Entry {
      * @return the connection once established
      */
     public static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
-        return Connection.connect(remote, options);
+        return ConnectionLifecycle.connect(remote, options);
     }
 
     /**

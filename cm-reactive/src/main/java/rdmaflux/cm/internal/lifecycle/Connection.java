@@ -6,6 +6,7 @@ import rdmaflux.cm.ConnectionState;
 import rdmaflux.cm.internal.rc.OpKind;
 import rdmaflux.cm.internal.rc.Operation;
 import rdmaflux.cm.internal.rc.RcQueue;
+import rdmaflux.cm.internal.rc.SendQueue;
 import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaGrant;
 import rdmaflux.cm.RdmaLoops;
@@ -27,7 +28,6 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.reactivestreams.Publisher;
-import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -37,14 +37,20 @@ import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.RemoteBuffer;
 
 /**
- * The implementation of {@link RdmaConnection}: argument checks, then data work handed to the
- * connection's {@link RcQueue} and lifecycle work to its {@link ConnectionLifecycle}.
+ * The implementation of {@link RdmaConnection}, a facade made once the connection is established: argument
+ * checks, then data work handed to the connection's {@link SendQueue} (through its {@link RcQueue}) and
+ * lifecycle work to its {@link ConnectionLifecycle}. What it knows of the connection is the immutable
+ * {@link Established} snapshot the lifecycle hands it; whether an operation may start is decided in one
+ * place ({@link #refusal}).
  *
  * <p>Threads: any; it holds no state of its own besides {@link #disposeRequested} and a cache of the
  * QP's read depths. Signals are delivered on {@link ConnectionOptions#scheduler()}.
  */
 public final class Connection implements RdmaConnection, StreamTarget {
     private final ConnectionLifecycle life;
+    private final Established established;
+    private final RcQueue queue;
+    private final SendQueue sends;
     private final ConnectionOptions options;
     /** Set by {@link #dispose()} on any thread, so sends after it fail at once. */
     private volatile boolean disposeRequested;
@@ -53,15 +59,14 @@ public final class Connection implements RdmaConnection, StreamTarget {
     /** Where operations' ends reach their subscribers: the options' scheduler, in batches. */
     private final Signals signals;
 
-    Connection(ConnectionLifecycle life, ConnectionOptions options) {
+    /** CM loop, as the connection is established. */
+    Connection(ConnectionLifecycle life, Established established, ConnectionOptions options) {
         this.life = life;
+        this.established = established;
+        this.queue = established.queue();
+        this.sends = queue.sends();
         this.options = options;
         this.signals = new Signals(options::scheduler);
-    }
-
-    /** Client: see {@link ConnectionLifecycle#connect}. */
-    public static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
-        return ConnectionLifecycle.connect(remote, options);
     }
 
     // ---------------------------------------------------------------- messaging
@@ -72,34 +77,37 @@ public final class Connection implements RdmaConnection, StreamTarget {
      */
     private <T> Mono<T> submit(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
                                long b) {
-        RcQueue q = life.queue;
-        if (q == null || disposeRequested || q.closedForSends()) {
-            return Mono.error(refusal(q, kind.name().toLowerCase(Locale.ROOT)));
+        RuntimeException refused = refusal(kind.name().toLowerCase(Locale.ROOT));
+        if (refused != null) {
+            return Mono.error(refused);
         }
-        return new Operation<>(q, signals, kind, data, local, remote, a, b);
+        return new Operation<>(sends, signals, kind, data, local, remote, a, b);
     }
 
     /**
-     * Why an operation cannot start: after {@code dispose()}, or on a connection that is not established
-     * or closed in order, an {@link IllegalStateException}; on one that failed (the peer went away, broke
-     * the protocol, a work request failed), that failure, as its pending operations got.
+     * Why an operation cannot start now, or {@code null} when it can: after {@code dispose()}, or on a
+     * connection closed in order, an {@link IllegalStateException}; on one that failed (the peer went away,
+     * broke the protocol, a work request failed), that failure, as its pending operations got.
+     *
+     * @param what the operation, for the message
      */
-    private RuntimeException refusal(RcQueue q, String what) {
+    private RuntimeException refusal(String what) {
+        if (!disposeRequested && !sends.closedForSends()) {
+            return null;
+        }
         Throwable f = disposeRequested ? null : life.failure();
         if (f instanceof RuntimeException failure) {
             return failure;
         }
-        return new IllegalStateException("the connection is " + (q == null ? "not established" : "closed")
-                + "; cannot " + what, f);
+        return new IllegalStateException("the connection is closed; cannot " + what, f);
     }
 
     @Override
     public Mono<Void> send(ByteBuffer message) {
         int len = message.remaining();
         if (len > eagerMessageSize()) {
-            RcQueue q = life.queue;
-            if (q == null || !q.largeMessages()) {
-                return Mono.error(tooLarge(len, q));
+            if (!queue.largeMessages()) {
+                return Mono.error(tooLarge(len));
             }
             return submit(OpKind.LARGE, message, null, null, 0, 0);
         }
@@ -112,40 +120,37 @@ public final class Connection implements RdmaConnection, StreamTarget {
      */
     @Override
     public void sendElement(ByteBuffer message, MonoSink<Object> sink) {
-        RcQueue q = life.queue;
-        if (q == null || disposeRequested || q.closedForSends()) {
-            sink.error(refusal(q, "send"));
+        RuntimeException refused = refusal("send");
+        if (refused != null) {
+            sink.error(refused);
             return;
         }
         int len = message.remaining();
-        if (len > eagerMessageSize() && !q.largeMessages()) {
-            sink.error(tooLarge(len, q));
+        if (len > eagerMessageSize() && !queue.largeMessages()) {
+            sink.error(tooLarge(len));
             return;
         }
-        q.enqueue(len > eagerMessageSize() ? OpKind.LARGE : OpKind.SEND, message, null, null, 0, 0, sink);
+        sends.enqueue(len > eagerMessageSize() ? OpKind.LARGE : OpKind.SEND, message, null, null, 0, 0, null, sink);
     }
 
     /**
-     * {@return the lock the send queue takes for each message, or null before the connection is established}
-     * A stream that holds it (it is reentrant) across several {@link #sendElement} calls has them posted
-     * together when it lets go.
+     * {@return the lock the send queue takes for each message} A stream that holds it (it is reentrant)
+     * across several {@link #sendElement} calls has them posted together when it lets go.
      */
     @Override
     public ConnectionLock sendLock() {
-        RcQueue q = life.queue;
-        return q == null ? null : q.lock;
+        return queue.lock;
     }
 
-    private IllegalArgumentException tooLarge(int len, RcQueue q) {
+    private IllegalArgumentException tooLarge(int len) {
         return new IllegalArgumentException("message of " + len + " bytes exceeds the largest the "
                 + "peer accepts (" + eagerMessageSize() + " bytes, its receive buffer size): "
-                + (q == null ? "the connection is not established"
-                : "the peer does not speak large messages (RAW protocol, or an rdmaflux before 0.2)"));
+                + "the peer does not speak large messages (RAW protocol, or an rdmaflux before 0.2)");
     }
 
     @Override
     public Mono<Void> send(RegisteredBuffer message) {
-        RuntimeException unusable = unusable(message, life.queue);
+        RuntimeException unusable = unusable(message);
         if (unusable != null) {
             return Mono.error(unusable);
         }
@@ -184,13 +189,7 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     @Override
     public Flux<RdmaMessage> receive() {
-        Flux<RdmaMessage> in = Flux.defer(() -> {
-            RcQueue q = life.queue;
-            if (q == null) {
-                return Flux.error(new IllegalStateException("the connection is not established"));
-            }
-            return q.inbound();
-        });
+        Flux<RdmaMessage> in = Flux.defer(queue::inbound);
         // Signals on the thread that emits them need no hop: the inbound sink's own queue already holds what
         // a subscriber without demand cannot take, and a publishOn there would add a second queue and drain
         // loop to every message on the completion loop (busy polling's latency).
@@ -213,13 +212,13 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     @Override
     public RegisteredBuffer register(MemorySegment memory, AccessFlags access) {
-        RcQueue q = life.queue;
-        if (q == null || q.closedForSends() || disposeRequested) {
+        RuntimeException refused = refusal("register");
+        if (refused != null) {
             // Synchronous: always IllegalStateException; a failure is its cause.
-            throw new IllegalStateException("the connection is not established or closed",
-                    disposeRequested ? null : life.failure());
+            throw refused instanceof IllegalStateException ise ? ise
+                    : new IllegalStateException("the connection failed; cannot register", refused);
         }
-        return q.register(memory, access);
+        return queue.register(memory, access);
     }
 
     /**
@@ -227,14 +226,13 @@ public final class Connection implements RdmaConnection, StreamTarget {
      * any connection of the same {@link RdmaLoops} and device is in this connection's protection domain
      * (the loops keep one per device) and so is usable here; one of other loops or another device is not,
      * and the device would fail the work request (a protection error) and with it the connection.
-     *
-     * @param q the connection's queue, or {@code null} when not established (the operation is refused later)
      */
-    private static RuntimeException unusable(RegisteredBuffer buffer, RcQueue q) {
+    private RuntimeException unusable(RegisteredBuffer buffer) {
+        RcQueue q = queue;
         if (!(buffer instanceof Registration.View v)) {
             return new IllegalArgumentException("the buffer must come from an RdmaConnection's register()");
         }
-        if (q != null && v.owner().region().protectionDomain() != q.pd) {
+        if (v.owner().region().protectionDomain() != q.pd) {
             return new IllegalArgumentException("the buffer was registered in another protection domain: a "
                     + "registered buffer works on the connections of the RdmaLoops and device it was registered "
                     + "through (" + v.owner().region().protectionDomain() + "), not on this one (" + q.pd + ")");
@@ -246,7 +244,7 @@ public final class Connection implements RdmaConnection, StreamTarget {
     }
 
     private Mono<Void> oneSided(OpKind kind, RegisteredBuffer local, RemoteBuffer remote, long imm) {
-        RuntimeException unusable = unusable(local, life.queue);
+        RuntimeException unusable = unusable(local);
         if (unusable != null) {
             return Mono.error(unusable);
         }
@@ -275,20 +273,15 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     @Override
     public Mono<RdmaGrant> grant(RegisteredBuffer buffer, AccessFlags access) {
-        RcQueue q = life.queue;
-        RuntimeException unusable = unusable(buffer, q);
+        RuntimeException unusable = unusable(buffer);
+        if (unusable == null) {
+            unusable = refusal("grant");
+        }
         if (unusable != null) {
             return Mono.error(unusable);
         }
-        Registration.View v = (Registration.View) buffer;
-        if (q == null) {
-            return Mono.error(refusal(null, "grant"));
-        }
-        if (disposeRequested || q.closedForSends()) {
-            return Mono.error(refusal(q, "grant"));
-        }
-        return WindowGrant.grant(q.grants, q, v, access, life.disposed.asMono(), options.scheduler())
-                .publishOn(options.scheduler());
+        return WindowGrant.grant(queue.grants, queue.pd, sends, (Registration.View) buffer, access,
+                life.onDispose(), options.scheduler()).publishOn(options.scheduler());
     }
 
     private Mono<Long> atomic(OpKind kind, RemoteBuffer remote, long a, long b) {
@@ -312,28 +305,27 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     @Override
     public InetSocketAddress localAddress() {
-        return life.id.localAddress();
+        return established.local();
     }
 
     @Override
     public InetSocketAddress remoteAddress() {
-        return life.remote;
+        return established.remote();
     }
 
     @Override
     public byte[] peerPrivateData() {
-        return life.peerData.clone();
+        return established.peerData().clone();
     }
 
     @Override
     public int maxMessageSize() {
-        RcQueue q = life.queue;
-        return q != null && q.largeMessages() ? Integer.MAX_VALUE : eagerMessageSize();
+        return queue.largeMessages() ? Integer.MAX_VALUE : eagerMessageSize();
     }
 
     @Override
     public int eagerMessageSize() {
-        return Math.min(options.bufferSize(), life.peerBufferSize);
+        return Math.min(options.bufferSize(), established.peerBufferSize());
     }
 
     @Override
@@ -349,11 +341,10 @@ public final class Connection implements RdmaConnection, StreamTarget {
     private int[] readDepths() {
         int[] d = readDepths;
         if (d == null) {
-            RcQueue q = life.queue;
-            if (q == null || q.closedForSends()) {
-                throw new IllegalStateException("the connection is not established or closed");
+            if (sends.closedForSends()) {
+                throw new IllegalStateException("the connection is closed");
             }
-            d = q.queuePair().readAtomicDepths();
+            d = queue.queuePair().readAtomicDepths();
             readDepths = d;
         }
         return d;
@@ -361,12 +352,12 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     /** {@return the QP's attributes (tests check what the options set natively)} */
     public rdmaflux.verbs.QpAttributes queuePairAttributes() {
-        return life.queue.queuePair().query();
+        return queue.queuePair().query();
     }
 
     @Override
     public Flux<ConnectionState> states() {
-        return life.machine.states().publishOn(options.scheduler());
+        return life.states().publishOn(options.scheduler());
     }
 
     @Override
@@ -374,16 +365,12 @@ public final class Connection implements RdmaConnection, StreamTarget {
         // Refuse new operations now, not when the CM loop gets to the close: a send issued after
         // dispose() returned must fail, whatever the loop is busy with.
         disposeRequested = true;
-        RcQueue q = life.queue;
-        if (q != null) {
-            q.closeForSends();
-        }
-        life.close();
+        life.dispose();
     }
 
     @Override
     public boolean isDisposed() {
-        return life.disposed.scan(Scannable.Attr.TERMINATED) == Boolean.TRUE;
+        return life.isDisposed();
     }
 
     @Override
@@ -394,12 +381,12 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     @Override
     public Mono<Void> onDispose() {
-        return life.disposed.asMono().publishOn(options.scheduler());
+        return life.onDispose().publishOn(options.scheduler());
     }
 
     @Override
     public String toString() {
-        return "RdmaConnection[" + life.role.name().toLowerCase(Locale.ROOT) + " " + life.remote + ", "
-                + life.machine.state() + "]";
+        return "RdmaConnection[" + established.role().name().toLowerCase(Locale.ROOT) + " " + established.remote()
+                + ", " + life.state() + "]";
     }
 }

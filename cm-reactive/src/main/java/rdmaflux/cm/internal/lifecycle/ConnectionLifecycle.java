@@ -44,36 +44,36 @@ import rdmaflux.verbs.RdmaException;
  * to it through {@link QueueOwner} (hopping back to the CM loop). Application-visible signals hop to
  * {@link ConnectionOptions#scheduler()}.
  */
-public final class ConnectionLifecycle implements QueueOwner {
-    /** The public face handed to the application. */
-    final Connection api;
-    final Role role;
-    final ConnectionOptions options;
+public final class ConnectionLifecycle implements QueueOwner, reactor.core.Disposable {
+    /** The public face handed to the application, made once established; CM loop. */
+    private Connection api;
+    private final Role role;
+    private final ConnectionOptions options;
     /** Set once before the connection is published, on the thread that creates it. */
     private RdmaRecorder recorder;
     private final Loops loops;
     private final CmEventLoop cm;
     private final CompletionLoop completions;
-    final ConnectionStateMachine machine;
+    private final ConnectionStateMachine machine;
     private final boolean credits;
-    final Sinks.Empty<Void> disposed = Sinks.empty();
+    private final Sinks.Empty<Void> disposed = Sinks.empty();
 
     private MonoSink<RdmaConnection> connectSink;
     /** Client: set by whichever comes first, handing the connect result over or the subscriber's cancel. */
     private final AtomicBoolean settled = new AtomicBoolean();
     /** Set on the CM loop before the connection is handed out. */
-    CmId id;
-    InetSocketAddress remote;
+    private CmId id;
+    private InetSocketAddress remote;
     private long stepStarted;
-    /** Written on the CM loop before the connection is handed out; read by any thread after. */
-    volatile byte[] peerData = new byte[0];
-    volatile int peerBufferSize;
+    /** The peer's hello; CM loop, handed to the facade in {@link Established}. */
+    private byte[] peerData = new byte[0];
+    private int peerBufferSize;
     private int peerCredits;
     private boolean peerLargeMessages;
     /** Server: the connect request's transport parameters (from this side's point of view). */
     private ConnectionParameters request;
-    /** The data path, from CONNECTING/ACCEPTING on; read by application threads. */
-    volatile RcQueue queue;
+    /** The data path, from CONNECTING/ACCEPTING on; read by application threads ({@link #dispose()}). */
+    private volatile RcQueue queue;
     private boolean tornDown;
     /** The watch on the port's events ({@link ConnectionOptions.PortDownPolicy#FAIL}); CM loop. */
     private reactor.core.Disposable portWatch;
@@ -93,7 +93,6 @@ public final class ConnectionLifecycle implements QueueOwner {
         this.completions = loops.nextCompletionLoop(busyPolls(options));
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
         this.machine = new ConnectionStateMachine(role, options.timeouts(), cm::schedule, this::onTimer);
-        this.api = new Connection(this, options); // last: it reads nothing else of this
     }
 
     private static boolean busyPolls(ConnectionOptions options) {
@@ -102,18 +101,26 @@ public final class ConnectionLifecycle implements QueueOwner {
 
     /** A step timer fired on the CM loop. */
     private void onTimer(Step step) {
+        assert cm.inLoop() : "CM loop only";
         run(machine.onTimeout(step));
     }
 
     // ---------------------------------------------------------------- setup
 
-    static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
+    /**
+     * Client: {@code RdmaConnection.connect}.
+     *
+     * @param remote the server's address
+     * @param options the connection's options
+     * @return the connection once established
+     */
+    public static Mono<RdmaConnection> connect(InetSocketAddress remote, ConnectionOptions options) {
         return Handoff.guard(Mono.<RdmaConnection>create(sink -> {
             ConnectionLifecycle c;
             try {
                 Loops loops = (Loops) options.loops();
                 c = new ConnectionLifecycle(Role.CLIENT, options, loops, loops.cm());
-                c.loops.track(c.api);
+                c.loops.track(c);
             } catch (RuntimeException e) {
                 sink.error(e);
                 return;
@@ -126,7 +133,7 @@ public final class ConnectionLifecycle implements QueueOwner {
                 // Either the subscriber gets the connection or the cancel closes it, never neither:
                 // whichever of delivery and cancel sets `settled` first owns the connection.
                 if (c.settled.compareAndSet(false, true)) {
-                    c.close();
+                    c.dispose();
                 }
             });
             cm.execute(() -> {
@@ -152,12 +159,13 @@ public final class ConnectionLifecycle implements QueueOwner {
      * Server side: called on the server's CM loop with the id of a connect request that was accepted.
      *
      * @param cm the server's CM loop ({@link Loops#serverCm()}), where the id's events arrive
-     *
+     * @return ends once everything allocated for the connection was freed
      * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
      */
-    static Connection accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
+    static Mono<Void> accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
                              CmEventLoop cm, MonoSink<RdmaConnection> established,
                              java.util.function.Function<Registrations, ReceivePool> pools) {
+        assert cm.inLoop() : "the server's CM loop only";
         ConnectionLifecycle c = new ConnectionLifecycle(Role.SERVER, options, loops, cm);
         c.pools = pools;
         c.id = request.id();
@@ -166,10 +174,10 @@ public final class ConnectionLifecycle implements QueueOwner {
         c.recorder = options.recorder().forPeer(c.remote);
         c.request = request.connection();
         c.applyHello(hello, request.privateData());
-        loops.track(c.api);
+        loops.track(c);
         c.cm.register(c.id, c::onCmEvent);
         c.run(c.machine.start());
-        return c.api;
+        return c.disposed.asMono();
     }
 
     private void applyHello(Wire.Hello hello, byte[] raw) {
@@ -207,6 +215,7 @@ public final class ConnectionLifecycle implements QueueOwner {
      * non-blocking one.
      */
     private void settle(MonoSink<RdmaConnection> s, Throwable error) {
+        Connection api = this.api;
         if (role == Role.SERVER) {
             if (error == null) {
                 s.success(api);
@@ -231,6 +240,7 @@ public final class ConnectionLifecycle implements QueueOwner {
 
     /** Every event for this connection's id. */
     private void onCmEvent(CmEvent e) {
+        assert cm.inLoop() : "CM loop only";
         recorder.cmEvent(e.type());
         if (e.type() == CmEventType.ESTABLISHED && role == Role.CLIENT && machine.state() == ConnectionState.CONNECTING) {
             try {
@@ -314,7 +324,7 @@ public final class ConnectionLifecycle implements QueueOwner {
                 // else: the CLOSE message's completion calls disconnect, so the peer reads it before DREQ.
             }
             case ANSWER_DISCONNECT -> {
-                queue.closeForSends();
+                queue.sends().closeForSends();
                 try {
                     id.disconnect(); // answers the peer's DREQ
                 } catch (RuntimeException e) {
@@ -357,6 +367,8 @@ public final class ConnectionLifecycle implements QueueOwner {
         recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
         recorder.activeConnections(1);
         queue.start(peerCredits, peerLargeMessages);
+        api = new Connection(this, new Established(queue, id.localAddress(), remote, peerData, peerBufferSize, role),
+                options);
         if (options.portDownPolicy() == ConnectionOptions.PortDownPolicy.FAIL) {
             String device = id.context().deviceName();
             int port = id.portNumber();
@@ -444,12 +456,41 @@ public final class ConnectionLifecycle implements QueueOwner {
             completions.busyPollers(-1);
         }
         disposed.tryEmitEmpty();
-        loops.untrack(api);
+        loops.untrack(this);
     }
 
-    /** The application asked to close (any thread): the machine hears of it on the CM loop. */
-    void close() {
+    /**
+     * The application or the loops asked to close (any thread): new operations are refused at once, not
+     * when the CM loop gets to the close; the machine hears of it on the CM loop.
+     */
+    @Override
+    public void dispose() {
+        RcQueue q = queue;
+        if (q != null) {
+            q.sends().closeForSends();
+        }
         cm.execute(() -> run(machine.close()));
+    }
+
+    /** {@return whether everything the connection allocated was freed} */
+    @Override
+    public boolean isDisposed() {
+        return disposed.scan(reactor.core.Scannable.Attr.TERMINATED) == Boolean.TRUE;
+    }
+
+    /** {@return ends once everything the connection allocated was freed; on the CM loop} */
+    Mono<Void> onDispose() {
+        return disposed.asMono();
+    }
+
+    /** {@return the connection's states, current first} */
+    reactor.core.publisher.Flux<ConnectionState> states() {
+        return machine.states();
+    }
+
+    /** {@return the connection's state now} */
+    ConnectionState state() {
+        return machine.state();
     }
 
     // ---------------------------------------------------------------- QueueOwner (completion loop)

@@ -189,11 +189,11 @@ public final class Server implements RdmaServer {
             return;
         }
         try {
-            Connection c = ConnectionLifecycle.accept(request, hello, options, loops, cm, new EstablishedSink(slot),
-                    poolSpec == null ? null : this::pool);
+            Mono<Void> freed = ConnectionLifecycle.accept(request, hello, options, loops, cm,
+                    new EstablishedSink(slot), poolSpec == null ? null : this::pool);
             // A request that ends without reaching the subscriber keeps its place until everything
             // allocated for it is freed, so the queue bounds memory, not just requests.
-            c.onDispose().subscribe(null, err -> slot.release(), slot::release);
+            freed.subscribe(null, err -> slot.release(), slot::release);
         } catch (RuntimeException ex) {
             CmLog.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + ex.getMessage());
             reject(id, new byte[0]);

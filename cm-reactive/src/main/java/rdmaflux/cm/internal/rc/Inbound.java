@@ -37,6 +37,7 @@ public final class Inbound {
     private final CreditWindow window;
     private final Rendezvous rendezvous;
     private final SendQueue sends;
+    private final ControlMessages controls;
     private final Receives receives;
     private final Sinks.Many<RdmaMessage> sink;
     /** Guarded by the lock (written while completions are dispatched). */
@@ -50,7 +51,8 @@ public final class Inbound {
      * @param bufferedMessages how many messages the sink may hold for a slow subscriber (every receive)
      */
     Inbound(ConnectionOptions options, RdmaRecorder recorder, ConnectionLock lock, CreditWindow window,
-            Rendezvous rendezvous, SendQueue sends, Receives receives, int bufferedMessages) {
+            Rendezvous rendezvous, SendQueue sends, ControlMessages control, Receives receives,
+            int bufferedMessages) {
         this.options = options;
         this.recorder = recorder;
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
@@ -59,6 +61,7 @@ public final class Inbound {
         this.window = window;
         this.rendezvous = rendezvous;
         this.sends = sends;
+        this.controls = control;
         this.receives = receives;
         this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<RdmaMessage>get(bufferedMessages).get());
     }
@@ -173,7 +176,7 @@ public final class Inbound {
                 }
                 sends.drainPending();
                 if (lent) {
-                    sends.maybeReturnCredits();
+                    controls.maybeReturnCredits();
                 }
             } finally {
                 lock.unlock();

@@ -29,7 +29,7 @@ import reactor.util.context.Context;
  * @param <T> {@code Void}, or {@code Long} for atomics
  */
 public final class Operation<T> extends Mono<T> {
-    private final RcQueue queue;
+    private final SendQueue queue;
     private final Signals signals;
     private final OpKind kind;
     private final ByteBuffer data;
@@ -38,8 +38,8 @@ public final class Operation<T> extends Mono<T> {
     private final long a;
     private final long b;
 
-    /** See {@link RcQueue#enqueue(OpKind, ByteBuffer, RegisteredBuffer, RemoteBuffer, long, long, MonoSink)}. */
-    public Operation(RcQueue queue, Signals signals, OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
+    /** See {@link SendQueue#enqueue(OpKind, ByteBuffer, RegisteredBuffer, RemoteBuffer, long, long, Object, MonoSink)}. */
+    public Operation(SendQueue queue, Signals signals, OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote,
               long a, long b) {
         this.queue = queue;
         this.signals = signals;
@@ -55,7 +55,7 @@ public final class Operation<T> extends Mono<T> {
     public void subscribe(CoreSubscriber<? super T> actual) {
         Sink<T> sink = new Sink<>(actual, signals);
         actual.onSubscribe(sink);
-        queue.enqueue(kind, data, local, remote, a, b, sink);
+        queue.enqueue(kind, data, local, remote, a, b, null, sink);
     }
 
     /**

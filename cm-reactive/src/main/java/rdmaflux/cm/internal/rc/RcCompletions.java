@@ -22,18 +22,20 @@ public final class RcCompletions {
     private final Keepalive keepalive;
     private final Receives receives;
     private final SendQueue sends;
+    private final ControlMessages control;
     private final IntConsumer outstanding;
     private final Inbound inbound;
     /** A work completion error this queue failed the connection with, or null. */
     private Throwable localFailure;
 
     RcCompletions(QueueOwner owner, RdmaRecorder recorder, Keepalive keepalive, Receives receives,
-                  SendQueue sends, Inbound inbound, IntConsumer outstanding) {
+                  SendQueue sends, ControlMessages control, Inbound inbound, IntConsumer outstanding) {
         this.owner = owner;
         this.recorder = recorder;
         this.keepalive = keepalive;
         this.receives = receives;
         this.sends = sends;
+        this.control = control;
         this.inbound = inbound;
         this.outstanding = outstanding;
     }
@@ -71,7 +73,10 @@ public final class RcCompletions {
             sends.failed((int) wrId, completionError(wc, i));
             return;
         }
-        sends.completed((int) wrId);
+        int index = (int) wrId;
+        control.completed(sends.kind(index));
+        sends.completed(index);
+        control.maybeReturnCredits(); // after what waited was posted: it may carry the credits
     }
 
     /** {@return whether a failure or a close explains a flush} */

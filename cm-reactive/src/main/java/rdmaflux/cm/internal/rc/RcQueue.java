@@ -89,6 +89,8 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
     private final boolean busyPolling;
     /** The send side: operations, send buffers, posting. */
     private final SendQueue sends;
+    /** The credits protocol's control messages: credits returned, keepalive probes, the orderly close. */
+    private final ControlMessages control;
 
     /** Completion loop only. */
     private boolean registered;
@@ -148,7 +150,8 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
             made = new SendQueue(lock, registrations.slabs(), qp, arena, options, recorder, owner, window, rendezvous,
                     credits, maxRead, this::outstanding);
             sends = made;
-            this.keepalive = new Keepalive(loop, credits ? options.keepalive().toNanos() : 0, sends::probe);
+            control = new ControlMessages(lock, sends, window, rendezvous, owner, credits);
+            this.keepalive = new Keepalive(loop, credits ? options.keepalive().toNanos() : 0, control::probe);
             if (ring != null) {
                 ring.postAll();
             }
@@ -163,9 +166,10 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
             throw e;
         }
         receives = recv;
-        inbound = new Inbound(options, recorder, lock, window, rendezvous, sends, receives,
+        inbound = new Inbound(options, recorder, lock, window, rendezvous, sends, control, receives,
                 Math.max(recvCount, options.receiveBuffers() + CONTROL_SLOTS) + 1);
-        completions = new RcCompletions(owner, recorder, keepalive, receives, sends, inbound, this::outstanding);
+        completions = new RcCompletions(owner, recorder, keepalive, receives, sends, control, inbound,
+                this::outstanding);
         port.bind(sends, receives, inbound);
         lock.deferred(new ConnectionLock.Deferred() {
             @Override
@@ -253,36 +257,12 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
         });
     }
 
-    /** Refuses new operations from now on; any thread. */
-    public void closeForSends() {
-        sends.closeForSends();
-    }
-
-    /** {@return whether new operations are refused} */
-    public boolean closedForSends() {
-        return sends.closedForSends();
-    }
-
     /**
-     * Queues or posts an operation whose end {@code sink} is told ({@link SendQueue#enqueue}): on the
-     * completion loop, under the send queue's lock, with the atomic's old value for atomics. {@code a} and
-     * {@code b} are the immediate data (WRITE_IMM) or the atomic operands.
+     * {@return the send side, where operations are queued or posted} Refused ones fail there with the
+     * connection's failure once it is closed for sends.
      */
-    public void enqueue(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                 MonoSink<Object> sink) {
-        sends.enqueue(kind, data, local, remote, a, b, null, sink);
-    }
-
-
-    /**
-     * Queues or posts a {@link OpKind#BIND} or {@link OpKind#INVALIDATE} of a grant.
-     *
-     * @param kind the operation
-     * @param grant the grant it is for
-     * @return ends when its work completes: a bind with the window's {@link RemoteBuffer}
-     */
-    Mono<Object> submit(OpKind kind, WindowGrant grant) {
-        return sends.submit(kind, grant);
+    public SendQueue sends() {
+        return sends;
     }
 
     /**
@@ -292,7 +272,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      * @return whether the close message was posted
      */
     public boolean sendClose() {
-        return sends.sendClose();
+        return control.sendClose();
     }
 
     /** {@return whether the peer agreed on large messages} */
@@ -403,7 +383,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
         boolean credited = receives.takeReleased(tornDown, window);
         credited |= receives.postReposts(window);
         if (credited) {
-            sends.maybeReturnCredits();
+            control.maybeReturnCredits();
         }
         return sends.seal();
     }

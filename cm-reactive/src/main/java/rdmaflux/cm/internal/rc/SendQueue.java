@@ -57,9 +57,7 @@ public final class SendQueue {
     private final SendBuffers buffers;
     private final SendEntry[] ops;
     private final ArrayDeque<SendEntry> freeOps = new ArrayDeque<>();
-    private final ArrayDeque<WaitingRequest> pending = new ArrayDeque<>();
-    /** Large messages with pieces left to read once an operation is free. */
-    private final ArrayDeque<LargeReceive> reads = new ArrayDeque<>();
+    private final WaitingRequests pending;
     private final SendBatches batches;
     /**
      * The operations written and not finished, in order. Plain sends are written unsignaled; the last
@@ -102,34 +100,17 @@ public final class SendQueue {
             freeOps.add(ops[i]);
         }
         batches = new SendBatches(lock, qp, ops.length, outstanding, this::refused);
+        pending = new WaitingRequests(lock, rendezvous, this::tryPost);
     }
 
     /** Refuses new operations from now on; any thread. */
-    void closeForSends() {
+    public void closeForSends() {
         closed = true;
     }
 
     /** {@return whether new operations are refused} */
-    boolean closedForSends() {
+    public boolean closedForSends() {
         return closed;
-    }
-
-    /**
-     * Completion loop: the keepalive probe, a control message (no credit needed) unless one is on its way.
-     * Skipped when another thread holds the lock: the loop never waits for it, and a connection in use
-     * needs no probe (the next tick probes again if it is idle by then).
-     */
-    void probe() {
-        if (!lock.tryLock()) {
-            return;
-        }
-        try {
-            if (!closed && !window.controlInFlight()) {
-                postControl(OpKind.CONTROL);
-            }
-        } finally {
-            lock.unlock();
-        }
     }
 
     // ---------------------------------------------------------------- completions (completion loop)
@@ -170,15 +151,9 @@ public final class SendQueue {
                     read = r; // its last piece
                 }
             }
-            if (kind == OpKind.CONTROL) {
-                window.controlCompleted();
-            } else if (kind == OpKind.CLOSE) {
-                owner.closeSent();
-            }
             finishOp(op, op.completed(recorder, buffers), null);
             if (read == null) {
                 drainPending();
-                maybeReturnCredits();
             }
         } finally {
             lock.unlock();
@@ -188,7 +163,6 @@ public final class SendQueue {
             lock.lock();
             try {
                 drainPending();
-                maybeReturnCredits();
             } finally {
                 lock.unlock();
             }
@@ -224,7 +198,7 @@ public final class SendQueue {
      * @param message the message to read
      */
     void postRead(LargeReceive message) {
-        reads.add(message);
+        pending.addRead(message);
         drainPending();
     }
 
@@ -246,8 +220,8 @@ public final class SendQueue {
      * the one thread of the data path that waits for it (handing the request over instead would cost an
      * object per message, since the lock is often held while completions are handled).
      */
-    void enqueue(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
-                 Object subject, MonoSink<Object> sink) {
+    public void enqueue(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
+                        Object subject, MonoSink<Object> sink) {
         if (local != null) {
             try {
                 Registration.of(local).acquire(); // returned when the device is done with it
@@ -294,11 +268,7 @@ public final class SendQueue {
     void withdraw(WaitingRequest p) {
         lock.lock();
         try {
-            if (pending.removeIf(q -> q == p)) {
-                forget(p);
-                if (p.sink() instanceof QueueSink.Withdrawable w) {
-                    w.withdrawn();
-                }
+            if (pending.withdraw(p)) {
                 drainPending();
             }
         } finally {
@@ -306,39 +276,13 @@ public final class SendQueue {
         }
     }
 
-    /** Guarded by the lock: a request that will never be posted gives back what it holds. */
-    private void forget(WaitingRequest p) {
-        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
-        if (p.large() instanceof LargeSend ls) {
-            rendezvous.cancelled(ls); // returns its lease too
-        } else if (p.local() != null) {
-            Registration.of(p.local()).release();
-        } else if (p.kind() == OpKind.BIND) {
-            ((WindowGrant) p.large()).end(); // never bound
-        }
-    }
-
     private boolean needsCredit(OpKind kind) {
         return credits && (kind == OpKind.SEND || kind == OpKind.WRITE_IMM || kind == OpKind.LARGE);
     }
 
-    /** Guarded by the lock: posts what waited, large-message reads first. */
+    /** Guarded by the lock: posts what waited ({@link WaitingRequests#drain()}). */
     void drainPending() {
-        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
-        LargeReceive r;
-        while ((r = reads.peek()) != null) {
-            while (r.nextRead < r.length) {
-                if (!tryPost(OpKind.LARGE_READ, null, null, null, 0, 0, null, r)) {
-                    return; // no operation free: the reads go first when one is
-                }
-            }
-            reads.poll();
-        }
-        WaitingRequest p;
-        while ((p = pending.peek()) != null
-                && tryPost(p.kind(), p.data(), p.local(), p.remote(), p.a(), p.b(), p.sink(), p.large())) {
-            pending.poll();
-        }
+        pending.drain();
     }
 
     /**
@@ -464,61 +408,38 @@ public final class SendQueue {
         }
     }
 
-    /** Guarded by the lock. Returns credits with a control message when no data send will carry them soon. */
-    void maybeReturnCredits() {
-        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
-        if (credits && !closed && (window.controlDue(!pending.isEmpty())
-                || (rendezvous.finishedOwed() > 0 && !window.controlInFlight()))) {
-            postControl(OpKind.CONTROL);
-        }
+    /** {@return the operation of entry {@code index}, or null when it is free; guarded by the lock} */
+    OpKind kind(int index) {
+        return ops[index].kind;
+    }
+
+    /** {@return whether requests wait for an entry, a buffer or a credit; guarded by the lock} */
+    boolean requestsWaiting() {
+        return !pending.isEmpty();
+    }
+
+    /** {@return a free entry for a {@link ControlMessages control message}, or null; guarded by the lock} */
+    SendEntry freeEntry() {
+        return freeOps.poll();
     }
 
     /**
-     * CM loop: starts the orderly close (credits protocol): refuses new sends and posts the CLOSE
-     * message, whose completion lets the connection disconnect, so the peer reads it before the DREQ.
+     * Guarded by the lock: writes the control message {@code op} (a zero-length, signaled
+     * {@code SEND_WITH_IMM}) at the end of the batch.
      *
-     * @return whether the close message was posted
+     * @return whether the batch is full and must be posted now
      */
-    boolean sendClose() {
-        closed = true;
-        if (!credits) {
-            return false;
-        }
-        lock.lock();
-        try {
-            return postControl(OpKind.CLOSE);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Guarded by the lock. A zero-length SEND_WITH_IMM carrying credits (and the close flag), posted with the
-     * batch; the close message at once, so the caller knows whether it left.
-     */
-    private boolean postControl(OpKind kind) {
-        SendEntry op = freeOps.poll();
-        if (op == null) {
-            return false;
-        }
-        int finished = rendezvous.finishedField();
-        int imm = Wire.CONTROL | (kind == OpKind.CLOSE ? Wire.CLOSE : 0) | finished | window.owed();
+    boolean writeControl(SendEntry op, OpKind kind, int imm) {
         op.kind = kind;
         op.started = timed ? System.nanoTime() : SendEntry.UNTIMED;
         int w = batches.size();
         batches.requests().set(w, op.index, SendOpcode.SEND_WITH_IMM, SIGNALED).immediate(w, imm);
-        boolean full = written(op);
-        rendezvous.finishedSent(finished);
-        if (kind == OpKind.CONTROL) {
-            window.controlSent();
-        } else {
-            window.takeOwed();
-        }
-        if (kind == OpKind.CLOSE || full) {
-            batches.flushNow();
-            return op.kind == kind; // a request the device refused was finished (and its kind cleared)
-        }
-        return true;
+        return written(op);
+    }
+
+    /** Guarded by the lock: posts the batch written so far now. */
+    void flushNow() {
+        batches.flushNow();
     }
 
     /** Guarded by the lock. */
@@ -556,13 +477,7 @@ public final class SendQueue {
                 s.error(cause);
             }
         }
-        WaitingRequest p;
-        while ((p = pending.poll()) != null) {
-            forget(p);
-            if (p.sink() != null) {
-                p.sink().error(cause);
-            }
-        }
+        pending.failAll(cause);
     }
 
     /** CM loop, after the QP is destroyed: gives the send buffers and atomic words back to their slabs (idempotent). */

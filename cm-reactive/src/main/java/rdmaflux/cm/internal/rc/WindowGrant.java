@@ -37,7 +37,7 @@ public final class WindowGrant implements RdmaGrant {
     final long length;
     final AccessFlags access;
     private final Live live;
-    private final RcQueue queue;
+    private final SendQueue queue;
     private final Mono<Void> connectionEnd;
     private final AtomicBoolean ended = new AtomicBoolean();
     private final AtomicBoolean revoking = new AtomicBoolean();
@@ -56,7 +56,7 @@ public final class WindowGrant implements RdmaGrant {
         }
     }
 
-    private WindowGrant(Live live, RcQueue queue, Registration registration, MemoryWindow window, long offset,
+    private WindowGrant(Live live, SendQueue queue, Registration registration, MemoryWindow window, long offset,
                         long length, AccessFlags access, Mono<Void> connectionEnd, Scheduler scheduler) {
         this.live = live;
         this.queue = queue;
@@ -73,8 +73,9 @@ public final class WindowGrant implements RdmaGrant {
      * Checks, then allocates a window and posts its bind; the Mono ends with the grant once the bind completed.
      *
      * @param live the connection's live grants
-     * @param queue the connection's queue
-     * @param view a view of a registration of the queue's protection domain
+     * @param pd the connection's protection domain, where the window is made
+     * @param queue the connection's send queue, which binds and invalidates it
+     * @param view a view of a registration of {@code pd}
      * @param access remote read, write and atomic bits only
      * @param connectionEnd completes when the connection's resources are freed
      * @param scheduler where {@link #revoke()} signals
@@ -82,8 +83,9 @@ public final class WindowGrant implements RdmaGrant {
      *         (or without {@link AccessFlag#LOCAL_WRITE} when granting remote write or atomics) or an access
      *         that is not remote-only; {@link IllegalStateException} when the registration is closed
      */
-    public static Mono<RdmaGrant> grant(Live live, RcQueue queue, Registration.View view, AccessFlags access,
-                                 Mono<Void> connectionEnd, Scheduler scheduler) {
+    public static Mono<RdmaGrant> grant(Live live, rdmaflux.verbs.ProtectionDomain pd, SendQueue queue,
+                                        Registration.View view, AccessFlags access, Mono<Void> connectionEnd,
+                                        Scheduler scheduler) {
         Registration reg = view.owner();
         AccessFlags has = reg.region().access();
         int remoteBits = access.mask() & REMOTE;
@@ -103,7 +105,7 @@ public final class WindowGrant implements RdmaGrant {
             reg.acquire(); // IllegalStateException when closed: the Mono fails with it
             MemoryWindow w;
             try {
-                w = queue.pd.allocateMemoryWindow(MemoryWindowType.TYPE_2);
+                w = pd.allocateMemoryWindow(MemoryWindowType.TYPE_2);
             } catch (RuntimeException e) {
                 reg.release();
                 return Mono.error(e);
