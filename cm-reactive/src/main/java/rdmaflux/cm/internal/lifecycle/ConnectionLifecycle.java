@@ -65,11 +65,8 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
     private CmId id;
     private InetSocketAddress remote;
     private long stepStarted;
-    /** The peer's hello; CM loop, handed to the facade in {@link Established}. */
-    private byte[] peerData = new byte[0];
-    private int peerBufferSize;
-    private int peerCredits;
-    private boolean peerLargeMessages;
+    /** What the peer's hello said; CM loop, handed to the facade in {@link Established}. */
+    private PeerHello peer = PeerHello.NONE;
     /** Server: the connect request's transport parameters (from this side's point of view). */
     private ConnectionParameters request;
     /** The data path, from CONNECTING/ACCEPTING on; read by application threads ({@link #dispose()}). */
@@ -173,40 +170,11 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         c.remote = request.id().peerAddress();
         c.recorder = options.recorder().forPeer(c.remote);
         c.request = request.connection();
-        c.applyHello(hello, request.privateData());
+        c.peer = PeerHello.of(options, hello, request.privateData(), Step.ACCEPT);
         loops.track(c);
         c.cm.register(c.id, c::onCmEvent);
         c.run(c.machine.start());
         return c.disposed.asMono();
-    }
-
-    private void applyHello(Wire.Hello hello, byte[] raw) {
-        if (credits) {
-            if (hello == null) {
-                throw notAHello(role == Role.SERVER ? Step.ACCEPT : Step.CONNECT);
-            }
-            peerData = hello.applicationData();
-            peerBufferSize = hello.bufferSize();
-            peerCredits = hello.credits();
-            peerLargeMessages = hello.largeMessages();
-        } else {
-            peerData = raw;
-            peerBufferSize = options.bufferSize();
-        }
-    }
-
-    /**
-     * The typed failure for private data that is not a valid hello (docs/protocol.md): a peer that is not
-     * rdmaflux, or one that breaks the protocol (wrong magic or version, a length past the data, a buffer
-     * size of 0 or less).
-     *
-     * @param step the step the hello arrived in
-     * @return the failure
-     */
-    static RdmaCmException.ProtocolViolation notAHello(Step step) {
-        return new RdmaCmException.ProtocolViolation(step, "its private data is not a valid rdmaflux hello (RFX1 "
-                + "magic, version 1 or 2, lengths within the data, a positive buffer size): use "
-                + "ConnectionOptions.Protocol.RAW to talk to plain verbs applications");
     }
 
     /**
@@ -244,7 +212,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         recorder.cmEvent(e.type());
         if (e.type() == CmEventType.ESTABLISHED && role == Role.CLIENT && machine.state() == ConnectionState.CONNECTING) {
             try {
-                applyHello(credits ? Wire.parse(e.privateData()) : null, e.privateData());
+                peer = PeerHello.of(options, credits ? Wire.parse(e.privateData()) : null, e.privateData(), Step.CONNECT);
             } catch (RuntimeException ex) {
                 run(machine.fail(ex));
                 return;
@@ -294,7 +262,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             }
             case CONNECT -> {
                 ConnectionParameters p = TransportParameters.forConnect(options,
-                        TransportParameters.limits(id.context()), handshakeData());
+                        TransportParameters.limits(id.context()), PeerHello.ours(options));
                 queue = new RcQueue(id, loops.domain(id.sharedContext()), options, recorder, completions, this, null);
                 setAckTimeout();
                 id.connect(p);
@@ -302,7 +270,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             case ACCEPT -> {
                 try {
                     ConnectionParameters p = TransportParameters.forAccept(options,
-                            TransportParameters.limits(id.context()), request, handshakeData());
+                            TransportParameters.limits(id.context()), request, PeerHello.ours(options));
                     Registrations domain = loops.domain(id.sharedContext());
                     queue = new RcQueue(id, domain, options, recorder, completions, this,
                             pools == null ? null : pools.apply(domain));
@@ -351,11 +319,6 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         return e;
     }
 
-    private byte[] handshakeData() {
-        return credits ? Wire.hello(options.receiveBuffers(), options.bufferSize(), options.privateData())
-                : options.privateData();
-    }
-
     /** Before connect/accept, which move the QP to RTS with it. */
     private void setAckTimeout() {
         if (options.ackTimeout() != ConnectionOptions.DEVICE_DEFAULT) {
@@ -366,9 +329,9 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
     private void established() {
         recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
         recorder.activeConnections(1);
-        queue.start(peerCredits, peerLargeMessages);
-        api = new Connection(this, new Established(queue, id.localAddress(), remote, peerData, peerBufferSize, role),
-                options);
+        queue.start(peer.credits(), peer.largeMessages());
+        api = new Connection(this, new Established(queue, id.localAddress(), remote, peer.applicationData(),
+                peer.bufferSize(), role), options);
         if (options.portDownPolicy() == ConnectionOptions.PortDownPolicy.FAIL) {
             String device = id.context().deviceName();
             int port = id.portNumber();

@@ -136,7 +136,7 @@ public final class Server implements RdmaServer {
         Wire.Hello hello = Wire.parse(raw);
         if (hello == null && options.protocol() == ConnectionOptions.Protocol.CREDITS) {
             // Refused before the filter or any allocation: nothing of the request outlives this.
-            RdmaCmException.ProtocolViolation v = ConnectionLifecycle.notAHello(Step.ACCEPT);
+            RdmaCmException.ProtocolViolation v = PeerHello.notAHello(Step.ACCEPT);
             CmLog.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + v.getMessage());
             options.recorder().connectOutcome(true, RdmaRecorder.Outcome.FAILURE, v.getClass().getSimpleName());
             reject(id, new byte[0]);

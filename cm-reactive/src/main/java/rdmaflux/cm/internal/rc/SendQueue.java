@@ -13,7 +13,6 @@ import java.util.ArrayDeque;
 import java.util.Locale;
 import java.util.function.IntConsumer;
 
-import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RemoteBuffer;
@@ -200,17 +199,6 @@ public final class SendQueue {
     void postRead(LargeReceive message) {
         pending.addRead(message);
         drainPending();
-    }
-
-    /**
-     * Queues or posts a {@link OpKind#BIND} or {@link OpKind#INVALIDATE} of a grant.
-     *
-     * @param kind the operation
-     * @param grant the grant it is for
-     * @return ends when its work completes: a bind with the window's {@link RemoteBuffer}
-     */
-    Mono<Object> submit(OpKind kind, WindowGrant grant) {
-        return Mono.create(sink -> enqueue(kind, null, null, null, 0, 0, grant, sink));
     }
 
     /**

@@ -113,7 +113,7 @@ public final class WindowGrant implements RdmaGrant {
             WindowGrant g = new WindowGrant(live, queue, reg, w, view.offset(), view.length(),
                     AccessFlags.fromMask(remoteBits), connectionEnd, scheduler);
             live.grants.add(g);
-            return queue.submit(OpKind.BIND, g)
+            return submit(queue, OpKind.BIND, g)
                     .map(bound -> {
                         g.remote = (RemoteBuffer) bound;
                         return (RdmaGrant) g;
@@ -139,9 +139,18 @@ public final class WindowGrant implements RdmaGrant {
         if (queue.closedForSends()) {
             return connectionEnd;
         }
-        return queue.submit(OpKind.INVALIDATE, this)
+        return submit(queue, OpKind.INVALIDATE, this)
                 .then(Mono.<Void>fromRunnable(this::end))
                 .onErrorResume(e -> queue.closedForSends() ? connectionEnd : Mono.error(e));
+    }
+
+    /**
+     * Queues or posts a {@link OpKind#BIND} or {@link OpKind#INVALIDATE} of {@code grant}.
+     *
+     * @return ends when its work completes: a bind with the window's {@link RemoteBuffer}
+     */
+    private static Mono<Object> submit(SendQueue queue, OpKind kind, WindowGrant grant) {
+        return Mono.create(sink -> queue.enqueue(kind, null, null, null, 0, 0, grant, sink));
     }
 
     /** The key the bind gave the window, for the invalidate. */
