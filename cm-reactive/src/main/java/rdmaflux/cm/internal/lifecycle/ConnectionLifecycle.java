@@ -226,6 +226,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
      * transition is performed in turn: the machine is never called from inside an effect.
      */
     private void run(Transition t) {
+        assert cm.inLoop() : "CM loop only: the machine is never entered from another thread";
         while (t.changed()) {
             long now = System.nanoTime();
             Step step = t.from().step();
@@ -355,6 +356,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
      * through it.
      */
     private void teardown(Throwable cause, ConnectionState from, boolean remoteClose) {
+        assert cm.inLoop() : "CM loop only";
         if (tornDown) {
             return;
         }
@@ -393,6 +395,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
 
     /** Destroys the id (the QP and the CQ with it), then the queue closes its regions in the loops' shared domain. */
     private void release(Throwable end) {
+        assert cm.inLoop() : "CM loop only";
         RcQueue q = queue;
         if (q != null) {
             q.forgetOutstanding();
@@ -483,6 +486,12 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
 
     @Override
     public void afterIdClosed(Runnable task) {
+        assert cm.inLoop() : "CM loop only";
         afterIdClosed.add(task);
+    }
+
+    @Override
+    public boolean onCmLoop() {
+        return cm.inLoop();
     }
 }

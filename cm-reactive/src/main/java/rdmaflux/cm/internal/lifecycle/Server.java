@@ -116,6 +116,7 @@ public final class Server implements RdmaServer {
 
     /** CM loop: connect requests for the listener. */
     private void onCmEvent(CmEvent e) {
+        assert cm.inLoop() : "the servers' CM loop only";
         options.recorder().cmEvent(e.type());
         if (e.type() != CmEventType.CONNECT_REQUEST) {
             return; // a listener sees nothing else on RoCE; DEVICE_REMOVAL ends nothing we own here
@@ -182,6 +183,7 @@ public final class Server implements RdmaServer {
     }
 
     private void decided(CmEvent request, Wire.Hello hello, AcceptFilter.Decision d, Slot slot) {
+        assert cm.inLoop() : "the servers' CM loop only";
         CmId id = request.id();
         if (stopped || !d.isAccept()) {
             reject(id, d.rejectData());
@@ -203,6 +205,7 @@ public final class Server implements RdmaServer {
 
     /** CM loop: the pool on a device, made on its first connection. */
     private ReceivePool pool(Registrations domain) {
+        assert cm.inLoop() : "the servers' CM loop only";
         return pools.computeIfAbsent(domain, d -> new ReceivePool(d.pd(), poolSpec, options.bufferSize()));
     }
 

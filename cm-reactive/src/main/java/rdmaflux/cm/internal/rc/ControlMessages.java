@@ -81,6 +81,7 @@ final class ControlMessages {
      * @param kind the completed entry's operation
      */
     void completed(OpKind kind) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         if (kind == OpKind.CONTROL) {
             window.controlCompleted();
         } else if (kind == OpKind.CLOSE) {
@@ -93,6 +94,7 @@ final class ControlMessages {
      * left.
      */
     private boolean post(OpKind kind) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         SendEntry op = sends.freeEntry();
         if (op == null) {
             return false;

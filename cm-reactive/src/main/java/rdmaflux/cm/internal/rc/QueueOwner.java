@@ -1,6 +1,6 @@
 package rdmaflux.cm.internal.rc;
 
-/** What the queue tells its connection. */
+/** What the queue tells its connection, and the connection's thread the queue checks its callers against. */
 public interface QueueOwner {
     /** Completion loop: the orderly close message left; the connection may disconnect now. */
     void closeSent();
@@ -22,4 +22,7 @@ public interface QueueOwner {
      * @param task what to run then
      */
     void afterIdClosed(Runnable task);
+
+    /** {@return whether the caller is the connection's CM loop, which owns the queue's set-up and teardown} */
+    boolean onCmLoop();
 }

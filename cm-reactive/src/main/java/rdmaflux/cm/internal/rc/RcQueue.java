@@ -118,6 +118,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      */
     public RcQueue(CmId id, Registrations registrations, ConnectionOptions options, RdmaRecorder recorder,
             CompletionLoop loop, QueueOwner owner, ReceivePool pool) {
+        assert owner.onCmLoop() : "made on the CM loop";
         this.owner = owner;
         this.options = options;
         this.recorder = recorder;
@@ -232,6 +233,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      * @param peerLargeMessages whether the peer's hello says it speaks large messages
      */
     public void start(int peerCredits, boolean peerLargeMessages) {
+        assert owner.onCmLoop() : "CM loop only";
         inbound.largeMessages(credits && peerLargeMessages);
         if (credits) {
             lock.lock();
@@ -272,6 +274,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      * @return whether the close message was posted
      */
     public boolean sendClose() {
+        assert owner.onCmLoop() : "CM loop only";
         return control.sendClose();
     }
 
@@ -296,6 +299,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      */
     @Override
     public boolean drain() {
+        assert loop.inLoop() : "completion loop only";
         if (tornDown || !registered) {
             return false; // not established yet (shared CQ): its inbox keeps what arrived until start()
         }
@@ -332,6 +336,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      * @return whether it found completions
      */
     private boolean drainNow() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         drainRequested = false;
         return !tornDown && drain.drain();
     }
@@ -433,6 +438,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
 
     /** Guarded by the lock. */
     private void failAllOps(Throwable cause) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         rendezvous.close(cause);
         sends.failAll(cause);
     }
@@ -445,6 +451,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
 
     /** CM loop, before the id (and with it the QP) is destroyed: what never completed dies with it. */
     public void forgetOutstanding() {
+        assert owner.onCmLoop() : "CM loop only";
         outstanding(-outstanding.get());
     }
 
@@ -453,6 +460,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      * application's registrations that operations never completed with, which no device uses any more.
      */
     public void afterDestroy() {
+        assert owner.onCmLoop() : "CM loop only";
         rendezvous.freeAll();
         grants.endAll(); // their windows died with the QP
         sends.releaseLeases();

@@ -81,11 +81,13 @@ public final class SendBatches {
 
     /** Guarded by the lock: {@return the batch the next request is written into, at index {@link #size()}} */
     SendRequests requests() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         return batch;
     }
 
     /** {@return how many requests are written and not sealed; guarded by the lock} */
     int size() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         return batched;
     }
 
@@ -96,6 +98,7 @@ public final class SendBatches {
      * @return whether the batch is full now (then the caller posts it: {@link #flushNow()})
      */
     boolean added(SendEntry op) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         batchOps[batched++] = op;
         return batched == batchOps.length;
     }
@@ -110,6 +113,7 @@ public final class SendBatches {
      *         go of the lock)
      */
     boolean seal() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         int n = batched;
         if (n == 0) {
             return false;
@@ -174,6 +178,7 @@ public final class SendBatches {
      * after the post in progress, if there is one (it does not need the lock).
      */
     void flushNow() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         while (batched > 0) {
             if (seal()) {
                 postSealed();

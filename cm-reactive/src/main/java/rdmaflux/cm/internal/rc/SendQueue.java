@@ -173,11 +173,13 @@ public final class SendQueue {
      * (success or failure) follows, finished successfully ({@link PostedOrder#retireThrough}).
      */
     private void retireBefore(int index) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         posted.retireThrough(index, retireEarlier);
     }
 
     /** Guarded by the lock: an unsignaled send that a later completion retired. */
     private void retiredEarlier(int k) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         SendEntry op = ops[k];
         outstanding.accept(-1);
         if (op.kind != null) {
@@ -187,6 +189,7 @@ public final class SendQueue {
 
     /** Guarded by the lock: {@code op}'s request was written at the end of the batch; it is posted in order. */
     private boolean written(SendEntry op) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         posted.add(op.index);
         return batches.added(op);
     }
@@ -197,6 +200,7 @@ public final class SendQueue {
      * @param message the message to read
      */
     void postRead(LargeReceive message) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         pending.addRead(message);
         drainPending();
     }
@@ -270,6 +274,7 @@ public final class SendQueue {
 
     /** Guarded by the lock: posts what waited ({@link WaitingRequests#drain()}). */
     void drainPending() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         pending.drain();
     }
 
@@ -280,6 +285,7 @@ public final class SendQueue {
      */
     private boolean tryPost(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                             MonoSink<Object> sink, Object large) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         if (closed && kind != OpKind.LARGE_READ) {
             return false;
         }
@@ -398,16 +404,19 @@ public final class SendQueue {
 
     /** {@return the operation of entry {@code index}, or null when it is free; guarded by the lock} */
     OpKind kind(int index) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         return ops[index].kind;
     }
 
     /** {@return whether requests wait for an entry, a buffer or a credit; guarded by the lock} */
     boolean requestsWaiting() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         return !pending.isEmpty();
     }
 
     /** {@return a free entry for a {@link ControlMessages control message}, or null; guarded by the lock} */
     SendEntry freeEntry() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         return freeOps.poll();
     }
 
@@ -418,6 +427,7 @@ public final class SendQueue {
      * @return whether the batch is full and must be posted now
      */
     boolean writeControl(SendEntry op, OpKind kind, int imm) {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         op.kind = kind;
         op.started = timed ? System.nanoTime() : SendEntry.UNTIMED;
         int w = batches.size();
@@ -427,6 +437,7 @@ public final class SendQueue {
 
     /** Guarded by the lock: posts the batch written so far now. */
     void flushNow() {
+        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         batches.flushNow();
     }
 
