@@ -1,5 +1,6 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.internal.loop.Loops;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,12 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import rdmaflux.testing.RdmaResources;
 import rdmaflux.testing.RdmaTestEnv;
 import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.EventChannel;
 import rdmaflux.verbs.PortSpace;
+import rdmaflux.verbs.RdmaContext;
 
 /** Test fixture: waits for the kernel's RDMA object counts to come back to a baseline. */
 final class Resources {
@@ -55,17 +58,27 @@ final class Resources {
      * Makes the protection domain {@link RdmaLoops#shared()} keeps for the test device, unless it exists:
      * the first connection on those loops would make it, and it stays until they are disposed, so a
      * baseline taken before must include it. Peer processes call this before they serve, for the same
-     * reason. Cheap when it exists.
+     * reason. Cheap when it exists. Made on the loops' CM loop, which owns their per-device resources.
      */
     static void sharedDomain() {
         Loops loops = Loops.shared();
-        if (loops.domainCount() > 0) {
+        if (Devices.of(loops).domainCount() > 0) {
             return;
         }
         try (EventChannel channel = EventChannel.create()) {
             CmId id = channel.createId(PortSpace.TCP);
             id.bind(new InetSocketAddress(RdmaTestEnv.address(), 0));
-            loops.domain(id.sharedContext());
+            RdmaContext device = id.sharedContext();
+            CompletableFuture<Void> made = new CompletableFuture<>();
+            loops.cm().execute(() -> {
+                try {
+                    Devices.of(loops).device(device).domain();
+                    made.complete(null);
+                } catch (RuntimeException | Error e) {
+                    made.completeExceptionally(e);
+                }
+            });
+            made.orTimeout(60, java.util.concurrent.TimeUnit.SECONDS).join();
         }
     }
 

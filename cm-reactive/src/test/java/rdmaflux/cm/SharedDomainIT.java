@@ -1,5 +1,6 @@
 package rdmaflux.cm;
 
+import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.internal.loop.Loops;
 import rdmaflux.cm.internal.memory.Registration;
 
@@ -68,7 +69,7 @@ class SharedDomainIT {
             // (before, this was 2 * CONNECTIONS: the client's and the server's sides each had their own).
             assertTrue(open.get("qp") - baseline.get("qp") >= 2 * CONNECTIONS, "qps while connected: " + open);
             assertEquals(1, open.get("pd") - baseline.get("pd"), "protection domains while connected: " + open);
-            assertEquals(1, ((Loops) loops).domainCount());
+            assertEquals(1, Devices.of((Loops) loops).domainCount());
 
             // Closing the connections leaves the domain: it belongs to the loops.
             disposeAll(cs);
@@ -76,6 +77,8 @@ class SharedDomainIT {
 
             loops.disposeNow(T);
             Resources.awaitBaseline(baseline, T, "after the loops were disposed");
+            // Their per-device resources were closed with them: none can be made again.
+            assertThrows(IllegalStateException.class, () -> Devices.of((Loops) loops));
         } finally {
             loops.disposeNow(T);
         }

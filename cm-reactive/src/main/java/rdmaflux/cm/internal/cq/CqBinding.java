@@ -37,15 +37,16 @@ public final class CqBinding {
      * {@code entries} on a shared CQ of the loop; a reservation is returned by {@code destroyed}'s task,
      * which the connection's owner runs once the id (and with it the QP) is destroyed.
      *
+     * @param device the loops' resources for the id's device, which keep the shared CQs
      * @param entries the send queue depth plus the receives that can complete for the connection
      * @param destroyed takes the task to run after the id was closed
      */
-    public CqBinding(CmId id, CompletionLoop loop, ConnectionOptions options, int entries, CqDrain.Sink sink,
-              java.util.function.Consumer<Runnable> destroyed) {
+    public CqBinding(CmId id, DeviceResources device, CompletionLoop loop, ConnectionOptions options, int entries,
+              CqDrain.Sink sink, java.util.function.Consumer<Runnable> destroyed) {
         this.loop = loop;
         boolean busyPolling = options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL;
         if (options.sharedCompletionQueue() && !busyPolling) {
-            seat = loop.<SharedCq.Group>perDevice(id.sharedContext(), d -> new SharedCq.Group(loop, d)).join(entries);
+            seat = device.sharedCqs(loop).join(entries);
             destroyed.accept(seat::leave);
             cq = seat.cq();
             inbox = new CqInbox(sink, entries);

@@ -1,5 +1,6 @@
 package rdmaflux.cm.internal.datagram;
 
+import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.internal.loop.CmEventLoop;
 import rdmaflux.cm.internal.util.CmLog;
 import rdmaflux.cm.internal.loop.CompletionLoop;
@@ -11,6 +12,7 @@ import rdmaflux.cm.internal.loop.Loops;
 import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaDatagramEndpoint;
 import rdmaflux.cm.internal.loop.SharedLoops;
+import rdmaflux.cm.internal.memory.Registrations;
 import rdmaflux.cm.Step;
 
 import java.lang.System.Logger.Level;
@@ -104,7 +106,8 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
             RdmaContext ctx = id.context();
             port = id.portNumber();
             QpConnectOptions qpOptions = QpConnectOptions.builder().port(port).qkey(UdQueue.RDMA_UDP_QKEY).build();
-            queue = new UdQueue(ctx, id.sharedContext(), loops.domain(id.sharedContext()), port, (pd, attributes) -> {
+            Registrations domain = Devices.of(loops).device(id.sharedContext()).domain();
+            queue = new UdQueue(ctx, id.sharedContext(), domain, port, (pd, attributes) -> {
                 QueuePair qp = pd.createQueuePair(attributes);
                 qp.activateDatagram(qpOptions, 0);
                 return qp;

@@ -1,5 +1,6 @@
 package rdmaflux.cm.internal.datagram;
 
+import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.internal.loop.CmEventLoop;
 import rdmaflux.cm.internal.util.CmLog;
 import rdmaflux.cm.internal.loop.CompletionLoop;
@@ -8,6 +9,7 @@ import rdmaflux.cm.MulticastOptions;
 import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaMulticastException;
 import rdmaflux.cm.internal.loop.SharedLoops;
+import rdmaflux.cm.internal.memory.Registrations;
 import rdmaflux.cm.Step;
 
 import java.lang.System.Logger.Level;
@@ -165,7 +167,8 @@ public final class GroupJoin {
     }
 
     private void addressResolved() {
-        queue = new UdQueue(id.context(), id.sharedContext(), loops.domain(id.sharedContext()), id.portNumber(),
+        Registrations domain = Devices.of(loops).device(id.sharedContext()).domain();
+        queue = new UdQueue(id.context(), id.sharedContext(), domain, id.portNumber(),
                 id::createQueuePair,
                 receiver ? options.receiveBuffers() : 0, receiver ? 0 : options.sendBuffers(), options.scheduler(),
                 completions, options.recorder());

@@ -3,6 +3,8 @@ package rdmaflux.cm.internal.lifecycle;
 import rdmaflux.cm.internal.loop.CmEventLoop;
 import rdmaflux.cm.internal.util.CmLog;
 import rdmaflux.cm.internal.loop.CompletionLoop;
+import rdmaflux.cm.internal.cq.DeviceResources;
+import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.ConnectionState;
 import rdmaflux.cm.internal.util.Handoff;
@@ -264,7 +266,8 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             case CONNECT -> {
                 ConnectionParameters p = TransportParameters.forConnect(options,
                         TransportParameters.limits(id.context()), PeerHello.ours(options));
-                queue = new RcQueue(id, loops.domain(id.sharedContext()), options, recorder, completions, this, null);
+                queue = new RcQueue(id, Devices.of(loops).device(id.sharedContext()), options, recorder, completions,
+                        this, null);
                 setAckTimeout();
                 id.connect(p);
             }
@@ -272,9 +275,9 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
                 try {
                     ConnectionParameters p = TransportParameters.forAccept(options,
                             TransportParameters.limits(id.context()), request, PeerHello.ours(options));
-                    Registrations domain = loops.domain(id.sharedContext());
-                    queue = new RcQueue(id, domain, options, recorder, completions, this,
-                            pools == null ? null : pools.apply(domain));
+                    DeviceResources device = Devices.of(loops).device(id.sharedContext());
+                    queue = new RcQueue(id, device, options, recorder, completions, this,
+                            pools == null ? null : pools.apply(device.domain()));
                     setAckTimeout();
                     id.accept(p);
                 } catch (rdmaflux.verbs.RdmaResourceException e) {
@@ -336,7 +339,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         if (options.portDownPolicy() == ConnectionOptions.PortDownPolicy.FAIL) {
             String device = id.context().deviceName();
             int port = id.portNumber();
-            portWatch = loops.deviceEvents(device)
+            portWatch = Devices.of(loops).device(id.sharedContext()).events()
                     .filter(e -> e.type() == rdmaflux.verbs.AsyncEventType.PORT_ERR && e.portNumber() == port)
                     .next()
                     .subscribe(e -> cm.execute(() -> run(machine.fail(new RdmaCmException.PortDown(device, port)))),

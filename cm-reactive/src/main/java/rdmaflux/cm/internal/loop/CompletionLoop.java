@@ -1,7 +1,6 @@
 package rdmaflux.cm.internal.loop;
 
 import rdmaflux.cm.internal.util.CmLog;
-import rdmaflux.cm.ConnectionOptions;
 
 import java.util.Arrays;
 import java.util.IdentityHashMap;
@@ -21,6 +20,10 @@ import rdmaflux.verbs.RdmaContext;
  * its channels every {@link EventLoop#DESCRIPTOR_TURNS} turns; other loops are unaffected.
  * {@link Loops#nextCompletionLoop(boolean)} puts busy-polling connections on a loop that already spins, so
  * one thread spins for all of them.
+ *
+ * <p>The channels are the loop's own, like the descriptors a selector waits on: it polls them and closes
+ * them as it ends. What the layers above keep per device (the CQs the loop's connections share on a
+ * device, the protection domain) belongs to the loops' per-device resources, not to the loop.
  *
  * <p>Threads: {@link #channel} is called on the CM loop (where CQs are created) and is concurrent;
  * everything else is owned by the loop thread.
@@ -62,11 +65,6 @@ public final class CompletionLoop extends EventLoop {
     /** Loop thread only: handlers polled on every turn (busy polling, or just registered). */
     private Entry[] busy = new Entry[8];
     private int busyCount;
-    /**
-     * State the layers above keep per device on this loop, such as the CQs its connections share
-     * ({@link ConnectionOptions#sharedCompletionQueue()}); dropped when the loop ends, as it uses the channels.
-     */
-    private final Map<RdmaContext, Object> perDevice = new ConcurrentHashMap<>();
     /** Busy-polling connections given this loop and not yet gone ({@link Loops#nextCompletionLoop(boolean)}). */
     private final AtomicInteger busyPollers = new AtomicInteger();
 
@@ -120,20 +118,6 @@ public final class CompletionLoop extends EventLoop {
             }
             return c;
         }
-    }
-
-    /**
-     * The state a layer above keeps for a device on this loop (the completion queues keep their shared CQs
-     * here); any thread. One kind of state per loop: the loop does not know its type.
-     *
-     * @param <T> the state's type
-     * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()})
-     * @param make makes the state on first use
-     * @return the state
-     */
-    @SuppressWarnings("unchecked")
-    public <T> T perDevice(RdmaContext device, java.util.function.Function<RdmaContext, T> make) {
-        return (T) perDevice.computeIfAbsent(device, make);
     }
 
     /**
@@ -256,7 +240,6 @@ public final class CompletionLoop extends EventLoop {
                 c.close();
             }
             channels.clear();
-            perDevice.clear(); // shared CQs used these channels
             polled = NO_CHANNELS;
             fds = new int[0];
         }

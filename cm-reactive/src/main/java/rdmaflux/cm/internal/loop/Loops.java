@@ -3,14 +3,13 @@ package rdmaflux.cm.internal.loop;
 import rdmaflux.cm.internal.util.CmLog;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
-import rdmaflux.cm.RdmaDeviceEvents;
 import rdmaflux.cm.RdmaLoops;
-import rdmaflux.cm.internal.memory.Registrations;
 
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -18,15 +17,18 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /**
- * The implementation of {@link RdmaLoops}: owns the CM loops (the connecting side's, and the servers',
- * started by the first server) and the completion loops, hands completion loops out round robin, and
- * tracks the handles running on them so {@link #dispose()} can close them before ending the threads. It
- * also owns one protection domain per device ({@link Registrations}), which every connection on these
- * loops uses: made on first use, closed once the last handle is gone after
- * {@link #dispose()}, so it outlives every connection's queue pair and regions.
+ * The implementation of {@link RdmaLoops}, threads only (in the manner of Reactor Netty's
+ * {@code LoopResources}): owns the CM loops (the connecting side's, and the servers', started by the first
+ * server), the completion loops and the signal threads, hands completion loops out round robin, and tracks
+ * the handles running on them so {@link #dispose()} can close them before ending the threads. What the
+ * layers above keep per device for these loops (protection domains, device events, shared CQs) is not
+ * here but in one {@link Attachment} they make on first use; the loops only end its life, once the last
+ * handle is gone after {@link #dispose()} and before any thread ends, so it outlives every connection's
+ * queue pair and regions.
  *
- * <p>Threads: any; the handle set is concurrent, the domains are guarded by their map, the rest
- * immutable or atomic.
+ * <p>Threads: any; the handle set is concurrent, the servers' CM loop and the attachment are guarded by
+ * their locks, the rest immutable or atomic. The attachment is closed on the thread that stops the loops
+ * (the one that released the last handle, or the one that disposed them with none left).
  */
 public final class Loops implements RdmaLoops {
     private static final Object SHARED_LOCK = new Object();
@@ -46,13 +48,11 @@ public final class Loops implements RdmaLoops {
     private final SignalScheduler signals;
     private final AtomicInteger next = new AtomicInteger();
     private final Set<Disposable> handles = ConcurrentHashMap.newKeySet();
-    /** One event stream per device, shared by the connections watching it, open while any does. */
-    private final java.util.Map<String, reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent>> deviceEvents =
-            new ConcurrentHashMap<>();
-    /** One protection domain per device (by its shared context); guarded by itself. */
-    private final java.util.Map<rdmaflux.verbs.RdmaContext, Registrations> domains = new java.util.HashMap<>();
-    /** Set, under {@link #domains}, once the domains are closed: none may be made after. */
-    private boolean domainsClosed;
+    private final Object attachmentLock = new Object();
+    /** What the layers above keep for these loops, or {@code null}; guarded by {@link #attachmentLock}. */
+    private Attachment attachment;
+    /** Set, under {@link #attachmentLock}, once the attachment is closed: none may be made after. */
+    private boolean attachmentClosed;
     private final Sinks.Empty<Void> terminated = Sinks.empty();
     private volatile boolean disposed;
     private final AtomicInteger stopping = new AtomicInteger();
@@ -131,42 +131,45 @@ public final class Loops implements RdmaLoops {
     }
 
     /**
-     * {@return the device's asynchronous events, shared: the first subscriber starts its thread, the last
-     * one's cancel ends it}
-     *
-     * @param device the device name
+     * State a layer above keeps for the life of some loops (the per-device resources: the loops cannot
+     * name them, they are below that layer). The loops close it once, after every handle on them released
+     * what it had and before their threads end, so nothing in it is closed while a work request of theirs
+     * may still use it.
      */
-    public reactor.core.publisher.Flux<rdmaflux.verbs.AsyncEvent> deviceEvents(String device) {
-        return deviceEvents.computeIfAbsent(device, d -> RdmaDeviceEvents.events(d).publish().refCount());
+    public interface Attachment {
+        /** Closes what it holds; called once, by the loops as they stop. Failures are logged, not thrown. */
+        void close();
     }
 
     /**
-     * The protection domain of these loops for a device, and its registration cache; made on first use.
-     * Nothing closes it before the loops are disposed and every connection on them released its resources.
+     * The attachment of these loops, made on first use; any thread. One kind per loops: the loops do not
+     * know its type.
      *
-     * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()}), which owns
-     *               the domain: no connection's end closes it
-     * @return the device's domain on these loops
-     * @throws IllegalStateException when the loops are disposed and their domains closed
+     * @param <T> its type
+     * @param type its type, to check the one made before
+     * @param make makes it, once
+     * @return the attachment
+     * @throws IllegalStateException when the loops stopped and their attachment is closed
      */
-    public Registrations domain(rdmaflux.verbs.RdmaContext device) {
-        synchronized (domains) {
-            if (domainsClosed) {
+    public <T extends Attachment> T attachment(Class<T> type, Function<Loops, T> make) {
+        synchronized (attachmentLock) {
+            if (attachmentClosed) {
                 throw new IllegalStateException("these RdmaLoops are disposed");
             }
-            Registrations d = domains.get(device);
-            if (d == null || d.pd().isClosed()) {
-                d = new Registrations(device.allocateProtectionDomain());
-                domains.put(device, d);
+            if (attachment == null) {
+                attachment = make.apply(this);
             }
-            return d;
+            return type.cast(attachment);
         }
     }
 
-    /** {@return the protection domains made so far (tests)} */
-    public int domainCount() {
-        synchronized (domains) {
-            return domains.size();
+    /** {@return whether the current thread is one of these loops' CM loops: the client's or the servers'} */
+    public boolean inCmLoop() {
+        if (cm.inLoop()) {
+            return true;
+        }
+        synchronized (cmLoops) {
+            return serverCm != null && serverCm.inLoop();
         }
     }
 
@@ -298,14 +301,14 @@ public final class Loops implements RdmaLoops {
 
     /**
      * Ends the threads, once: the completion loops first, then the CM loops, which close their channels. The
-     * protection domains go first: every connection on the loops has destroyed its queue pair and closed
-     * its regions by now (it is untracked only then).
+     * attachment (the per-device protection domains) goes first: every connection on the loops has destroyed
+     * its queue pair and closed its regions by now (it is untracked only then).
      */
     private void stop() {
         if (stopping.getAndIncrement() != 0) {
             return;
         }
-        closeDomains();
+        closeAttachment();
         for (CompletionLoop c : completions) {
             c.shutdown();
         }
@@ -324,19 +327,21 @@ public final class Loops implements RdmaLoops {
                 .subscribe(null, e -> stopCm.run(), stopCm);
     }
 
-    private void closeDomains() {
-        java.util.List<Registrations> all;
-        synchronized (domains) {
-            domainsClosed = true;
-            all = new java.util.ArrayList<>(domains.values());
-            domains.clear();
+    private void closeAttachment() {
+        Attachment a;
+        synchronized (attachmentLock) {
+            attachmentClosed = true;
+            a = attachment;
+            attachment = null;
         }
-        for (Registrations d : all) {
-            try {
-                d.close();
-            } catch (RuntimeException e) {
-                CmLog.LOG.log(System.Logger.Level.WARNING, "closing " + d + " failed", e);
-            }
+        if (a == null) {
+            return;
+        }
+        try {
+            a.close();
+        } catch (RuntimeException e) {
+            // The threads must still end: a failed close leaks what it held, not the loops.
+            CmLog.LOG.log(System.Logger.Level.WARNING, "closing " + a + " failed", e);
         }
     }
 

@@ -9,7 +9,7 @@ import reactor.core.publisher.MonoSink;
 
 /**
  * The CM loop and a completion loop of {@link RdmaLoops#shared()}, for endpoints and groups, and the loops
- * themselves (their protection domains).
+ * themselves (their handles; the layers above keep their per-device resources on them).
  */
 public record SharedLoops(Loops loops, CmEventLoop cm, CompletionLoop completions) {
 

@@ -12,10 +12,11 @@ import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
 
 /**
- * The protection domain an {@link RdmaLoops} instance keeps for one device, and the registration cache of
- * that domain: the same memory (address and length) registered with the same access is one memory
- * region, shared by every {@link Registration.Lease} on it and deregistered when the last lease is closed
- * (and the last operation using it ended).
+ * The protection domain an {@link RdmaLoops} instance keeps for one device (in its per-device resources,
+ * {@code DeviceResources}, which make and close it), and the registration cache of that domain: the same
+ * memory (address and length) registered with the same access is one memory region, shared by every
+ * {@link Registration.Lease} on it and deregistered when the last lease is closed (and the last operation
+ * using it ended).
  *
  * <p>Only live registrations are cached: nothing stays pinned once its last holder let go. Caching
  * beyond that would need to know when the application frees or remaps the memory (a region keeps the

@@ -4,6 +4,7 @@ import rdmaflux.cm.internal.loop.CompletionLoop;
 import rdmaflux.cm.internal.cq.CompletionSource;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.internal.cq.CqBinding;
+import rdmaflux.cm.internal.cq.DeviceResources;
 import rdmaflux.cm.internal.cq.CqDrain;
 import rdmaflux.cm.internal.cq.CqInbox;
 import rdmaflux.cm.internal.memory.ConnectionLeases;
@@ -112,13 +113,14 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
      * posts every receive. On failure the CQ and QP belong to the id, which the caller closes; the regions
      * made here are closed before the failure is thrown.
      *
-     * @param registrations the loops' protection domain for the id's device
+     * @param device the loops' resources for the id's device: its protection domain, its shared CQs
      * @param pool the server's shared receive pool on that device, or {@code null}: the connection posts
      *             its own receive buffers
      */
-    public RcQueue(CmId id, Registrations registrations, ConnectionOptions options, RdmaRecorder recorder,
+    public RcQueue(CmId id, DeviceResources device, ConnectionOptions options, RdmaRecorder recorder,
             CompletionLoop loop, QueueOwner owner, ReceivePool pool) {
         assert owner.onCmLoop() : "made on the CM loop";
+        Registrations registrations = device.domain();
         this.owner = owner;
         this.options = options;
         this.recorder = recorder;
@@ -136,7 +138,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
         int depth = options.sendQueueDepth();
         busyPolling = options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL;
         // What can be in flight: each posted send and each receive that can complete for it.
-        cqs = new CqBinding(id, loop, options, depth + recvCount, this, owner::afterIdClosed);
+        cqs = new CqBinding(id, device, loop, options, depth + recvCount, this, owner::afterIdClosed);
         drain = cqs.source;
         qp = id.createQueuePair(pd, QpInitAttributes.builder(QpType.RC).completionQueue(cqs.cq)
                 .sharedReceiveQueue(pool == null ? null : pool.srq())

@@ -1,0 +1,120 @@
+package rdmaflux.cm.internal.cq;
+
+import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.RdmaDeviceEvents;
+import rdmaflux.cm.internal.loop.CompletionLoop;
+import rdmaflux.cm.internal.loop.Loops;
+import rdmaflux.cm.internal.memory.Registrations;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import reactor.core.publisher.Flux;
+import rdmaflux.verbs.AsyncEvent;
+import rdmaflux.verbs.RdmaContext;
+
+/**
+ * What one {@link Loops} keeps for one device, shared by every connection, endpoint and group of those
+ * loops on it: the protection domain with its registration cache and buffer slabs ({@link Registrations}),
+ * the device's event stream, and the CQs each completion loop's connections share on the device
+ * ({@link SharedCq.Group}, {@link ConnectionOptions#sharedCompletionQueue()}). {@link Devices} makes it on
+ * first use and closes it with the loops, once every connection on them released what it had, so the
+ * domain outlives every queue pair and region made in it.
+ *
+ * <p>Threads: made, and its domain and shared CQ groups made and looked up, on the loops' CM loops (the
+ * client's and the servers', so guarded by {@code this}); {@link #events()} from any thread (immutable);
+ * closed by {@link Devices#close()} on the thread that stops the loops.
+ */
+public final class DeviceResources {
+    private final Loops loops;
+    private final RdmaContext device;
+    /** One stream per device, shared by the connections watching it, open while any does. */
+    private final Flux<AsyncEvent> events;
+    /** Made on first use; guarded by this. */
+    private Registrations domain;
+    /** Each completion loop's shared CQs on this device; guarded by this. */
+    private final Map<CompletionLoop, SharedCq.Group> sharedCqs = new HashMap<>();
+    /** Set, under this, once closed: nothing may be made after. */
+    private boolean closed;
+
+    /**
+     * CM loop: nothing native is made yet.
+     *
+     * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()}), which owns
+     *               what is made here: no connection's end closes it
+     */
+    DeviceResources(Loops loops, RdmaContext device) {
+        assert loops.inCmLoop() : "a CM loop of the loops only";
+        this.loops = loops;
+        this.device = device;
+        this.events = RdmaDeviceEvents.events(device.deviceName()).publish().refCount();
+    }
+
+    /**
+     * CM loop: the loops' protection domain on this device, and its registration cache; made on first use
+     * (again if something closed it). Nothing closes it before the loops are disposed and every connection
+     * on them released its resources.
+     *
+     * @return the domain
+     * @throws IllegalStateException when the loops are disposed and their resources closed
+     */
+    public synchronized Registrations domain() {
+        assert loops.inCmLoop() : "a CM loop of the loops only";
+        checkOpen();
+        if (domain == null || domain.pd().isClosed()) {
+            domain = new Registrations(device.allocateProtectionDomain());
+        }
+        return domain;
+    }
+
+    /**
+     * CM loop: the CQs {@code loop}'s connections share on this device, made on first use. A shared CQ is
+     * closed with its last connection; the group only says which one has room.
+     *
+     * @param loop the completion loop that polls them
+     * @return its group
+     * @throws IllegalStateException when the loops are disposed and their resources closed
+     */
+    synchronized SharedCq.Group sharedCqs(CompletionLoop loop) {
+        assert loops.inCmLoop() : "a CM loop of the loops only";
+        checkOpen();
+        return sharedCqs.computeIfAbsent(loop, l -> new SharedCq.Group(l, device));
+    }
+
+    /**
+     * {@return the device's asynchronous events, shared: the first subscriber starts its thread, the last
+     * one's cancel ends it; any thread}
+     */
+    public Flux<AsyncEvent> events() {
+        return events;
+    }
+
+    /** {@return whether the domain was made} */
+    synchronized boolean hasDomain() {
+        return domain != null;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("these RdmaLoops are disposed");
+        }
+    }
+
+    /**
+     * Closes the domain, which closes whatever is still registered in it first; the shared CQ groups are
+     * dropped (each CQ was closed with its last connection, and the completion loops close their channels
+     * as they end). Called once every connection on the loops destroyed its queue pair.
+     */
+    synchronized void close() {
+        closed = true;
+        sharedCqs.clear();
+        if (domain != null) {
+            domain.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DeviceResources[" + device.deviceName() + "]";
+    }
+}
