@@ -13,6 +13,7 @@ import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaDatagramEndpoint;
 import rdmaflux.cm.internal.loop.SharedLoops;
 import rdmaflux.cm.internal.memory.Registrations;
+import rdmaflux.cm.internal.loop.Timers;
 import rdmaflux.cm.Step;
 
 import java.lang.System.Logger.Level;
@@ -23,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import reactor.core.Disposable;
@@ -31,7 +31,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Schedulers;
 import rdmaflux.verbs.AddressHandle;
 import rdmaflux.verbs.AddressHandleAttributes;
 import rdmaflux.verbs.CmEvent;
@@ -50,13 +49,21 @@ import rdmaflux.verbs.UdParameters;
  * them with the endpoint's QP number; the QP is made by hand (INIT → RTR → RTS with the CM's UDP qkey)
  * in the protection domain of the bound id's device context, so closing that id frees everything. Each
  * {@link #resolve} uses a short-lived id of its own; the address handle it yields is created in the
- * endpoint's PD, never in the resolving id's (which dies with that id).
+ * endpoint's PD, never in the resolving id's (which dies with that id). A resolve's timeout is a timer of
+ * the CM loop itself, as a connection's step timers are: it fires on the thread that owns the resolving
+ * id, with no hop from another scheduler, and is cancelled when the resolve ends.
+ *
+ * <p>Threads: opening, the bound id's events, resolves and the teardown run on the CM loop; the API
+ * (send, {@link #peerOf}, receive, dispose) is called from any thread and hands CM work to that loop; the
+ * data path is the {@link UdQueue}'s.
  */
 public final class DatagramEndpoint implements RdmaDatagramEndpoint {
     private static final int BACKLOG = 64;
 
     private final DatagramOptions options;
     private final CmEventLoop cm;
+    /** The CM loop's timers: the resolves' timeouts. */
+    private final Timers timers;
     private final CompletionLoop completions;
     /** The loops whose protection domain the queue uses. */
     private final Loops loops;
@@ -80,6 +87,7 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
         this.options = options;
         this.loops = loops;
         this.cm = cm;
+        this.timers = cm;
         this.completions = completions;
     }
 
@@ -100,6 +108,7 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
 
     /** CM loop. */
     private void open(InetSocketAddress local, MonoSink<RdmaDatagramEndpoint> sink) {
+        assert cm.inLoop() : "CM loop only";
         try {
             id = cm.channel().createId(PortSpace.UDP);
             id.bind(local);
@@ -145,6 +154,7 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
 
     /** CM loop: SIDR requests on the bound id; answered with this endpoint's QP number. */
     private void onListenerEvent(CmEvent e) {
+        assert cm.inLoop() : "CM loop only";
         if (e.type() != CmEventType.CONNECT_REQUEST || e.id() == null) {
             CmLog.LOG.log(Level.DEBUG, "ignoring " + e + " on datagram endpoint " + localAddress);
             return;
@@ -180,14 +190,14 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
         }
 
         void start() {
+            assert cm.inLoop() : "CM loop only";
             if (!open) {
                 finish(null, new IllegalStateException("the endpoint is disposed"));
                 return;
             }
             resolutions.add(this);
-            timer = Schedulers.parallel().schedule(() -> cm.execute(() -> finish(null,
-                    new RdmaCmException.StepTimeout(step, options.resolveTimeout()))),
-                    options.resolveTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            timer = timers.schedule(() -> finish(null, new RdmaCmException.StepTimeout(step, options.resolveTimeout())),
+                    options.resolveTimeout().toNanos());
             try {
                 rid = cm.channel().createId(PortSpace.UDP);
                 cm.register(rid, this::onEvent);
@@ -199,6 +209,7 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
         }
 
         private void onEvent(CmEvent e) {
+            assert cm.inLoop() : "CM loop only";
             if (sink == null) {
                 return;
             }
@@ -235,7 +246,9 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
             finish(DatagramValues.peer(DatagramEndpoint.this, remote, ud.qpNumber(), ud.qkey(), ah), null);
         }
 
+        /** CM loop: the resolve ends; its timer is cancelled and its id destroyed. */
         void finish(DatagramPeer peer, Throwable error) {
+            assert cm.inLoop() : "CM loop only";
             MonoSink<DatagramPeer> s = sink;
             if (s == null) {
                 return;
@@ -244,6 +257,7 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
             resolutions.remove(this);
             if (timer != null) {
                 timer.dispose();
+                timer = null;
             }
             if (rid != null) {
                 cm.unregister(rid);
@@ -359,6 +373,7 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
 
     /** CM loop: closes the queue's QP, MRs and address handles, then destroys the bound id (the CQ with it). */
     private void release(Throwable cause) {
+        assert cm.inLoop() : "CM loop only";
         UdQueue.release(id, queue);
         handles.clear();
         closed.tryEmitEmpty();

@@ -1,5 +1,7 @@
 package rdmaflux.cm.internal.datagram;
 
+import rdmaflux.cm.internal.util.StreamWindow;
+
 import java.nio.ByteBuffer;
 
 import org.reactivestreams.Subscription;
@@ -11,36 +13,30 @@ import rdmaflux.verbs.AddressHandle;
 /**
  * One {@code send(Publisher)} of datagrams on a {@link UdSends}: it asks its source for one datagram per
  * send buffer, posts each one as soon as a buffer is free (waiting in a ring of its own meanwhile), and asks
- * for more once half of them were sent. Nothing is allocated per datagram and no signal hops per datagram:
- * the source is asked for more on the scheduler (once per half window), and the stream's end is signalled
- * there.
+ * for more once half of them were sent, or none is outstanding. Nothing is allocated per datagram and no
+ * signal hops per datagram: the source is asked for more on the scheduler (once per half window). The
+ * window's accounting (outstanding datagrams, the credit to request, the source's and the stream's end) is a
+ * {@link StreamWindow}, as an RC connection's {@code send(Publisher)} has one; a datagram is outstanding
+ * from the moment the stream takes it (waiting in the ring or posted) until its send ended.
  *
- * <p>Threads: guarded by the {@link UdSends}' monitor; the source emits on its own thread.
+ * <p>Threads: the ring and the hand-over to the send queue are guarded by the {@link UdSends}' monitor
+ * (the window is atomic); the source emits on its own thread; sends end on the completion loop; the source
+ * is asked for more and cancelled on the scheduler.
  */
 public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
     final AddressHandle ah;
     final int qpn;
     final int qkey;
     private final UdSends sends;
-    private final int window;
-    private final Scheduler scheduler;
+    private final StreamWindow window;
     private final MonoSink<Void> sink;
     /** Datagrams emitted while no buffer was free, in order. */
     private final ByteBuffer[] ring;
     private int head;
     private int count;
-    private int inFlight;
-    /** Datagrams sent since the source was last asked for more. */
-    private int done;
-    /** How many to ask the source for when the scheduled request runs. */
-    private long toRequest;
-    private boolean requestScheduled;
     /** Whether it has its place in the send queue's line. */
     private boolean queued;
-    private boolean sourceDone;
-    private boolean ended;
     private volatile Subscription upstream;
-    private final Runnable request = this::requestNow;
 
     DatagramStream(UdSends sends, AddressHandle ah, int qpn, int qkey, int window, Scheduler scheduler,
                    MonoSink<Void> sink) {
@@ -48,8 +44,7 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
         this.ah = ah;
         this.qpn = qpn;
         this.qkey = qkey;
-        this.window = window;
-        this.scheduler = scheduler;
+        this.window = new StreamWindow(window, scheduler, this::requestNow);
         this.sink = sink;
         this.ring = new ByteBuffer[window];
     }
@@ -57,20 +52,21 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
     @Override
     public void onSubscribe(Subscription s) {
         upstream = s;
-        s.request(window);
+        s.request(window.size());
     }
 
     @Override
     public void onNext(ByteBuffer datagram) {
         Throwable refused = sends.refusal(datagram.remaining());
         synchronized (sends) {
-            if (ended) {
+            if (window.ended()) {
                 return;
             }
             if (refused != null || sends.closed()) {
                 fail(refused != null ? refused : sends.closedError());
                 return;
             }
+            window.take(); // outstanding from now on, posted at once or waiting in the ring
             if (!queued && sends.offer(this, datagram)) {
                 return;
             }
@@ -90,8 +86,7 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
     @Override
     public void onError(Throwable t) {
         synchronized (sends) {
-            if (!ended) {
-                end();
+            if (end()) {
                 sink.error(t);
             }
         }
@@ -100,9 +95,8 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
     @Override
     public void onComplete() {
         synchronized (sends) {
-            sourceDone = true;
-            if (!ended && inFlight == 0 && count == 0) {
-                end();
+            window.sourceDone();
+            if (window.outstanding() == 0 && end()) {
                 sink.success();
             }
         }
@@ -111,17 +105,11 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
     /** The subscriber cancelled: datagrams not posted yet are dropped; any thread. */
     void cancel() {
         synchronized (sends) {
-            if (ended) {
+            if (!end()) {
                 return;
             }
-            end();
         }
         cancelUpstream();
-    }
-
-    /** Guarded: a datagram of this stream was posted. */
-    void posted() {
-        inFlight++;
     }
 
     /**
@@ -130,34 +118,27 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
      * @param error why it failed, or {@code null}
      */
     void sent(Throwable error) {
-        inFlight--;
-        if (ended) {
+        assert Thread.holdsLock(sends) : "under the send queue's monitor";
+        int left = window.finish();
+        if (window.ended()) {
             return;
         }
         if (error != null) {
             fail(error);
             return;
         }
-        if (sourceDone) {
-            if (inFlight == 0 && count == 0) {
-                end();
+        if (window.isSourceDone()) {
+            if (left == 0 && end()) {
                 sink.success();
             }
             return;
         }
-        done++;
-        if (done >= Math.max(1, window / 2) || (inFlight == 0 && count == 0)) {
-            toRequest += done;
-            done = 0;
-            if (!requestScheduled) {
-                requestScheduled = true;
-                scheduler.schedule(request);
-            }
-        }
+        window.finished(window.replace(), left);
     }
 
     /** {@return the next waiting datagram, or {@code null}; guarded} */
     ByteBuffer next() {
+        assert Thread.holdsLock(sends) : "under the send queue's monitor";
         if (count == 0) {
             return null;
         }
@@ -170,11 +151,13 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
 
     /** {@return whether datagrams wait for a buffer; guarded} */
     boolean hasWaiting() {
-        return count > 0 && !ended;
+        assert Thread.holdsLock(sends) : "under the send queue's monitor";
+        return count > 0 && !window.ended();
     }
 
     /** Guarded: the send queue took it out of its line. */
     void unqueued() {
+        assert Thread.holdsLock(sends) : "under the send queue's monitor";
         queued = false;
     }
 
@@ -183,24 +166,31 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
      * run the source's code, which must not run on the completion loop).
      */
     void fail(Throwable e) {
-        if (ended) {
+        assert Thread.holdsLock(sends) : "under the send queue's monitor";
+        if (!end()) {
             return;
         }
-        end();
         sink.error(e);
         if (upstream != null) {
-            scheduler.schedule(this::cancelUpstream);
+            window.schedule(this::cancelUpstream);
         }
     }
 
-    /** Guarded: no more datagrams are taken or posted. */
-    private void end() {
-        ended = true;
+    /**
+     * Guarded: no more datagrams are taken or posted; what waits in the ring is dropped.
+     *
+     * @return whether this call ended the stream (the caller signals the end), false if it had ended
+     */
+    private boolean end() {
+        if (!window.end()) {
+            return false;
+        }
         while (count > 0) {
             next();
         }
         sends.withdraw(this);
         queued = false;
+        return true;
     }
 
     private void cancelUpstream() {
@@ -212,17 +202,7 @@ public final class DatagramStream implements CoreSubscriber<ByteBuffer> {
 
     /** On the scheduler: asks the source for what was sent since the last time. */
     private void requestNow() {
-        long n;
-        synchronized (sends) {
-            n = toRequest;
-            toRequest = 0;
-            requestScheduled = false;
-            if (ended) {
-                return;
-            }
-        }
-        if (n > 0) {
-            upstream.request(n);
-        }
+        window.requestStarted();
+        window.requestFrom(upstream);
     }
 }

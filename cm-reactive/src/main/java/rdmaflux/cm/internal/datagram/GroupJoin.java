@@ -10,17 +10,16 @@ import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaMulticastException;
 import rdmaflux.cm.internal.loop.SharedLoops;
 import rdmaflux.cm.internal.memory.Registrations;
+import rdmaflux.cm.internal.loop.Timers;
 import rdmaflux.cm.Step;
 
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.concurrent.TimeUnit;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Schedulers;
 import rdmaflux.verbs.CmEvent;
 import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.PortSpace;
@@ -33,9 +32,14 @@ import rdmaflux.verbs.UdParameters;
  * {@code rdma_create_qp}, receives posted before the join, {@code rdma_join_multicast_ex}, then
  * MULTICAST_JOIN with the group's address handle attributes, QPN (0xFFFFFF) and qkey.
  *
- * <p>Everything here runs on the CM loop. The data path is the {@link UdQueue}, created at ADDR_RESOLVED.
- * A receiving join keeps a receive ring and no send buffers; a sending one the reverse, and joins as a
- * send-only full member when asked (falling back to a full join when the kernel refuses).
+ * <p>The data path is the {@link UdQueue}, created at ADDR_RESOLVED. A receiving join keeps a receive ring
+ * and no send buffers; a sending one the reverse, and joins as a send-only full member when asked (falling
+ * back to a full join when the kernel refuses). The join timeout is a timer of the CM loop itself, as a
+ * connection's step timers are: it fires on the thread that owns the id, with no hop from another
+ * scheduler, and is cancelled once the group is joined or the join ends.
+ *
+ * <p>Threads: the CM loop, for everything but the getters, which the owner's facade reads from any thread
+ * (the fields they read are volatile and set once before {@link Listener#joined()}).
  */
 public final class GroupJoin {
     /** What the owner hears, on the CM loop. */
@@ -53,6 +57,8 @@ public final class GroupJoin {
     private final MulticastOptions options;
     private final boolean receiver;
     private final CmEventLoop cm;
+    /** The CM loop's timers: the join timeout. */
+    private final Timers timers;
     private final CompletionLoop completions;
     /** The loops whose protection domain the queue uses. */
     private final Loops loops;
@@ -73,6 +79,7 @@ public final class GroupJoin {
         this.options = options;
         this.receiver = receiver;
         this.cm = loops.cm();
+        this.timers = cm;
         this.completions = loops.completions();
         this.loops = loops.loops();
         this.listener = listener;
@@ -113,12 +120,13 @@ public final class GroupJoin {
 
     /** CM loop: creates the id and starts address resolution. */
     void start() {
+        assert cm.inLoop() : "CM loop only";
         if (state != State.IDLE) {
             return;
         }
-        deadline = System.nanoTime() + options.joinTimeout().toNanos();
-        timer = Schedulers.parallel().schedule(() -> cm.execute(this::checkTimeout),
-                options.joinTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        long timeout = options.joinTimeout().toNanos();
+        deadline = System.nanoTime() + timeout;
+        timer = timers.schedule(this::checkTimeout, timeout);
         try {
             id = cm.channel().createId(PortSpace.UDP);
             cm.register(id, this::onEvent);
@@ -132,6 +140,7 @@ public final class GroupJoin {
     }
 
     private void onEvent(CmEvent e) {
+        assert cm.inLoop() : "CM loop only";
         try {
             switch (e.type()) {
                 case ADDR_RESOLVED -> {
@@ -219,12 +228,14 @@ public final class GroupJoin {
         }
         state = State.JOINED;
         options.recorder().multicastGroups(1);
-        timer.dispose();
+        cancelTimer();
         queue.start();
         listener.joined();
     }
 
+    /** CM loop: the join timeout's timer fired, or an event came after the deadline. */
     private void checkTimeout() {
+        assert cm.inLoop() : "CM loop only";
         if (state == State.IDLE || state == State.RESOLVING || state == State.JOINING) {
             fail(new RdmaMulticastException.JoinTimeout(group, options.joinTimeout()));
         }
@@ -241,6 +252,7 @@ public final class GroupJoin {
     }
 
     private void close(Throwable cause) {
+        assert cm.inLoop() : "CM loop only";
         if (state == State.CLOSED) {
             return;
         }
@@ -249,9 +261,7 @@ public final class GroupJoin {
         if (was == State.JOINED) {
             options.recorder().multicastGroups(-1);
         }
-        if (timer != null) {
-            timer.dispose();
-        }
+        cancelTimer();
         if (was == State.JOINING || was == State.JOINED) {
             try {
                 id.leaveMulticast(group);
@@ -277,8 +287,17 @@ public final class GroupJoin {
         }
     }
 
+    /** CM loop: the join step ended, one way or the other; its timer must not fire for it. */
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.dispose();
+            timer = null;
+        }
+    }
+
     /** CM loop, after the completion loop let go: closes the queue's QP, MRs and AHs, destroys the id (CQ with it). */
     private void release() {
+        assert cm.inLoop() : "CM loop only";
         UdQueue.release(id, queue);
         closed.tryEmitEmpty();
     }

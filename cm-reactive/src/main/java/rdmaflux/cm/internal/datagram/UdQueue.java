@@ -1,6 +1,5 @@
 package rdmaflux.cm.internal.datagram;
 
-import rdmaflux.cm.internal.memory.BufferSlabs;
 import rdmaflux.cm.internal.util.CmLog;
 import rdmaflux.cm.internal.loop.CompletionLoop;
 import rdmaflux.cm.internal.cq.CqDrain;
@@ -27,20 +26,19 @@ import reactor.util.concurrent.Queues;
 import rdmaflux.verbs.AddressHandle;
 import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.CompletionQueue;
-import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
 import rdmaflux.verbs.QueuePair;
 import rdmaflux.verbs.RdmaContext;
-import rdmaflux.verbs.ReceiveRequests;
 import rdmaflux.verbs.WcStatus;
 import rdmaflux.verbs.WorkCompletions;
 
 /**
  * The UD data path shared by multicast memberships, multicast senders and datagram endpoints: one UD
- * QP with its CQ (notifying through its loop's channel for the device), a ring of receive buffers, registered send buffers, and the
- * fan-out of received datagrams to subscribers.
+ * QP with its CQ (notifying through its loop's channel for the device), a ring of receive buffers
+ * ({@link UdReceiveRing}), registered send buffers ({@link UdSends}), and the fan-out of received datagrams
+ * to subscribers.
  *
  * <p><b>Receive credits.</b> At most {@code receiveBuffers} datagrams are either posted as receives or
  * delivered-but-not-yet-consumed: a receive is posted again only when a datagram has reached every
@@ -48,7 +46,7 @@ import rdmaflux.verbs.WorkCompletions;
  * a subscriber that stops requesting leaves the ring empty after {@code receiveBuffers} datagrams, and
  * the device drops what arrives after that (UD has no RNR retry; see docs/multicast.md for counting).
  *
- * <p><b>Threads.</b> Receive bookkeeping and emission run on the completion loop; the send side is
+ * <p>Threads: receive bookkeeping and emission run on the completion loop; the send side is
  * guarded by {@code this} and posted from the caller's thread; user signals hop to the scheduler.
  * The CQ is created through a CM id's context, so closing that id frees it; the QP, regions and address
  * handles are made in the loops' protection domain for the device, which outlives the queue, so
@@ -57,7 +55,6 @@ import rdmaflux.verbs.WorkCompletions;
 public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     /** {@code RDMA_UDP_QKEY} of rdma_cma.h: the qkey the CM uses for the UDP port space. */
     static final int RDMA_UDP_QKEY = 0x01234567;
-    private static final long RECV_TAG = 1L << 62;
 
     /** Makes the QP: through rdma_create_qp for multicast ids (librdmacm attaches it), or by hand. */
     interface QpFactory {
@@ -83,13 +80,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     // Receive side: completion loop only, except the atomics and the inbox list.
     private final int receiveBuffers;
-    private final int slotSize;
-    private final MemoryRegion recvMr;
-    private final ReceiveRequests recvBatch;
-    private final int[] freeSlots;
-    private int freeTop;
-    private volatile int posted; // written on the completion loop only; volatile for postedReceives()
-    private final AtomicInteger undelivered = new AtomicInteger();
+    private final UdReceiveRing ring;
     private final AtomicBoolean replenishScheduled = new AtomicBoolean();
     private final CopyOnWriteArrayList<Inbox> inboxes = new CopyOnWriteArrayList<>();
     private final AtomicLong received = new AtomicLong();
@@ -122,7 +113,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
         this.receiveBuffers = receiveBuffers;
         this.pd = domain.pd();
         QueuePair madeQp = null;
-        MemoryRegion madeRecv = null;
+        UdReceiveRing madeRing = null;
         try {
             this.maxPayload = ctx.queryPort(port).activeMtu().bytes();
             this.cq = ctx.createCompletionQueue(receiveBuffers + sendBuffers + 1, loop.channel(device),
@@ -131,26 +122,14 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             this.qp = factory.create(pd, QpInitAttributes.builder(QpType.UD).completionQueue(cq)
                     .depth(Math.max(1, sendBuffers), Math.max(1, receiveBuffers)).sge(1, 1).build());
             madeQp = qp;
-            this.slotSize = (maxPayload + Datagram.GRH_BYTES + 63) & ~63;
-            if (receiveBuffers > 0) {
-                recvMr = pd.register(BufferSlabs.allocate(arena, (long) slotSize * receiveBuffers, 64));
-                madeRecv = recvMr;
-                recvBatch = new ReceiveRequests(receiveBuffers, 1);
-            } else {
-                recvMr = null;
-                recvBatch = null;
-            }
-            freeSlots = new int[receiveBuffers];
-            for (int i = 0; i < receiveBuffers; i++) {
-                freeSlots[i] = receiveBuffers - 1 - i;
-            }
-            freeTop = receiveBuffers;
+            this.ring = UdReceiveRing.register(pd, arena, qp, receiveBuffers, maxPayload);
+            madeRing = ring;
             sends = new UdSends(qp, pd, arena, sendBuffers, maxPayload, "the active MTU of " + deviceName
                     + " port " + port, recorder, scheduler);
         } catch (RuntimeException | Error e) {
             // The QP first (it uses the CQ, which the id's close destroys after this), then the region.
             closeQuietly(madeQp);
-            closeQuietly(madeRecv);
+            closeQuietly(madeRing == null ? null : madeRing.region());
             arena.close();
             throw e;
         }
@@ -200,7 +179,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     /** {@return receives posted right now (tests)} */
     public int postedReceives() {
-        return posted;
+        return ring.posted();
     }
 
     long received() {
@@ -213,6 +192,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     /** Posts the whole receive ring; before the QP can receive anything (CM loop, before {@link #start}). */
     void postInitialReceives() {
+        assert !registered : "before start()";
         replenish();
     }
 
@@ -251,7 +231,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     /** A datagram has been seen by every subscriber: its receive can be posted again. Any thread. */
     public void creditReturned() {
-        undelivered.decrementAndGet();
+        ring.returned();
         if (loop.inLoop()) {
             if (!drain.draining() && !tornDown) {
                 replenish(); // e.g. a closing inbox gave its datagrams back
@@ -270,27 +250,12 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     /** Completion loop (or CM loop before start): posts receives for every free credit. */
     private void replenish() {
-        if (receiveBuffers == 0) {
-            return;
-        }
-        int n = Math.min(freeTop, receiveBuffers - posted - undelivered.get());
-        if (n <= 0) {
-            return;
-        }
-        for (int i = 0; i < n; i++) {
-            int slot = freeSlots[--freeTop];
-            recvBatch.set(i, RECV_TAG | slot).sge(i, 0, recvMr, (long) slotSize * slot, slotSize);
-        }
-        try {
-            qp.postReceive(recvBatch, n);
-            posted += n;
-        } catch (RuntimeException e) {
-            // The QP is in error or being destroyed: keep the slots free; teardown follows. Outside a
-            // teardown nothing will post them again, so that is worth a warning.
-            for (int i = 0; i < n; i++) {
-                freeTop++;
-            }
-            CmLog.LOG.log(tornDown ? Level.DEBUG : Level.WARNING, "posting " + n + " receives failed", e);
+        assert loop.inLoop() || !registered : "completion loop only once started";
+        RuntimeException refused = ring.replenish();
+        if (refused != null) {
+            // The QP is in error or being destroyed: the ring kept the slots free; teardown follows. Outside
+            // a teardown nothing will post them again, so that is worth a warning.
+            CmLog.LOG.log(tornDown ? Level.DEBUG : Level.WARNING, "posting receives failed", refused);
         }
     }
 
@@ -301,6 +266,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     @Override
     public boolean drain() {
+        assert loop.inLoop() : "completion loop only";
         if (tornDown) {
             return false;
         }
@@ -311,11 +277,11 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
 
     @Override
     public void complete(WorkCompletions wc, int i) {
+        assert loop.inLoop() : "completion loop only";
         long wrId = wc.wrId(i);
-        if ((wrId & RECV_TAG) != 0) {
-            int slot = (int) (wrId & ~RECV_TAG);
-            posted--;
-            freeSlots[freeTop++] = slot;
+        if (UdReceiveRing.isReceive(wrId)) {
+            // The datagram is copied out below, before anything can post the slot again.
+            int slot = ring.completed(wrId);
             if (!wc.isSuccess(i)) {
                 if (wc.status(i) != WcStatus.WR_FLUSH_ERR) {
                     receiveErrors.incrementAndGet();
@@ -324,7 +290,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
                 }
                 return;
             }
-            Datagram d = GrhAddresses.fromReceive(recvMr.segment(), (long) slotSize * slot, wc.byteLength(i),
+            Datagram d = GrhAddresses.fromReceive(ring.memory(), ring.offset(slot), wc.byteLength(i),
                     wc.hasGrh(i), wc.sourceQp(i), wc.hasImmediate(i), wc.hasImmediate(i) ? wc.immediateData(i) : 0,
                     grhAddresses, creditReturned);
             received.incrementAndGet();
@@ -336,7 +302,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
     }
 
     private void deliver(Datagram d) {
-        undelivered.incrementAndGet();
+        ring.delivered();
         // The datagram starts with one reference (this method's); each inbox that takes it adds one.
         for (Inbox in : inboxes) {
             DatagramValues.retain(d);
@@ -463,7 +429,7 @@ public final class UdQueue implements CompletionLoop.Handler, CqDrain.Sink {
             handles.clear();
         }
         ahs.forEach(UdQueue::closeQuietly);
-        closeQuietly(recvMr);
+        closeQuietly(ring.region());
         closeQuietly(sends.region());
     }
 

@@ -156,6 +156,7 @@ public final class UdSends {
      * @return whether it was posted; if not, the stream keeps the datagram
      */
     boolean offer(DatagramStream stream, ByteBuffer data) {
+        assert Thread.holdsLock(this) : "under the monitor";
         if (waiting.isEmpty() && freeTop > 0) {
             post(stream.ah, stream.qpn, stream.qkey, data, false, 0, stream);
             return true;
@@ -165,11 +166,13 @@ public final class UdSends {
 
     /** A stream that has datagrams waiting; guarded by this. */
     void queue(DatagramStream stream) {
+        assert Thread.holdsLock(this) : "under the monitor";
         waiting.add(stream);
     }
 
     /** A stream that ended takes its place out of the queue, and leaves the streams a close ends; guarded by this. */
     void withdraw(DatagramStream stream) {
+        assert Thread.holdsLock(this) : "under the monitor";
         waiting.remove(stream);
         streams.remove(stream);
     }
@@ -177,6 +180,7 @@ public final class UdSends {
     /** Guarded by this; {@code owner} is the single send's sink or the stream. */
     private void post(AddressHandle ah, int qpn, int qkey, ByteBuffer data, boolean withImmediate, int immediate,
                       Object owner) {
+        assert Thread.holdsLock(this) : "under the monitor";
         int slot = free[--freeTop];
         int off = maxPayload * slot;
         int len = data.remaining();
@@ -207,9 +211,6 @@ public final class UdSends {
         }
         inFlight[slot] = owner;
         inFlightBytes[slot] = len;
-        if (owner instanceof DatagramStream s) {
-            s.posted();
-        }
     }
 
     /**
@@ -246,6 +247,7 @@ public final class UdSends {
 
     /** Guarded by this: waiting sends take the free buffers; streams take turns, one datagram each. */
     void postWaiting() {
+        assert Thread.holdsLock(this) : "under the monitor";
         Object w;
         while (!closed && freeTop > 0 && (w = waiting.poll()) != null) {
             if (w instanceof DatagramStream s) {
@@ -272,6 +274,7 @@ public final class UdSends {
 
     /** {@return whether sends are refused; guarded by this} */
     boolean closed() {
+        assert Thread.holdsLock(this) : "under the monitor";
         return closed;
     }
 

@@ -1,26 +1,20 @@
 package rdmaflux.cm.internal.rc;
 
-import rdmaflux.cm.internal.util.FieldHandles;
+import rdmaflux.cm.internal.util.StreamWindow;
 import rdmaflux.cm.RdmaConnection;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Disposable;
 import reactor.core.Fuseable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.context.Context;
@@ -32,7 +26,8 @@ import reactor.util.context.Context;
  * once per subscription, one per place in the window, and reused; a message that must wait for a credit or
  * buffer waits as its sink. Completions only count; more is requested from the source on the connection's
  * scheduler once half the window has finished (or nothing is in flight), so the source never runs on a
- * completion loop and the scheduler is called once per half window, not per message. With a
+ * completion loop and the scheduler is called once per half window, not per message (the window's accounting
+ * is a {@link StreamWindow}, as a UD queue's stream of datagrams has one). With a
  * {@code release} callback, the messages whose send ended are handed back in the same batch, on the
  * scheduler.
  *
@@ -45,7 +40,8 @@ import reactor.util.context.Context;
  *
  * <p>Threads: the source's {@code onNext} on its own threads, completions on the completion loop (under the
  * send queue's lock: they record and hand over, nothing else), requests, releases and the terminal signal on
- * the scheduler. All shared state is atomic; no lock of this class is held while the send queue's is taken.
+ * the scheduler. All shared state is atomic (the window's too); no lock of this class is held while the send
+ * queue's is taken.
  *
  * @param <T> the source's message type
  */
@@ -85,7 +81,8 @@ public final class StreamSend<T> extends Mono<Void> {
     static final class Sender<T> implements CoreSubscriber<T>, Subscription, Runnable {
         private final CoreSubscriber<? super Void> actual;
         private final StreamTarget connection;
-        private final Scheduler scheduler;
+        /** What is in flight, what may be requested, whether the source and the stream ended. */
+        private final StreamWindow window;
         private final Function<? super T, ? extends ByteBuffer> content;
         private final Consumer<? super T> release;
         /**
@@ -95,16 +92,8 @@ public final class StreamSend<T> extends Mono<Void> {
         private final AtomicReferenceArray<StreamElement<T>> live;
         /** The element of each slot, made on the slot's first use. Only the source's thread touches it. */
         private final StreamElement<T>[] elements;
-        /** Finished messages after which more is requested: half the window. */
-        private final int batch;
         /** Ended messages not yet given to {@code release}, linked through {@link StreamElement#next}. */
         private final AtomicReference<StreamElement<T>> ended = new AtomicReference<>();
-        private final AtomicInteger inFlight = new AtomicInteger();
-        /** Completions not yet turned into a request to the source. */
-        private final AtomicInteger toRequest = new AtomicInteger();
-        private final AtomicBoolean requestScheduled = new AtomicBoolean();
-        private final AtomicBoolean terminated = new AtomicBoolean();
-        private volatile boolean sourceDone;
         private Subscription upstream;
         /** The fused source's queue, or null when the source pushes its messages. */
         private Fuseable.QueueSubscription<T> fusedQueue;
@@ -115,7 +104,10 @@ public final class StreamSend<T> extends Mono<Void> {
         private boolean syncFused;
         /** Serializes the draining of a fused source. */
         private final AtomicInteger drainWip = new AtomicInteger();
-        /** A fused source: messages that may still be taken (its "demand"); only the draining thread. */
+        /**
+         * A fused source: messages that may still be taken (its "demand", taken from the window's credit); only
+         * the draining thread.
+         */
         private long credit;
         /** A fused source: a run's messages and their bytes, between polling and handing over. */
         private final Object[] runMessages;
@@ -124,14 +116,13 @@ public final class StreamSend<T> extends Mono<Void> {
         Sender(CoreSubscriber<? super Void> actual, StreamSend<T> send) {
             this.actual = actual;
             this.connection = send.connection;
-            this.scheduler = send.scheduler;
+            this.window = new StreamWindow(send.window, send.scheduler, this);
             this.content = send.content;
             this.release = send.release;
             this.live = new AtomicReferenceArray<>(send.window);
             @SuppressWarnings("unchecked")
             StreamElement<T>[] made = new StreamElement[send.window];
             this.elements = made;
-            this.batch = Math.max(1, send.window / 2);
             int run = Math.min(send.window, SendBatches.MAX_BATCH);
             this.runMessages = new Object[run];
             this.runBytes = new ByteBuffer[run];
@@ -147,7 +138,7 @@ public final class StreamSend<T> extends Mono<Void> {
                     Fuseable.QueueSubscription<T> fq = (Fuseable.QueueSubscription<T>) s;
                     fusedQueue = fq;
                     syncFused = mode == Fuseable.SYNC;
-                    toRequest.addAndGet(live.length()); // the first credit, taken by the drain
+                    window.grant(live.length()); // the first credit, taken by the drain
                     actual.onSubscribe(this);
                     drainFused();
                     return;
@@ -163,7 +154,7 @@ public final class StreamSend<T> extends Mono<Void> {
                 drainFused(); // a fused source only says there is something to poll
                 return;
             }
-            if (terminated.get()) {
+            if (window.ended()) {
                 releaseNow(message); // the stream ended; what the source still emits is not sent
                 return;
             }
@@ -176,7 +167,7 @@ public final class StreamSend<T> extends Mono<Void> {
                 end(x);
                 return;
             }
-            inFlight.incrementAndGet();
+            window.take();
             connection.sendElement(bytes, take(release == null ? null : message, bytes));
         }
 
@@ -223,40 +214,40 @@ public final class StreamSend<T> extends Mono<Void> {
             Fuseable.QueueSubscription<T> q = fusedQueue;
             int missed = 1;
             do {
-                credit += toRequest.getAndSet(0);
+                credit += window.takeCredit();
                 for (;;) {
-                    if (terminated.get()) {
+                    if (window.ended()) {
                         releaseQueued(q); // what the source still holds is not sent
                         break;
                     }
                     int n = 0;
                     try {
                         T m;
-                        while (n < runMessages.length && credit > 0 && !(syncFused && sourceDone)) {
+                        while (n < runMessages.length && credit > 0 && !(syncFused && window.isSourceDone())) {
                             m = q.poll();
                             if (m == null) {
                                 if (syncFused) {
-                                    sourceDone = true; // a synchronous source's null poll is its end
+                                    window.sourceDone(); // a synchronous source's null poll is its end
                                 }
                                 break;
                             }
                             runMessages[n++] = m;
                             credit--;
-                            inFlight.incrementAndGet(); // counted at once: the stream cannot end under it
+                            window.take(); // counted at once: the stream cannot end under it
                             runBytes[n - 1] = content.apply(m);
                         }
                     } catch (RuntimeException | Error x) {
                         for (int i = 0; i < n; i++) {
                             releaseNow(message(i));
                         }
-                        inFlight.addAndGet(-n);
+                        window.untake(n);
                         clearRun(n);
                         q.cancel();
                         end(x);
                         continue; // releases what is left
                     }
                     if (n == 0) {
-                        if (sourceDone && inFlight.get() == 0 && fusedEmpty()) {
+                        if (window.isSourceDone() && window.outstanding() == 0 && fusedEmpty()) {
                             end(null);
                         }
                         break;
@@ -269,7 +260,7 @@ public final class StreamSend<T> extends Mono<Void> {
 
         /** {@return whether the fused source holds nothing more: a synchronous one once it ended} */
         private boolean fusedEmpty() {
-            return syncFused ? sourceDone : fusedQueue.isEmpty();
+            return syncFused ? window.isSourceDone() : fusedQueue.isEmpty();
         }
 
         /**
@@ -322,16 +313,16 @@ public final class StreamSend<T> extends Mono<Void> {
 
         @Override
         public void onError(Throwable t) {
-            sourceDone = true;
+            window.sourceDone();
             end(t);
         }
 
         @Override
         public void onComplete() {
-            sourceDone = true;
+            window.sourceDone();
             if (fusedQueue != null) {
                 drainFused(); // ends once what the queue still holds was sent
-            } else if (inFlight.get() == 0) {
+            } else if (window.outstanding() == 0) {
                 end(null);
             }
         }
@@ -351,20 +342,19 @@ public final class StreamSend<T> extends Mono<Void> {
             } else if (e.slot >= 0) {
                 live.compareAndSet(e.slot, e, null);
             }
-            int left = inFlight.decrementAndGet();
+            int left = window.finish();
             int due = 0;
             if (error != null) {
                 end(error);
-            } else if (sourceDone && left == 0 && (fusedQueue == null || fusedEmpty())) {
+            } else if (window.isSourceDone() && left == 0 && (fusedQueue == null || fusedEmpty())) {
                 end(null);
             } else {
-                due = toRequest.incrementAndGet();
+                due = window.replace();
             }
-            // Releases are due even after the end: posted messages finish after a cancel. Otherwise the
-            // source still has demand, or messages in flight that will finish, until half the window is due.
-            if ((due >= batch || left == 0 || terminated.get()) && requestScheduled.compareAndSet(false, true)) {
-                schedule(this);
-            }
+            // Releases are due even after the end (the window schedules this task once the stream ended):
+            // posted messages finish after a cancel. Otherwise the source still has demand, or messages in
+            // flight that will finish, until half the window is due.
+            window.finished(due, left);
         }
 
         /**
@@ -373,16 +363,13 @@ public final class StreamSend<T> extends Mono<Void> {
          */
         @Override
         public void run() {
-            requestScheduled.set(false);
+            window.requestStarted();
             releaseEnded();
             if (fusedQueue != null) {
                 drainFused(); // takes the finished count as credit
                 return;
             }
-            int n = toRequest.getAndSet(0);
-            if (n > 0 && !terminated.get()) {
-                upstream.request(n);
-            }
+            window.requestFrom(upstream);
         }
 
         private void releaseEnded() {
@@ -405,10 +392,10 @@ public final class StreamSend<T> extends Mono<Void> {
          * cancelling the source (user code) wait for the scheduler.
          */
         private void end(Throwable error) {
-            if (!terminated.compareAndSet(false, true)) {
+            if (!window.end()) {
                 return;
             }
-            schedule(() -> {
+            window.schedule(() -> {
                 if (error != null) {
                     upstream.cancel();
                     if (fusedQueue != null) {
@@ -433,14 +420,6 @@ public final class StreamSend<T> extends Mono<Void> {
             }
         }
 
-        private void schedule(Runnable task) {
-            try {
-                scheduler.schedule(task);
-            } catch (RejectedExecutionException e) {
-                task.run(); // the scheduler is gone: signal here rather than never
-            }
-        }
-
         @Override
         public void request(long n) {
             // Mono<Void>: there is nothing to request.
@@ -448,7 +427,7 @@ public final class StreamSend<T> extends Mono<Void> {
 
         @Override
         public void cancel() {
-            if (terminated.compareAndSet(false, true)) {
+            if (window.end()) {
                 upstream.cancel();
                 if (fusedQueue != null) {
                     drainFused(); // releases what the source still queues

@@ -1,0 +1,431 @@
+package rdmaflux.cm.internal.rc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * {@link StreamSend} against a recording connection and a scheduler the test runs by hand, one thread: what
+ * the source is asked for and when, which messages are handed over under one hold of the lock, releases, and
+ * how failures and cancels end the stream. (StreamSendIT covers the same over a real connection.)
+ */
+class StreamSendTest {
+
+    /** A scheduler whose tasks wait until the test runs them. */
+    private static final class ByHand implements Scheduler {
+        final Queue<Runnable> tasks = new ArrayDeque<>();
+        boolean rejecting;
+
+        @Override
+        public Disposable schedule(Runnable task) {
+            if (rejecting) {
+                throw new RejectedExecutionException("disposed");
+            }
+            tasks.add(task);
+            return () -> tasks.remove(task);
+        }
+
+        @Override
+        public Worker createWorker() {
+            throw new UnsupportedOperationException();
+        }
+
+        int runAll() {
+            int n = 0;
+            Runnable t;
+            while ((t = tasks.poll()) != null) {
+                t.run();
+                n++;
+            }
+            return n;
+        }
+    }
+
+    /**
+     * The connection: records each element with the lock's hold count and which hold it came in (counted by
+     * the lock's outermost unlocks); queued elements can be withdrawn.
+     */
+    private static final class Target implements StreamTarget {
+        record Sent(ByteBuffer bytes, MonoSink<Object> sink, int holds, int hold) {
+        }
+
+        final ConnectionLock lock = new ConnectionLock();
+        int unlocks;
+
+        Target() {
+            lock.deferred(new ConnectionLock.Deferred() {
+                @Override
+                public boolean pending() {
+                    return false;
+                }
+
+                @Override
+                public boolean beforeUnlock() {
+                    unlocks++;
+                    return false;
+                }
+
+                @Override
+                public void afterUnlock() {
+                }
+            });
+        }
+
+        final List<Sent> sent = new ArrayList<>();
+        final List<ByteBuffer> withdrawn = new ArrayList<>();
+        /** Whether elements wait as queued requests, which a withdraw takes back. */
+        boolean queueing;
+
+        @Override
+        public void sendElement(ByteBuffer message, MonoSink<Object> sink) {
+            sent.add(new Sent(message, sink, lock.getHoldCount(), unlocks));
+            if (queueing) {
+                sink.onCancel(() -> {
+                    withdrawn.add(message);
+                    ((QueueSink.Withdrawable) sink).withdrawn();
+                });
+            }
+        }
+
+        @Override
+        public ConnectionLock sendLock() {
+            return lock;
+        }
+
+        void complete(int i) {
+            sent.get(i).sink().success();
+        }
+    }
+
+    /** A source that only pushes (no fusion): it records the requests and emits when the test says. */
+    private static final class Pushing implements Publisher<ByteBuffer>, Subscription {
+        final List<Long> requests = new ArrayList<>();
+        boolean cancelled;
+        Subscriber<? super ByteBuffer> subscriber;
+
+        @Override
+        public void subscribe(Subscriber<? super ByteBuffer> s) {
+            subscriber = s;
+            s.onSubscribe(this);
+        }
+
+        @Override
+        public void request(long n) {
+            requests.add(n);
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+        }
+
+        ByteBuffer emit(int tag) {
+            ByteBuffer b = ByteBuffer.allocate(4).putInt(0, tag);
+            subscriber.onNext(b);
+            return b;
+        }
+    }
+
+    /** What the subscriber of the send heard. */
+    private static final class Outcome {
+        final AtomicBoolean completed = new AtomicBoolean();
+        final AtomicReference<Throwable> error = new AtomicReference<>();
+        Disposable subscription;
+
+        static Outcome of(StreamSend<?> send) {
+            Outcome o = new Outcome();
+            o.subscription = send.subscribe(null, o.error::set, () -> o.completed.set(true));
+            return o;
+        }
+
+        boolean ended() {
+            return completed.get() || error.get() != null;
+        }
+    }
+
+    private final ByHand scheduler = new ByHand();
+    private final Target target = new Target();
+
+    private <T> StreamSend<T> send(Publisher<T> source, Function<T, ByteBuffer> content, Consumer<T> release,
+                                   int window) {
+        return new StreamSend<>(target, source, content, release, window, scheduler);
+    }
+
+    @Test
+    void aPushingSourceIsAskedForTheWindowThenForHalfOfItAsSendsComplete() {
+        Pushing source = new Pushing();
+        Outcome o = Outcome.of(send(source, Function.identity(), null, 4));
+        assertEquals(List.of(4L), source.requests);
+        for (int i = 0; i < 4; i++) {
+            source.emit(i);
+        }
+        assertEquals(4, target.sent.size());
+        assertEquals(0, target.sent.get(0).holds(), "a pushed message is handed over on its own");
+        target.complete(0);
+        assertEquals(0, scheduler.tasks.size(), "a quarter of the window: not yet");
+        target.complete(1);
+        assertEquals(1, scheduler.tasks.size(), "half the window: the request is scheduled");
+        assertEquals(List.of(4L), source.requests, "never on the completing thread");
+        scheduler.runAll();
+        assertEquals(List.of(4L, 2L), source.requests);
+        assertFalse(o.ended());
+    }
+
+    @Test
+    void completionsBeforeTheScheduledRequestRunsJoinIt() {
+        Pushing source = new Pushing();
+        Outcome.of(send(source, Function.identity(), null, 4));
+        for (int i = 0; i < 4; i++) {
+            source.emit(i);
+        }
+        target.complete(0);
+        target.complete(1);
+        target.complete(2);
+        assertEquals(1, scheduler.runAll(), "one request task");
+        assertEquals(List.of(4L, 3L), source.requests);
+    }
+
+    @Test
+    void anIdleWindowAsksAtOnce() {
+        Pushing source = new Pushing();
+        Outcome.of(send(source, Function.identity(), null, 8));
+        source.emit(0);
+        target.complete(0);
+        scheduler.runAll();
+        assertEquals(List.of(8L, 1L), source.requests, "nothing in flight: no waiting for half the window");
+    }
+
+    @Test
+    void theStreamCompletesOnTheSchedulerOnceTheLastSendEnded() {
+        Pushing source = new Pushing();
+        Outcome o = Outcome.of(send(source, Function.identity(), null, 4));
+        source.emit(0);
+        source.emit(1);
+        source.subscriber.onComplete();
+        assertFalse(o.ended(), "two sends in flight");
+        target.complete(0);
+        target.complete(1);
+        assertFalse(o.ended(), "the end is signalled on the scheduler");
+        scheduler.runAll();
+        assertTrue(o.completed.get());
+        assertEquals(List.of(4L), source.requests, "a completed source is not asked again");
+    }
+
+    @Test
+    void aSourceThatCompletesWithNothingInFlightEndsAtOnce() {
+        Pushing source = new Pushing();
+        Outcome o = Outcome.of(send(source, Function.identity(), null, 4));
+        source.subscriber.onComplete();
+        scheduler.runAll();
+        assertTrue(o.completed.get());
+    }
+
+    @Test
+    void eachMessageIsReleasedOnceOnTheSchedulerAfterItsSend() {
+        Pushing source = new Pushing();
+        List<ByteBuffer> released = new ArrayList<>();
+        Outcome.of(send(source, Function.identity(), released::add, 4));
+        ByteBuffer a = source.emit(0);
+        ByteBuffer b = source.emit(1);
+        target.complete(0);
+        assertEquals(List.of(), released, "released on the scheduler");
+        target.complete(1);
+        scheduler.runAll();
+        assertEquals(2, released.size());
+        assertTrue(released.contains(a) && released.contains(b));
+        ByteBuffer c = source.emit(2);
+        target.complete(2);
+        scheduler.runAll();
+        assertEquals(3, released.size());
+        assertSame(c, released.get(2));
+    }
+
+    @Test
+    void aSlotIsReusedOnlyOnceItsMessageWasReleased() {
+        Pushing source = new Pushing();
+        List<ByteBuffer> released = new ArrayList<>();
+        Outcome.of(send(source, Function.identity(), released::add, 2));
+        source.emit(0);
+        source.emit(1);
+        target.complete(0);
+        target.complete(1);
+        // The source emits beyond its demand before the release ran: the window's slots are still held, so
+        // the message gets an element of its own.
+        source.emit(2);
+        assertEquals(3, target.sent.size());
+        assertTrue(target.sent.get(2).sink() != target.sent.get(0).sink()
+                && target.sent.get(2).sink() != target.sent.get(1).sink());
+        scheduler.runAll();
+        assertEquals(2, released.size());
+        source.emit(3);
+        assertTrue(target.sent.get(3).sink() == target.sent.get(0).sink()
+                || target.sent.get(3).sink() == target.sent.get(1).sink(), "released slots are reused");
+    }
+
+    @Test
+    void aFailedSendFailsTheStreamCancelsTheSourceAndWithdrawsTheQueuedOnes() {
+        Pushing source = new Pushing();
+        List<ByteBuffer> released = new ArrayList<>();
+        target.queueing = true;
+        Outcome o = Outcome.of(send(source, Function.identity(), released::add, 4));
+        source.emit(0);
+        source.emit(1);
+        source.emit(2);
+        IllegalStateException boom = new IllegalStateException("boom");
+        target.sent.get(0).sink().error(boom);
+        assertFalse(source.cancelled, "cancelling the source waits for the scheduler");
+        assertNull(o.error.get());
+        scheduler.runAll();
+        assertTrue(source.cancelled);
+        assertEquals(2, target.withdrawn.size(), "the queued ones are withdrawn");
+        assertEquals(3, released.size(), "every message is released, the failed one too");
+        assertSame(boom, o.error.get());
+        ByteBuffer late = source.emit(3);
+        assertEquals(3, target.sent.size(), "what the source still emits is not sent");
+        assertSame(late, released.get(3), "but released at once");
+    }
+
+    @Test
+    void aCancelStopsTheSourceAndWithdrawsTheQueuedMessages() {
+        Pushing source = new Pushing();
+        List<ByteBuffer> released = new ArrayList<>();
+        target.queueing = true;
+        Outcome o = Outcome.of(send(source, Function.identity(), released::add, 4));
+        source.emit(0);
+        source.emit(1);
+        o.subscription.dispose();
+        assertTrue(source.cancelled, "a cancel stops the source at once");
+        assertEquals(2, target.withdrawn.size());
+        scheduler.runAll();
+        assertEquals(2, released.size(), "withdrawn messages are released on the scheduler");
+        assertFalse(o.ended(), "a cancelled stream signals nothing");
+    }
+
+    @Test
+    void aFailingContentFunctionReleasesItsMessageAndFailsTheStream() {
+        Pushing source = new Pushing();
+        List<ByteBuffer> released = new ArrayList<>();
+        IllegalArgumentException boom = new IllegalArgumentException("content");
+        Outcome o = Outcome.of(send(source, m -> {
+            if (m.getInt(0) == 1) {
+                throw boom;
+            }
+            return m;
+        }, released::add, 4));
+        source.emit(0);
+        ByteBuffer bad = source.emit(1);
+        assertEquals(1, target.sent.size());
+        assertTrue(source.cancelled, "cancelled on the source's thread");
+        assertEquals(List.of(bad), released, "released at once: it never reached the connection");
+        scheduler.runAll();
+        assertSame(boom, o.error.get());
+    }
+
+    @Test
+    void aDisposedSchedulerSignalsOnTheCallingThreadRatherThanNever() {
+        Pushing source = new Pushing();
+        Outcome o = Outcome.of(send(source, Function.identity(), null, 4));
+        source.emit(0);
+        source.subscriber.onComplete();
+        scheduler.rejecting = true;
+        target.complete(0);
+        assertTrue(o.completed.get());
+    }
+
+    @Test
+    void aSynchronousSourceIsHandedOverInRunsUnderOneHoldOfTheLock() {
+        List<Integer> released = new ArrayList<>();
+        Outcome o = Outcome.of(send(Flux.range(0, 10), i -> ByteBuffer.allocate(4).putInt(0, i), released::add, 8));
+        assertEquals(8, target.sent.size(), "the window's worth, polled at the subscription");
+        for (Target.Sent s : target.sent) {
+            assertEquals(1, s.holds(), "under the lock: one doorbell for the run");
+            assertEquals(0, s.hold(), "one hold");
+        }
+        for (int i = 0; i < 4; i++) {
+            target.complete(i);
+        }
+        assertEquals(8, target.sent.size());
+        scheduler.runAll();
+        assertEquals(10, target.sent.size(), "half the window finished: the rest is polled");
+        for (int i = 4; i < 10; i++) {
+            target.complete(i);
+        }
+        assertFalse(o.ended());
+        scheduler.runAll();
+        assertTrue(o.completed.get());
+        assertEquals(10, released.size());
+        for (int i = 0; i < 10; i++) {
+            assertEquals(i, target.sent.get(i).bytes().getInt(0), "in order");
+        }
+    }
+
+    @Test
+    void aSynchronousSourceLongerThanARunIsPolledInRunsOfThirtyTwo() {
+        Outcome.of(send(Flux.range(0, 100), i -> ByteBuffer.allocate(4).putInt(0, i), null, 64));
+        assertEquals(64, target.sent.size());
+        for (int i = 0; i < 64; i++) {
+            assertEquals(1, target.sent.get(i).holds());
+            assertEquals(i / 32, target.sent.get(i).hold(), "message " + i);
+        }
+    }
+
+    @Test
+    void anAsynchronousSourceIsDrainedAsItSignals() {
+        Sinks.Many<ByteBuffer> sink = Sinks.many().unicast().onBackpressureBuffer();
+        Outcome o = Outcome.of(send(sink.asFlux(), Function.identity(), null, 4));
+        for (int i = 0; i < 5; i++) {
+            sink.tryEmitNext(ByteBuffer.allocate(4).putInt(0, i));
+        }
+        assertEquals(4, target.sent.size(), "the window");
+        target.complete(0);
+        target.complete(1);
+        scheduler.runAll();
+        assertEquals(5, target.sent.size());
+        sink.tryEmitComplete();
+        assertFalse(o.ended());
+        for (int i = 2; i < 5; i++) {
+            target.complete(i);
+        }
+        scheduler.runAll();
+        assertTrue(o.completed.get());
+    }
+
+    @Test
+    void aCancelledAsynchronousSourceReleasesWhatItStillQueues() {
+        Sinks.Many<ByteBuffer> sink = Sinks.many().unicast().onBackpressureBuffer();
+        List<ByteBuffer> released = new ArrayList<>();
+        target.queueing = true;
+        Outcome o = Outcome.of(send(sink.asFlux(), Function.identity(), released::add, 2));
+        for (int i = 0; i < 5; i++) {
+            sink.tryEmitNext(ByteBuffer.allocate(4).putInt(0, i));
+        }
+        assertEquals(2, target.sent.size());
+        o.subscription.dispose();
+        assertEquals(3, released.size(), "the three the source queued, at once");
+        scheduler.runAll();
+        assertEquals(5, released.size(), "and the two withdrawn, on the scheduler");
+    }
+}
