@@ -29,7 +29,7 @@ class MisuseIT {
     void noMisuseCrashesTheJvmAndEachFailsWithItsException(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("out.txt");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
+        Process p = new ProcessBuilder(List.of(java, "-ea", "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
                 "-XX:+UseSerialGC", "-Xmx256m", "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"),
                 "-cp", System.getProperty("java.class.path"), MisuseMain.class.getName()))
                 .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(out.toFile()).start();
