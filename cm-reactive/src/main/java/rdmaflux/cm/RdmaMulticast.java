@@ -12,7 +12,7 @@ import reactor.core.publisher.Mono;
  *
  * <pre>{@code
  * InetAddress group = InetAddress.getByName("239.1.1.1");
- * MulticastOptions options = MulticastOptions.defaults().withLocalAddress(InetAddress.getByName("192.0.2.1"));
+ * MulticastOptions options = MulticastOptions.builder().localAddress(InetAddress.getByName("192.0.2.1")).build();
  * Disposable listening = RdmaMulticast.joinMulticast(group, options)
  *         .subscribe(d -> System.out.println(d.length() + " bytes from " + d.source() + " qpn " + d.sourceQpn()));
  * MulticastSender sender = RdmaMulticast.sender(group, options).block();
