@@ -39,8 +39,8 @@ public final class ConnectionOptions extends QueuePairOptions {
     public enum PortDownPolicy {
         /**
          * Nothing special: the transport keeps retrying, so a port that comes back within the retry time
-         * ({@link ConnectionOptions#ackTimeout()}) loses nothing, and one that does not fails the connection
-         * with {@code RETRY_EXC_ERR} once something is sent. The default.
+         * ({@link ConnectionOptions#ackTimeout() ConnectionOptions.ackTimeout()}) loses nothing, and one that
+         * does not fails the connection with {@code RETRY_EXC_ERR} once something is sent. The default.
          */
         WAIT,
         /**
@@ -55,7 +55,10 @@ public final class ConnectionOptions extends QueuePairOptions {
     public enum CompletionMode {
         /** Arm the CQ and sleep in poll(2) on its channel: no CPU when idle. The default. */
         EVENT_DRIVEN,
-        /** Spin on the CQ for {@link #busyPoll()} before arming: lower latency, one core busy while traffic flows. */
+        /**
+         * Spin on the CQ for {@link ConnectionOptions#busyPoll() ConnectionOptions.busyPoll()} before arming: lower
+         * latency, one core busy while traffic flows.
+         */
         BUSY_POLL
     }
 
@@ -66,12 +69,16 @@ public final class ConnectionOptions extends QueuePairOptions {
     public static final int CONTROL_RECEIVE_BUFFERS = 3;
 
     /**
-     * For {@link Builder#initiatorDepth} and {@link Builder#responderResources}: as many as the device
-     * allows (and, when accepting, as the peer asked for). The default.
+     * For {@link Builder#initiatorDepth Builder.initiatorDepth} and
+     * {@link Builder#responderResources Builder.responderResources}: as many as the device allows (and, when
+     * accepting, as the peer asked for). The default.
      */
     public static final int DEVICE_MAXIMUM = -1;
 
-    /** For {@link Builder#ackTimeout} and {@link Builder#typeOfService}: leave the device's default. */
+    /**
+     * For {@link Builder#ackTimeout Builder.ackTimeout} and {@link Builder#typeOfService Builder.typeOfService}:
+     * leave the device's default.
+     */
     public static final int DEVICE_DEFAULT = -1;
 
     /** The bytes of the private data the CREDITS hello takes (the RC data path's {@code Wire.HEADER}). */
@@ -137,7 +144,10 @@ public final class ConnectionOptions extends QueuePairOptions {
         return sendBuffers;
     }
 
-    /** {@return the size of each send and receive buffer, the largest message sent without RDMA READ; 8 KiB by default} */
+    /**
+     * {@return the size of each send and receive buffer, the largest message sent without RDMA READ; 8 KiB by
+     * default}
+     */
     public int bufferSize() {
         return bufferSize;
     }
@@ -264,8 +274,9 @@ public final class ConnectionOptions extends QueuePairOptions {
     @Override
     public String toString() {
         return "ConnectionOptions[" + queuePairToString() + ", receiveBuffers=" + receiveBuffers + ", sendBuffers="
-                + sendBuffers + ", bufferSize=" + bufferSize + ", protocol=" + protocol + ", keepalive=" + keepalive + ", largeMessageBudget=" + largeMessageBudget
-                + ", maxInboundMessageSize=" + maxInboundMessageSize + ", largeMessageMemory=" + largeMessageMemory
+                + sendBuffers + ", bufferSize=" + bufferSize + ", protocol=" + protocol + ", keepalive=" + keepalive
+                + ", largeMessageBudget=" + largeMessageBudget + ", maxInboundMessageSize=" + maxInboundMessageSize
+                + ", largeMessageMemory=" + largeMessageMemory
                 + ", portDownPolicy=" + portDownPolicy + ", scheduler=" + scheduler + ", recorder=" + recorder
                 + ", loops=" + loops + ", recycledMessages=" + recycledMessages + "]";
     }

@@ -145,7 +145,10 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         return completionMode;
     }
 
-    /** {@return how long to spin in {@link ConnectionOptions.CompletionMode#BUSY_POLL} before sleeping; 1 ms by default} */
+    /**
+     * {@return how long to spin in {@link ConnectionOptions.CompletionMode#BUSY_POLL} before sleeping; 1 ms by
+     * default}
+     */
     public Duration busyPoll() {
         return busyPoll;
     }
@@ -162,8 +165,8 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
      * kernel memory, and one poll serves many connections; the cost is one copy of each completion (one
      * {@code ibv_wc}, 48 bytes). A server's accepted connections share CQs when its connection options say so.
      *
-     * <p>Ignored in {@link ConnectionOptions.CompletionMode#BUSY_POLL}: a busy-polling connection keeps a CQ of its own,
-     * because spinning on a shared CQ would spin for all the connections on it.
+     * <p>Ignored in {@link ConnectionOptions.CompletionMode#BUSY_POLL}: a busy-polling connection keeps a CQ of
+     * its own, because spinning on a shared CQ would spin for all the connections on it.
      */
     public boolean sharedCompletionQueue() {
         return sharedCompletionQueue;
@@ -228,7 +231,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets the timeout of a step ({@link ConnectionOptions#timeout(Step)}).
+         * Sets the timeout of a step ({@link ConnectionOptions#timeout(Step) ConnectionOptions.timeout(Step)}).
          *
          * @param step any step but {@link Step#TRANSFER}, which has no timeout
          * @param timeout a positive duration
@@ -244,7 +247,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#sendQueueDepth()}.
+         * Sets {@link ConnectionOptions#sendQueueDepth() ConnectionOptions.sendQueueDepth()}.
          *
          * @param depth at least 1
          * @return this
@@ -255,7 +258,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#maxInlineData()}.
+         * Sets {@link ConnectionOptions#maxInlineData() ConnectionOptions.maxInlineData()}.
          *
          * @param bytes at least 0
          * @return this
@@ -266,7 +269,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#retryCount()}.
+         * Sets {@link ConnectionOptions#retryCount() ConnectionOptions.retryCount()}.
          *
          * @param n 0..7 (7: forever on Soft-RoCE)
          * @return this
@@ -277,7 +280,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#rnrRetryCount()}.
+         * Sets {@link ConnectionOptions#rnrRetryCount() ConnectionOptions.rnrRetryCount()}.
          *
          * @param n 0..7 (7 = forever)
          * @return this
@@ -288,7 +291,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#initiatorDepth()}.
+         * Sets {@link ConnectionOptions#initiatorDepth() ConnectionOptions.initiatorDepth()}.
          *
          * @param n 0..254, or {@link ConnectionOptions#DEVICE_MAXIMUM}
          * @return this
@@ -300,7 +303,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#responderResources()}.
+         * Sets {@link ConnectionOptions#responderResources() ConnectionOptions.responderResources()}.
          *
          * @param n 0..254, or {@link ConnectionOptions#DEVICE_MAXIMUM}
          * @return this
@@ -312,7 +315,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#ackTimeout()}.
+         * Sets {@link ConnectionOptions#ackTimeout() ConnectionOptions.ackTimeout()}.
          *
          * @param exponent 0..31 (4.096 us x 2<sup>exponent</sup>, 0 = infinite), or
          *                 {@link ConnectionOptions#DEVICE_DEFAULT}
@@ -325,7 +328,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#typeOfService()}.
+         * Sets {@link ConnectionOptions#typeOfService() ConnectionOptions.typeOfService()}.
          *
          * @param tos 0..255, or {@link ConnectionOptions#DEVICE_DEFAULT}
          * @return this
@@ -337,7 +340,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#completionMode()}.
+         * Sets {@link ConnectionOptions#completionMode() ConnectionOptions.completionMode()}.
          *
          * @param mode not null
          * @return this
@@ -349,7 +352,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
 
         /**
          * Switches to {@link ConnectionOptions.CompletionMode#BUSY_POLL}, spinning this long before sleeping
-         * ({@link ConnectionOptions#busyPoll()}).
+         * ({@link ConnectionOptions#busyPoll() ConnectionOptions.busyPoll()}).
          *
          * @param spin zero or positive
          * @return this
@@ -361,7 +364,7 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#sharedCompletionQueue()}.
+         * Sets {@link ConnectionOptions#sharedCompletionQueue() ConnectionOptions.sharedCompletionQueue()}.
          *
          * @param shared whether to share
          * @return this
@@ -372,7 +375,8 @@ abstract sealed class QueuePairOptions permits ConnectionOptions {
         }
 
         /**
-         * Sets {@link ConnectionOptions#privateData()}; {@code build()} checks it against the protocol's room.
+         * Sets {@link ConnectionOptions#privateData() ConnectionOptions.privateData()}; {@code build()} checks it
+         * against the protocol's room.
          *
          * @param data up to 56 bytes (12 fewer with {@link ConnectionOptions.Protocol#CREDITS}); copied
          * @return this

@@ -58,7 +58,10 @@ abstract sealed class UdOptions permits DatagramOptions, MulticastOptions {
         return s != null ? s : LoopsImplementation.defaultScheduler(null);
     }
 
-    /** {@return the metrics recorder (datagrams in/out/dropped, groups joined); {@link RdmaRecorder#NOOP} by default} */
+    /**
+     * {@return the metrics recorder (datagrams in/out/dropped, groups joined); {@link RdmaRecorder#NOOP} by
+     * default}
+     */
     public RdmaRecorder recorder() {
         return recorder;
     }
