@@ -43,7 +43,10 @@ import rdmaflux.verbs.WcStatus;
  * <p>Threads: any; the meters are thread-safe, the lazily registered ones are registered under a lock.
  */
 final class RecorderMeters {
-    /** The operations {@link MicrometerRdmaRecorder#operationLatency} knows, in tag form; anything else is {@code other}. */
+    /**
+     * The operations {@link MicrometerRdmaRecorder#operationLatency} knows, in tag form; anything else is
+     * {@code other}.
+     */
     static final String[] OPERATIONS = {"send", "write", "write_imm", "read", "cas", "faa", "other"};
     static final int OTHER_OPERATION = OPERATIONS.length - 1;
 
