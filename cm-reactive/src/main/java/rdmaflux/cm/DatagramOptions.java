@@ -4,11 +4,11 @@ import java.time.Duration;
 
 
 /**
- * Immutable options of a {@link RdmaDatagramEndpoint}; start from {@link #defaults()}.
+ * Immutable options of a {@link RdmaDatagramEndpoint}: start from {@link #defaults()} or {@link #builder()},
+ * derive with {@link #toBuilder()}. Each accessor says what its option does and its default; each setter of
+ * the {@link Builder}, which values it allows.
  *
- * <p>Defaults: 64 receive buffers, 32 send buffers, 2 s each for address and route resolution, 10 s
- * for a whole {@link RdmaDatagramEndpoint#resolve resolve}, user signals on the shared loops'
- * {@linkplain RdmaLoops#scheduler() signal threads}.
+ * <p>Threads: any; immutable.
  */
 public final class DatagramOptions extends UdOptions {
     private static final DatagramOptions DEFAULTS = new Builder().build();
@@ -18,8 +18,8 @@ public final class DatagramOptions extends UdOptions {
 
     private DatagramOptions(Builder b) {
         super(b);
-        this.routeTimeout = positive("routeTimeout", b.routeTimeout);
-        this.resolveTimeout = positive("resolveTimeout", b.resolveTimeout);
+        this.routeTimeout = b.routeTimeout;
+        this.resolveTimeout = b.resolveTimeout;
     }
 
     /** {@return the default options} */
@@ -27,7 +27,7 @@ public final class DatagramOptions extends UdOptions {
         return DEFAULTS;
     }
 
-    /** {@return a builder with the defaults} */
+    /** {@return a builder starting from the defaults} */
     public static Builder builder() {
         return new Builder();
     }
@@ -37,49 +37,64 @@ public final class DatagramOptions extends UdOptions {
         return new Builder(this);
     }
 
-    /** {@return route resolution timeout} */
+    /** {@return how long route resolution may take; 2 s by default} */
     public Duration routeTimeout() {
         return routeTimeout;
     }
 
-    /** {@return how long a whole resolve (address, route, the peer's answer) may take} */
+    /**
+     * {@return how long a whole {@link RdmaDatagramEndpoint#resolve resolve} (address, route, the peer's answer)
+     * may take; 10 s by default}
+     */
     public Duration resolveTimeout() {
         return resolveTimeout;
     }
 
-    /** Mutable builder; the buffer, address-timeout, scheduler and recorder setters are shared with multicast. */
+    @Override
+    public String toString() {
+        return "DatagramOptions[" + udToString() + ", routeTimeout=" + routeTimeout + ", resolveTimeout="
+                + resolveTimeout + "]";
+    }
+
+    /**
+     * Builds {@link DatagramOptions}. Each setter checks its value at once: a value it does not allow throws
+     * {@link IllegalArgumentException} (a null it does not allow, {@link NullPointerException}), whose message
+     * names the option and what it allows.
+     *
+     * <p>Threads: one at a time; not thread-safe.
+     */
     public static final class Builder extends UdOptions.Builder<Builder> {
         private Duration routeTimeout = Duration.ofSeconds(2);
         private Duration resolveTimeout = Duration.ofSeconds(10);
 
-        Builder() {
+        private Builder() {
         }
 
-        Builder(DatagramOptions o) {
+        private Builder(DatagramOptions o) {
             super(o);
             routeTimeout = o.routeTimeout;
             resolveTimeout = o.resolveTimeout;
         }
 
         /**
-         * Sets the route resolution timeout.
+         * Sets {@link DatagramOptions#routeTimeout()}.
          *
-         * @param t route resolution timeout
+         * @param t a positive duration
          * @return this
          */
         public Builder routeTimeout(Duration t) {
-            routeTimeout = t;
+            routeTimeout = OptionChecks.positive("routeTimeout", t);
             return this;
         }
 
         /**
-         * Sets the timeout of the whole resolution.
+         * Sets {@link DatagramOptions#resolveTimeout()}.
          *
-         * @param t whole-resolve timeout
+         * @param t a positive duration
          * @return this
          */
         public Builder resolveTimeout(Duration t) {
-            resolveTimeout = t;
+            resolveTimeout = OptionChecks.positive("resolveTimeout", t);
             return this;
         }
 

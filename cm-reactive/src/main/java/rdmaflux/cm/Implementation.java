@@ -53,7 +53,7 @@ final class Implementation {
         try {
             return (Mono<RdmaConnection>) (Mono<?>) CONNECT.invokeExact(remote, options);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw LoopsImplementation.unchecked(t);
         }
     }
 
@@ -63,7 +63,7 @@ final class Implementation {
         try {
             return (Mono<RdmaServer>) (Mono<?>) BIND.invokeExact(address, options, filter, serverOptions);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw LoopsImplementation.unchecked(t);
         }
     }
 
@@ -72,7 +72,7 @@ final class Implementation {
         try {
             return (Mono<RdmaDatagramEndpoint>) (Mono<?>) BIND_DATAGRAM.invokeExact(local, options);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw LoopsImplementation.unchecked(t);
         }
     }
 
@@ -81,7 +81,7 @@ final class Implementation {
         try {
             return (Mono<MulticastMembership>) (Mono<?>) JOIN.invokeExact(group, options);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw LoopsImplementation.unchecked(t);
         }
     }
 
@@ -90,18 +90,7 @@ final class Implementation {
         try {
             return (Mono<MulticastSender>) (Mono<?>) SENDER.invokeExact(group, options);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw LoopsImplementation.unchecked(t);
         }
-    }
-
-    /** The entry points throw unchecked exceptions only; anything else is a bug here. */
-    static RuntimeException unchecked(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException(t);
     }
 }

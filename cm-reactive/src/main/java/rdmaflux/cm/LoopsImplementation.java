@@ -41,7 +41,7 @@ final class LoopsImplementation {
         try {
             return (RdmaLoops) SHARED_LOOPS.invokeExact();
         } catch (Throwable t) {
-            throw Implementation.unchecked(t);
+            throw unchecked(t);
         }
     }
 
@@ -49,7 +49,7 @@ final class LoopsImplementation {
         try {
             return (RdmaLoops) CREATE_LOOPS.invokeExact(prefix, completionLoops);
         } catch (Throwable t) {
-            throw Implementation.unchecked(t);
+            throw unchecked(t);
         }
     }
 
@@ -57,7 +57,22 @@ final class LoopsImplementation {
         try {
             return (Scheduler) DEFAULT_SCHEDULER.invokeExact(loops);
         } catch (Throwable t) {
-            throw Implementation.unchecked(t);
+            throw unchecked(t);
         }
+    }
+
+    /**
+     * The entry points (this class's and {@link Implementation}'s) throw unchecked exceptions only; anything
+     * else is a bug here. It lives here, not in {@code Implementation}, so that the options, which reach this
+     * class for their default scheduler, do not depend on the factories of what they configure.
+     */
+    static RuntimeException unchecked(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        throw new IllegalStateException(t);
     }
 }

@@ -17,10 +17,10 @@ public interface MulticastMembership extends RdmaDisposable {
     InetAddress group();
 
     /**
-     * The group's datagrams, on {@link MulticastOptions#scheduler()}. One subscriber per membership.
-     * Datagrams that arrive before the subscription are kept (up to the receive buffers). Completes
-     * when the membership is disposed; fails with {@link RdmaMulticastException.JoinError} if the
-     * group fails.
+     * The group's datagrams, on {@link MulticastOptions#scheduler() MulticastOptions.scheduler()}. One
+     * subscriber per membership. Datagrams that arrive before the subscription are kept (up to the receive
+     * buffers). Completes when the membership is disposed; fails with {@link RdmaMulticastException.JoinError}
+     * if the group fails.
      *
      * @return the datagrams
      */

@@ -5,11 +5,11 @@ import java.time.Duration;
 
 
 /**
- * Immutable options of multicast joins and senders; start from {@link #defaults()}.
+ * Immutable options of multicast joins and senders: start from {@link #defaults()} or {@link #builder()},
+ * derive with {@link #toBuilder()}. Each accessor says what its option does and its default; each setter of
+ * the {@link Builder}, which values it allows.
  *
- * <p>Defaults: no local address (routing picks the device), 64 receive buffers, 32 send buffers,
- * 2 s address resolution, 10 s for the whole join, send-only joins for senders, user signals on
- * the shared loops' {@linkplain RdmaLoops#scheduler() signal threads}.
+ * <p>Threads: any; immutable.
  */
 public final class MulticastOptions extends UdOptions {
     private static final MulticastOptions DEFAULTS = new Builder().build();
@@ -21,7 +21,7 @@ public final class MulticastOptions extends UdOptions {
     private MulticastOptions(Builder b) {
         super(b);
         this.localAddress = b.localAddress;
-        this.joinTimeout = positive("joinTimeout", b.joinTimeout);
+        this.joinTimeout = b.joinTimeout;
         this.sendOnly = b.sendOnly;
     }
 
@@ -30,7 +30,7 @@ public final class MulticastOptions extends UdOptions {
         return DEFAULTS;
     }
 
-    /** {@return a builder with the defaults} */
+    /** {@return a builder starting from the defaults} */
     public static Builder builder() {
         return new Builder();
     }
@@ -42,45 +42,50 @@ public final class MulticastOptions extends UdOptions {
 
     /**
      * {@return the local address of the RDMA interface to join through (the source of
-     * {@code rdma_resolve_addr}), or {@code null} to let the routing table pick one}
+     * {@code rdma_resolve_addr}), or {@code null} (the default) to let the routing table pick one}
      */
     public InetAddress localAddress() {
         return localAddress;
     }
 
-    /** {@return how long address resolution plus the join may take before {@link RdmaMulticastException.JoinTimeout}} */
+    /**
+     * {@return how long address resolution plus the join may take before
+     * {@link RdmaMulticastException.JoinTimeout}; 10 s by default}
+     */
     public Duration joinTimeout() {
         return joinTimeout;
     }
 
     /**
      * {@return whether senders join as send-only full members ({@code RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER}),
-     * falling back to a full join when the kernel refuses}
+     * falling back to a full join when the kernel refuses; {@code true} by default}
      */
     public boolean sendOnly() {
         return sendOnly;
     }
 
-    /**
-     * A copy bound to another local RDMA interface.
-     *
-     * @param address local RDMA interface address
-     * @return new options
-     */
-    public MulticastOptions withLocalAddress(InetAddress address) {
-        return toBuilder().localAddress(address).build();
+    @Override
+    public String toString() {
+        return "MulticastOptions[" + udToString() + ", localAddress=" + localAddress + ", joinTimeout=" + joinTimeout
+                + ", sendOnly=" + sendOnly + "]";
     }
 
-    /** Mutable builder; the buffer, address-timeout, scheduler and recorder setters are shared with datagrams. */
+    /**
+     * Builds {@link MulticastOptions}. Each setter checks its value at once: a value it does not allow throws
+     * {@link IllegalArgumentException} (a null it does not allow, {@link NullPointerException}), whose message
+     * names the option and what it allows.
+     *
+     * <p>Threads: one at a time; not thread-safe.
+     */
     public static final class Builder extends UdOptions.Builder<Builder> {
         private InetAddress localAddress;
         private Duration joinTimeout = Duration.ofSeconds(10);
         private boolean sendOnly = true;
 
-        Builder() {
+        private Builder() {
         }
 
-        Builder(MulticastOptions o) {
+        private Builder(MulticastOptions o) {
             super(o);
             localAddress = o.localAddress;
             joinTimeout = o.joinTimeout;
@@ -88,9 +93,9 @@ public final class MulticastOptions extends UdOptions {
         }
 
         /**
-         * Sets the local RDMA interface.
+         * Sets {@link MulticastOptions#localAddress()}.
          *
-         * @param a local RDMA interface address, or {@code null}
+         * @param a the address of a local RDMA interface, or {@code null} to let the routing table pick one
          * @return this
          */
         public Builder localAddress(InetAddress a) {
@@ -99,18 +104,18 @@ public final class MulticastOptions extends UdOptions {
         }
 
         /**
-         * Sets the timeout of resolution plus join.
+         * Sets {@link MulticastOptions#joinTimeout()}.
          *
-         * @param t timeout of resolution plus join
+         * @param t a positive duration
          * @return this
          */
         public Builder joinTimeout(Duration t) {
-            joinTimeout = t;
+            joinTimeout = OptionChecks.positive("joinTimeout", t);
             return this;
         }
 
         /**
-         * Sets whether senders try a send-only join first.
+         * Sets {@link MulticastOptions#sendOnly()}.
          *
          * @param b whether senders try a send-only join first
          * @return this

@@ -48,7 +48,8 @@ public interface MulticastSender extends RdmaDisposable {
     Mono<Void> send(ByteBuffer datagram);
 
     /**
-     * Sends datagrams in order, keeping up to {@link MulticastOptions#sendBuffers()} in flight.
+     * Sends datagrams in order, keeping up to {@link MulticastOptions#sendBuffers() MulticastOptions.sendBuffers()}
+     * in flight.
      *
      * @param datagrams the payloads
      * @return completes when all were sent, or fails with the first failure

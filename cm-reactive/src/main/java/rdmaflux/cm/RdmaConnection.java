@@ -81,8 +81,8 @@ public interface RdmaConnection extends RdmaDisposable {
 
     /**
      * RDMA reads and atomics this side keeps in flight, as the connection was established
-     * ({@link ConnectionOptions.Builder#initiatorDepth}, at most what the peer accepts); more are queued by
-     * the device.
+     * ({@link ConnectionOptions.Builder#initiatorDepth ConnectionOptions.Builder.initiatorDepth}, at most what
+     * the peer accepts); more are queued by the device.
      *
      * @return the QP's {@code max_rd_atomic}
      * @throws IllegalStateException once the connection is closed
@@ -91,7 +91,7 @@ public interface RdmaConnection extends RdmaDisposable {
 
     /**
      * RDMA reads and atomics from the peer this side accepts in flight
-     * ({@link ConnectionOptions.Builder#responderResources}).
+     * ({@link ConnectionOptions.Builder#responderResources ConnectionOptions.Builder.responderResources}).
      *
      * @return the QP's {@code max_dest_rd_atomic}
      * @throws IllegalStateException once the connection is closed

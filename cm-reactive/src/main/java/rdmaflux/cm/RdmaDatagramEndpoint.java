@@ -20,8 +20,9 @@ import reactor.core.publisher.Mono;
  * }</pre>
  *
  * <p>Threads, loss and backpressure work as for multicast (see {@link RdmaMulticast}): signals arrive
- * on {@link DatagramOptions#scheduler()}, at most {@link DatagramOptions#receiveBuffers()} datagrams are
- * posted or waiting, and what arrives beyond that is dropped by the device.
+ * on {@link DatagramOptions#scheduler() DatagramOptions.scheduler()}, at most
+ * {@link DatagramOptions#receiveBuffers() DatagramOptions.receiveBuffers()} datagrams are posted or waiting, and
+ * what arrives beyond that is dropped by the device.
  */
 public interface RdmaDatagramEndpoint extends RdmaDisposable {
 
@@ -102,8 +103,8 @@ public interface RdmaDatagramEndpoint extends RdmaDisposable {
     Mono<Void> send(DatagramPeer peer, ByteBuffer datagram, int immediate);
 
     /**
-     * The datagrams sent to this endpoint, on {@link DatagramOptions#scheduler()}; one subscriber.
-     * Completes when the endpoint is disposed.
+     * The datagrams sent to this endpoint, on {@link DatagramOptions#scheduler() DatagramOptions.scheduler()};
+     * one subscriber. Completes when the endpoint is disposed.
      *
      * @return the datagrams
      */

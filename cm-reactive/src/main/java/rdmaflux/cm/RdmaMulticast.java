@@ -12,7 +12,7 @@ import reactor.core.publisher.Mono;
  *
  * <pre>{@code
  * InetAddress group = InetAddress.getByName("239.1.1.1");
- * MulticastOptions options = MulticastOptions.defaults().withLocalAddress(InetAddress.getByName("192.0.2.1"));
+ * MulticastOptions options = MulticastOptions.builder().localAddress(InetAddress.getByName("192.0.2.1")).build();
  * Disposable listening = RdmaMulticast.joinMulticast(group, options)
  *         .subscribe(d -> System.out.println(d.length() + " bytes from " + d.source() + " qpn " + d.sourceQpn()));
  * MulticastSender sender = RdmaMulticast.sender(group, options).block();
@@ -22,14 +22,16 @@ import reactor.core.publisher.Mono;
  * }</pre>
  *
  * <p><b>Threads.</b> Connection manager events and completions are handled on the library's CM and
- * completion threads; every signal reaches user code on {@link MulticastOptions#scheduler()}.
+ * completion threads; every signal reaches user code on
+ * {@link MulticastOptions#scheduler() MulticastOptions.scheduler()}.
  *
  * <p><b>Sharing.</b> Subscribers to the same group (and local address) in one process share one join
  * and one UD QP, reference counted: the first subscription joins, the last cancellation leaves
  * ({@code rdma_leave_multicast}) and frees the QP. Each subscriber gets every datagram.
  *
- * <p><b>Loss.</b> UD is unreliable. At most {@link MulticastOptions#receiveBuffers()} datagrams are
- * posted or waiting for subscribers; when every subscriber's demand is exhausted no receive is
+ * <p><b>Loss.</b> UD is unreliable. At most
+ * {@link MulticastOptions#receiveBuffers() MulticastOptions.receiveBuffers()} datagrams are posted or waiting
+ * for subscribers; when every subscriber's demand is exhausted no receive is
  * reposted and the device drops what arrives (see docs/multicast.md for how to count such drops).
  */
 public final class RdmaMulticast {

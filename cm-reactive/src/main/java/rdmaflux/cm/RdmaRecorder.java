@@ -98,8 +98,9 @@ public interface RdmaRecorder {
     }
 
     /**
-     * A connection's CQ was polled, or on a shared CQ ({@link ConnectionOptions#sharedCompletionQueue()})
-     * its inbox was drained: the completions it handles in one batch, under one hold of its lock.
+     * A connection's CQ was polled, or on a shared CQ
+     * ({@link ConnectionOptions#sharedCompletionQueue() ConnectionOptions.sharedCompletionQueue()}) its inbox
+     * was drained: the completions it handles in one batch, under one hold of its lock.
      *
      * @param completions how many completions one poll of a CQ (or one drain of an inbox) returned
      */

@@ -1,8 +1,11 @@
 package rdmaflux.cm;
 
+import java.util.Optional;
+
 /**
  * Immutable options of a listening {@link RdmaServer} (what every accepted connection uses is its
- * {@link ConnectionOptions}); start from {@link #defaults()} and derive with the {@code with...} methods.
+ * {@link ConnectionOptions}): start from {@link #defaults()} or {@link #builder()}, derive with
+ * {@link #toBuilder()}.
  *
  * <p><b>The accept queue.</b> A server holds at most {@link #acceptQueue()} connect requests at a time:
  * the ones its {@link AcceptFilter} is deciding, the ones being accepted (a queue pair and its buffers
@@ -19,6 +22,8 @@ package rdmaflux.cm;
  * {@link RdmaCmException#isRetryable()} calls transient. The queue length is also the listen backlog
  * ({@code rdma_listen}), which bounds the connect requests the kernel holds for the server before its
  * thread reads them (the kernel caps it at {@code net.rdma_ucm.max_backlog}, 1024 by default).
+ *
+ * <p>Threads: any; immutable.
  */
 public final class ServerOptions {
     /** The default {@link #acceptQueue()}. */
@@ -33,66 +38,102 @@ public final class ServerOptions {
      */
     public static final String ACCEPT_QUEUE_FULL = "RFX1FULL";
 
-    private static final ServerOptions DEFAULTS = new ServerOptions(DEFAULT_ACCEPT_QUEUE, null);
+    private static final ServerOptions DEFAULTS = new Builder().build();
 
     private final int acceptQueue;
     private final SharedReceivePool sharedReceivePool;
 
-    private ServerOptions(int acceptQueue, SharedReceivePool sharedReceivePool) {
-        if (acceptQueue < 1 || acceptQueue > MAX_ACCEPT_QUEUE) {
-            throw new IllegalArgumentException("acceptQueue must be 1.." + MAX_ACCEPT_QUEUE + ", got " + acceptQueue);
-        }
-        this.acceptQueue = acceptQueue;
-        this.sharedReceivePool = sharedReceivePool;
+    private ServerOptions(Builder b) {
+        acceptQueue = b.acceptQueue;
+        sharedReceivePool = b.sharedReceivePool;
     }
 
-    /** {@return the default options: an accept queue of {@value #DEFAULT_ACCEPT_QUEUE}} */
+    /** {@return the default options} */
     public static ServerOptions defaults() {
         return DEFAULTS;
     }
 
+    /** {@return a builder starting from the defaults} */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** {@return a builder starting from these options} */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
     /**
      * {@return the most connect requests held at once: being decided or accepted, plus established
-     * connections not yet taken by the {@link RdmaServer#connections()} subscriber; also the listen backlog}
+     * connections not yet taken by the {@link RdmaServer#connections()} subscriber; also the listen backlog;
+     * {@value #DEFAULT_ACCEPT_QUEUE} by default}
      */
     public int acceptQueue() {
         return acceptQueue;
     }
 
     /**
-     * Sets the accept queue.
-     *
-     * @param requests the most connect requests held at once (1..{@value #MAX_ACCEPT_QUEUE})
-     * @return options with that accept queue
-     * @throws IllegalArgumentException when {@code requests} is out of range
-     */
-    public ServerOptions withAcceptQueue(int requests) {
-        return new ServerOptions(requests, sharedReceivePool);
-    }
-
-    /**
      * {@return the shared receive pool the accepted connections receive into, or empty (the default):
      * each connection posts its own receive buffers}
-     */
-    public java.util.Optional<SharedReceivePool> sharedReceivePool() {
-        return java.util.Optional.ofNullable(sharedReceivePool);
-    }
-
-    /**
-     * Makes the accepted connections receive into a pool shared by all of them (one SRQ per device), in
-     * place of {@link ConnectionOptions#receiveBuffers()} buffers each; see {@link SharedReceivePool}.
-     * Only with {@link ConnectionOptions.Protocol#CREDITS}, checked when the server binds.
      *
-     * @param pool the pool's options, or {@code null} for none
-     * @return options with that pool
+     * <p>With a pool, the accepted connections receive into buffers shared by all of them (one SRQ per
+     * device), in place of {@link ConnectionOptions#receiveBuffers()} buffers each; see
+     * {@link SharedReceivePool}. Only with {@link ConnectionOptions.Protocol#CREDITS}, checked when the
+     * server binds.
      */
-    public ServerOptions withSharedReceivePool(SharedReceivePool pool) {
-        return new ServerOptions(acceptQueue, pool);
+    public Optional<SharedReceivePool> sharedReceivePool() {
+        return Optional.ofNullable(sharedReceivePool);
     }
 
     @Override
     public String toString() {
         return "ServerOptions[acceptQueue=" + acceptQueue
                 + (sharedReceivePool == null ? "" : ", sharedReceivePool=" + sharedReceivePool) + "]";
+    }
+
+    /**
+     * Builds {@link ServerOptions}. Each setter checks its value at once: a value it does not allow throws
+     * {@link IllegalArgumentException}, whose message names the option and what it allows.
+     *
+     * <p>Threads: one at a time; not thread-safe.
+     */
+    public static final class Builder {
+        private int acceptQueue = DEFAULT_ACCEPT_QUEUE;
+        private SharedReceivePool sharedReceivePool;
+
+        private Builder() {
+        }
+
+        private Builder(ServerOptions o) {
+            acceptQueue = o.acceptQueue;
+            sharedReceivePool = o.sharedReceivePool;
+        }
+
+        /**
+         * Sets {@link ServerOptions#acceptQueue()}.
+         *
+         * @param requests 1..{@value ServerOptions#MAX_ACCEPT_QUEUE}
+         * @return this
+         */
+        public Builder acceptQueue(int requests) {
+            acceptQueue = OptionChecks.range("acceptQueue", requests, 1, MAX_ACCEPT_QUEUE);
+            return this;
+        }
+
+        /**
+         * Sets {@link ServerOptions#sharedReceivePool()}.
+         *
+         * @param pool the pool's options, or {@code null} for none
+         * @return this
+         */
+        public Builder sharedReceivePool(SharedReceivePool pool) {
+            sharedReceivePool = pool;
+            return this;
+        }
+
+        /** {@return the options} */
+        public ServerOptions build() {
+            return new ServerOptions(this);
+        }
     }
 }

@@ -1,7 +1,7 @@
 package rdmaflux.cm;
 
 /**
- * Immutable options of a server's shared receive pool ({@link ServerOptions#withSharedReceivePool}): one
+ * Immutable options of a server's shared receive pool ({@link ServerOptions.Builder#sharedReceivePool}): one
  * shared receive queue (SRQ) per device per server, whose buffers every accepted connection receives
  * into, instead of each connection posting {@link ConnectionOptions#receiveBuffers()} buffers of its own.
  * For servers with many connections, most of them idle: the memory pinned for receiving is

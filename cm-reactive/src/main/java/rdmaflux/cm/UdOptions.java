@@ -2,16 +2,17 @@ package rdmaflux.cm;
 
 
 import java.time.Duration;
-import java.util.Objects;
 
 import reactor.core.scheduler.Scheduler;
 
 /**
  * What {@link DatagramOptions} and {@link MulticastOptions} share: both run a UD queue pair with
  * a ring of receive buffers and a pool of send buffers, resolve an address first, and deliver
- * signals and metrics the same way.
+ * signals and metrics the same way. Users see these members as each subclass's and its builder's.
+ *
+ * <p>Threads: any; immutable (the builders are not thread-safe: one thread builds).
  */
-abstract class UdOptions {
+abstract sealed class UdOptions permits DatagramOptions, MulticastOptions {
     /** Receives or sends in flight per queue pair at most; rxe and mlx5 accept far more, 32 Ki keeps memory sane. */
     private static final int MAX_BUFFERS = 32_768;
 
@@ -22,49 +23,34 @@ abstract class UdOptions {
     private final RdmaRecorder recorder;
 
     UdOptions(Builder<?> b) {
-        this.receiveBuffers = buffers("receiveBuffers", b.receiveBuffers);
-        this.sendBuffers = buffers("sendBuffers", b.sendBuffers);
-        this.addressTimeout = positive("addressTimeout", b.addressTimeout);
+        this.receiveBuffers = b.receiveBuffers;
+        this.sendBuffers = b.sendBuffers;
+        this.addressTimeout = b.addressTimeout;
         this.scheduler = b.scheduler;
-        this.recorder = Objects.requireNonNull(b.recorder, "recorder");
-    }
-
-    private static int buffers(String name, int n) {
-        if (n <= 0 || n > MAX_BUFFERS) {
-            throw new IllegalArgumentException(name + " must be in [1, " + MAX_BUFFERS + "], got " + n);
-        }
-        return n;
-    }
-
-    static Duration positive(String name, Duration d) {
-        Objects.requireNonNull(d, name);
-        if (d.isNegative() || d.isZero()) {
-            throw new IllegalArgumentException(name + " must be positive, got " + d);
-        }
-        return d;
+        this.recorder = b.recorder;
     }
 
     /**
      * {@return receives kept posted: a subscriber that does not request holds at most this many
-     * datagrams before the device starts dropping. Shared multicast joins use the first
+     * datagrams before the device starts dropping; 64 by default. Shared multicast joins use the first
      * subscriber's value.}
      */
     public int receiveBuffers() {
         return receiveBuffers;
     }
 
-    /** {@return registered send buffers: datagrams in flight at most} */
+    /** {@return registered send buffers: datagrams in flight at most; 32 by default} */
     public int sendBuffers() {
         return sendBuffers;
     }
 
-    /** {@return how long address resolution may take} */
+    /** {@return how long address resolution may take; 2 s by default} */
     public Duration addressTimeout() {
         return addressTimeout;
     }
 
     /**
-     * {@return where user-visible signals are delivered: the one set, else the shared loops'
+     * {@return where user-visible signals are delivered: the one set, else (the default) the shared loops'
      * {@linkplain RdmaLoops#scheduler() signal threads}, at each use}
      */
     public Scheduler scheduler() {
@@ -72,17 +58,26 @@ abstract class UdOptions {
         return s != null ? s : LoopsImplementation.defaultScheduler(null);
     }
 
-    /** {@return the metrics recorder (datagrams in/out/dropped, groups joined); no-op by default} */
+    /**
+     * {@return the metrics recorder (datagrams in/out/dropped, groups joined); {@link RdmaRecorder#NOOP} by
+     * default}
+     */
     public RdmaRecorder recorder() {
         return recorder;
     }
 
+    String udToString() {
+        return "receiveBuffers=" + receiveBuffers + ", sendBuffers=" + sendBuffers + ", addressTimeout="
+                + addressTimeout + ", scheduler=" + scheduler + ", recorder=" + recorder;
+    }
+
     /**
-     * The setters both builders share.
+     * The setters both builders share; like theirs, each checks its value at once.
      *
      * @param <B> the concrete builder, returned by every setter
      */
-    abstract static class Builder<B extends Builder<B>> {
+    abstract static sealed class Builder<B extends Builder<B>> permits DatagramOptions.Builder,
+            MulticastOptions.Builder {
         private int receiveBuffers = 64;
         private int sendBuffers = 32;
         private Duration addressTimeout = Duration.ofSeconds(2);
@@ -107,57 +102,57 @@ abstract class UdOptions {
         }
 
         /**
-         * Sets the receives kept posted.
+         * Sets {@code receiveBuffers()}.
          *
-         * @param n receives kept posted, 1 to 32768
+         * @param n 1..32768
          * @return this
          */
         public B receiveBuffers(int n) {
-            receiveBuffers = n;
+            receiveBuffers = OptionChecks.range("receiveBuffers", n, 1, MAX_BUFFERS);
             return self();
         }
 
         /**
-         * Sets the send buffers.
+         * Sets {@code sendBuffers()}.
          *
-         * @param n send buffers, 1 to 32768
+         * @param n 1..32768
          * @return this
          */
         public B sendBuffers(int n) {
-            sendBuffers = n;
+            sendBuffers = OptionChecks.range("sendBuffers", n, 1, MAX_BUFFERS);
             return self();
         }
 
         /**
-         * Sets the address resolution timeout.
+         * Sets {@code addressTimeout()}.
          *
-         * @param t address resolution timeout
+         * @param t a positive duration
          * @return this
          */
         public B addressTimeout(Duration t) {
-            addressTimeout = t;
+            addressTimeout = OptionChecks.positive("addressTimeout", t);
             return self();
         }
 
         /**
-         * Sets where user-visible signals are delivered.
+         * Sets {@code scheduler()}.
          *
-         * @param s where user-visible signals are delivered
+         * @param s not null (leave it unset for the shared loops' signal threads)
          * @return this
          */
         public B scheduler(Scheduler s) {
-            scheduler = Objects.requireNonNull(s, "scheduler");
+            scheduler = OptionChecks.notNull("scheduler", s);
             return self();
         }
 
         /**
-         * Sets the metrics recorder.
+         * Sets {@code recorder()}.
          *
-         * @param r the metrics recorder
+         * @param r not null ({@link RdmaRecorder#NOOP} for none)
          * @return this
          */
         public B recorder(RdmaRecorder r) {
-            recorder = r;
+            recorder = OptionChecks.notNull("recorder", r);
             return self();
         }
     }

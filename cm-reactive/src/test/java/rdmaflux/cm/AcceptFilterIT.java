@@ -27,9 +27,9 @@ class AcceptFilterIT {
     /** The server's accept timeout, which also bounds the filter's decision. */
     private static final Duration ACCEPT = Duration.ofSeconds(3);
     /** The client waits far longer than the server's accept timeout: a rejection must come first. */
-    private static final ConnectionOptions CLIENT = ConnectionOptions.defaults().withTimeout(Step.CONNECT,
-            Duration.ofSeconds(40));
-    private static final ConnectionOptions SERVER = ConnectionOptions.defaults().withTimeout(Step.ACCEPT, ACCEPT);
+    private static final ConnectionOptions CLIENT = ConnectionOptions.builder().timeout(Step.CONNECT,
+            Duration.ofSeconds(40)).build();
+    private static final ConnectionOptions SERVER = ConnectionOptions.builder().timeout(Step.ACCEPT, ACCEPT).build();
 
     /** What each client asks for in its private data, and the filter's answer to it. */
     private static Mono<AcceptFilter.Decision> decide(String ask, byte[] refusal) {
@@ -42,7 +42,7 @@ class AcceptFilterIT {
     }
 
     private static Mono<Throwable> failureOf(InetSocketAddress server, String ask) {
-        return RdmaConnection.connect(server, CLIENT.withPrivateData(ask.getBytes(StandardCharsets.US_ASCII)))
+        return RdmaConnection.connect(server, CLIENT.toBuilder().privateData(ask.getBytes(StandardCharsets.US_ASCII)).build())
                 .flatMap(c -> {
                     c.dispose();
                     return Mono.<Throwable>error(new AssertionError("'" + ask + "' was accepted"));
@@ -76,7 +76,7 @@ class AcceptFilterIT {
             long start = System.nanoTime();
             Mono<Throwable> error = failureOf(at, "error");
             List<Mono<Throwable>> silent = List.of(failureOf(at, "never"), failureOf(at, "never"), failureOf(at, "never"));
-            Mono<Long> good = RdmaConnection.connect(at, CLIENT.withPrivateData("ok".getBytes(StandardCharsets.US_ASCII)))
+            Mono<Long> good = RdmaConnection.connect(at, CLIENT.toBuilder().privateData("ok".getBytes(StandardCharsets.US_ASCII)).build())
                     .flatMap(c -> {
                         Mono<byte[]> reply = c.receiveBytes().next();
                         return Mono.zip(reply, c.send(Payloads.message(9, 100)).thenReturn(0))

@@ -175,13 +175,18 @@ class AcceptFilterTest {
     void serverOptionsAreImmutableAndChecked() {
         ServerOptions d = ServerOptions.defaults();
         assertEquals(ServerOptions.DEFAULT_ACCEPT_QUEUE, d.acceptQueue());
-        ServerOptions small = d.withAcceptQueue(4);
+        ServerOptions small = d.toBuilder().acceptQueue(4).build();
         assertEquals(4, small.acceptQueue());
-        assertEquals(ServerOptions.DEFAULT_ACCEPT_QUEUE, d.acceptQueue(), "withAcceptQueue changed the original");
-        assertEquals(ServerOptions.MAX_ACCEPT_QUEUE, d.withAcceptQueue(ServerOptions.MAX_ACCEPT_QUEUE).acceptQueue());
+        assertEquals(ServerOptions.DEFAULT_ACCEPT_QUEUE, d.acceptQueue(), "toBuilder().acceptQueue changed the original");
+        assertEquals(ServerOptions.MAX_ACCEPT_QUEUE,
+                ServerOptions.builder().acceptQueue(ServerOptions.MAX_ACCEPT_QUEUE).build().acceptQueue());
+        assertEquals(d.toString(), ServerOptions.builder().build().toString());
         for (int bad : new int[] {0, -1, Integer.MIN_VALUE, ServerOptions.MAX_ACCEPT_QUEUE + 1, Integer.MAX_VALUE}) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> d.withAcceptQueue(bad));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> d.toBuilder().acceptQueue(bad));
             assertTrue(e.getMessage().contains("acceptQueue"), e.getMessage());
         }
+        assertEquals("acceptQueue must be 1..65535, got 0",
+                assertThrows(IllegalArgumentException.class, () -> ServerOptions.builder().acceptQueue(0)).getMessage());
     }
 }

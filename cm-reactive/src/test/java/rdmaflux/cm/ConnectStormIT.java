@@ -169,7 +169,7 @@ class ConnectStormIT {
     void aFullAcceptQueueRejectsAtOnceUntilTheSubscriberTakesAConnection() {
         Map<String, Integer> baseline = Resources.baseline();
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), PeerMain.STORM_OPTIONS,
-                AcceptFilter.ACCEPT_ALL, ServerOptions.defaults().withAcceptQueue(2)).block(T);
+                AcceptFilter.ACCEPT_ALL, ServerOptions.builder().acceptQueue(2).build()).block(T);
         try {
             // Nobody has subscribed to connections() yet: no demand, so established connections stay queued.
             RdmaConnection a = RdmaConnection.connect(server.address(), PeerMain.STORM_OPTIONS).block(T);

@@ -33,7 +33,7 @@ class ConnectionOptionsTest {
     @Test
     void thePrivateDataLimitsAreTheWireFormats() {
         // The options check private data against the wire format's sizes without depending on the RC package.
-        assertEquals(Wire.MAX_CONNECT_PRIVATE_DATA, ConnectionOptions.MAX_CONNECT_PRIVATE_DATA);
+        assertEquals(Wire.MAX_CONNECT_PRIVATE_DATA, QueuePairOptions.MAX_CONNECT_PRIVATE_DATA);
         assertEquals(Wire.HEADER, ConnectionOptions.CREDITS_HEADER);
     }
 
@@ -69,13 +69,19 @@ class ConnectionOptionsTest {
     }
 
     @Test
+    void theBuilderStartsFromTheDefaults() {
+        assertEquals(ConnectionOptions.defaults().toString(), ConnectionOptions.builder().build().toString());
+        assertEquals(ConnectionOptions.defaults().toString(), ConnectionOptions.defaults().toBuilder().build().toString());
+    }
+
+    @Test
     void sharedCompletionQueueIsKeptByCopiesAndBuilders() {
-        ConnectionOptions shared = ConnectionOptions.defaults().withSharedCompletionQueue(true);
+        ConnectionOptions shared = ConnectionOptions.builder().sharedCompletionQueue(true).build();
         assertTrue(shared.sharedCompletionQueue());
         assertTrue(ConnectionOptions.defaults().sharedCompletionQueue(), "shared by default");
-        assertTrue(shared.withPrivateData(new byte[] {1}).sharedCompletionQueue());
+        assertTrue(shared.toBuilder().privateData(new byte[] {1}).build().sharedCompletionQueue());
         assertTrue(shared.toBuilder().receiveBuffers(4).build().sharedCompletionQueue());
-        assertFalse(shared.withSharedCompletionQueue(false).sharedCompletionQueue());
+        assertFalse(shared.toBuilder().sharedCompletionQueue(false).build().sharedCompletionQueue());
         // Busy polling keeps its own CQ whatever this says (CqBinding): the option is kept, not refused.
         assertTrue(shared.toBuilder().busyPoll(Duration.ofMillis(2)).build().sharedCompletionQueue());
     }
@@ -85,7 +91,7 @@ class ConnectionOptionsTest {
         ConnectionOptions o = ConnectionOptions.defaults().toBuilder().maxInboundMessageSize(1 << 20).build();
         assertEquals(1 << 20, o.toBuilder().build().maxInboundMessageSize());
         assertThrows(IllegalArgumentException.class,
-                () -> ConnectionOptions.defaults().toBuilder().maxInboundMessageSize(0).build());
+                () -> ConnectionOptions.defaults().toBuilder().maxInboundMessageSize(0));
     }
 
     /**
@@ -111,9 +117,9 @@ class ConnectionOptionsTest {
     }
 
     @Test
-    void withTimeoutReturnsANewInstanceAndLeavesTheOriginal() {
+    void aTimeoutSetOnACopyLeavesTheOriginal() {
         ConnectionOptions o = ConnectionOptions.defaults();
-        ConnectionOptions p = o.withTimeout(Step.CONNECT, Duration.ofMillis(250));
+        ConnectionOptions p = o.toBuilder().timeout(Step.CONNECT, Duration.ofMillis(250)).build();
         assertNotSame(o, p);
         assertEquals(Duration.ofMillis(250), p.timeout(Step.CONNECT));
         assertEquals(Duration.ofSeconds(10), o.timeout(Step.CONNECT));
@@ -123,10 +129,10 @@ class ConnectionOptionsTest {
     }
 
     @Test
-    void withProtocolAndWithPrivateDataLeaveTheOriginal() {
+    void aProtocolOrPrivateDataSetOnACopyLeavesTheOriginal() {
         ConnectionOptions o = ConnectionOptions.defaults();
-        ConnectionOptions raw = o.withProtocol(Protocol.RAW);
-        ConnectionOptions data = o.withPrivateData(new byte[] {7});
+        ConnectionOptions raw = o.toBuilder().protocol(Protocol.RAW).build();
+        ConnectionOptions data = o.toBuilder().privateData(new byte[] {7}).build();
         assertEquals(Protocol.RAW, raw.protocol());
         assertArrayEquals(new byte[] {7}, data.privateData());
         assertEquals(Protocol.CREDITS, o.protocol());
@@ -223,8 +229,33 @@ class ConnectionOptionsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("invalidBuilders")
     void invalidValuesAreRejected(String name, UnaryOperator<Builder> change) {
-        Builder b = change.apply(ConnectionOptions.defaults().toBuilder());
-        assertThrows(IllegalArgumentException.class, b::build);
+        assertThrows(IllegalArgumentException.class, () -> change.apply(ConnectionOptions.builder()).build());
+    }
+
+    /** A value out of its own range fails in its setter, naming the option and what it allows. */
+    @Test
+    void settersRejectAtOnceAndSayWhatIsAllowed() {
+        Builder b = ConnectionOptions.builder();
+        assertMessage("receiveBuffers must be 1..32767, got 0", () -> b.receiveBuffers(0));
+        assertMessage("sendBuffers must be at least 1, got -1", () -> b.sendBuffers(-1));
+        assertMessage("retryCount must be 0..7, got 8", () -> b.retryCount(8));
+        assertMessage("initiatorDepth must be 0..254 or DEVICE_MAXIMUM (-1), got 255", () -> b.initiatorDepth(255));
+        assertMessage("ackTimeout must be 0..31 or DEVICE_DEFAULT (-1), got 32", () -> b.ackTimeout(32));
+        assertMessage("keepalive must be zero (off) or positive, got PT-1S", () -> b.keepalive(Duration.ofSeconds(-1)));
+        assertMessage("timeout(CONNECT) must be positive, got PT0S", () -> b.timeout(Step.CONNECT, Duration.ZERO));
+        assertMessage("privateData must be at most 56 bytes (44 with the CREDITS protocol), got 57",
+                () -> b.privateData(new byte[57]));
+        // What depends on two options is checked when both are known.
+        Builder tooMuch = ConnectionOptions.builder().privateData(new byte[45]);
+        assertMessage("privateData must be at most 44 bytes with the CREDITS protocol, got 45", tooMuch::build);
+        NullPointerException e = assertThrows(NullPointerException.class, () -> b.portDownPolicy(null));
+        assertEquals("portDownPolicy must not be null", e.getMessage());
+        // The builder is unchanged by the values it refused.
+        assertEquals(ConnectionOptions.defaults().toString(), b.build().toString());
+    }
+
+    private static void assertMessage(String expected, org.junit.jupiter.api.function.Executable call) {
+        assertEquals(expected, assertThrows(IllegalArgumentException.class, call).getMessage());
     }
 
     static Stream<Arguments> limitValues() {
@@ -252,24 +283,25 @@ class ConnectionOptionsTest {
     @ValueSource(longs = {0, -1})
     void nonPositiveTimeoutsAreRejected(long millis) {
         Duration d = Duration.ofMillis(millis);
-        assertThrows(IllegalArgumentException.class, () -> ConnectionOptions.defaults().withTimeout(Step.CONNECT, d));
+        assertThrows(IllegalArgumentException.class, () -> ConnectionOptions.builder().timeout(Step.CONNECT, d));
         assertThrows(IllegalArgumentException.class,
                 () -> ConnectionOptions.defaults().toBuilder().timeout(Step.ADDRESS, d));
     }
 
     @Test
-    void withPrivateDataRejectsTooMuchForTheProtocol() {
-        assertThrows(IllegalArgumentException.class, () -> ConnectionOptions.defaults().withPrivateData(new byte[45]));
-        ConnectionOptions raw = ConnectionOptions.defaults().withProtocol(Protocol.RAW).withPrivateData(new byte[56]);
+    void privateDataIsRejectedWhenTooMuchForTheProtocol() {
+        assertThrows(IllegalArgumentException.class,
+                () -> ConnectionOptions.defaults().toBuilder().privateData(new byte[45]).build());
+        ConnectionOptions raw = ConnectionOptions.builder().protocol(Protocol.RAW).privateData(new byte[56]).build();
         assertEquals(56, raw.privateData().length);
         // Switching to CREDITS would need 12 bytes the data already uses.
-        assertThrows(IllegalArgumentException.class, () -> raw.withProtocol(Protocol.CREDITS));
+        assertThrows(IllegalArgumentException.class, () -> raw.toBuilder().protocol(Protocol.CREDITS).build());
     }
 
     @Test
     void nullProtocolIsRejected() {
-        Builder b = ConnectionOptions.defaults().toBuilder().protocol(null);
-        assertThrows(NullPointerException.class, b::build);
+        Builder b = ConnectionOptions.defaults().toBuilder();
+        assertThrows(NullPointerException.class, () -> b.protocol(null));
     }
 
     @Test
@@ -283,7 +315,7 @@ class ConnectionOptionsTest {
         assertArrayEquals(new byte[] {1, 2, 3}, o.privateData());
 
         byte[] more = {4};
-        ConnectionOptions p = o.withPrivateData(more);
+        ConnectionOptions p = o.toBuilder().privateData(more).build();
         more[0] = 9;
         assertArrayEquals(new byte[] {4}, p.privateData());
     }

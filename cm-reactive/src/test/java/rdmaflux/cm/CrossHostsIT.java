@@ -179,7 +179,7 @@ class CrossHostsIT {
     void mckeyInteropBothDirections() throws Exception {
         SandboxHosts.require(3);
         InetAddress group = InetAddress.getByName("239.1.2.1");
-        MulticastOptions options = MulticastOptions.defaults().withLocalAddress(SandboxHosts.address(1));
+        MulticastOptions options = MulticastOptions.builder().localAddress(SandboxHosts.address(1)).build();
         // Our sender, mckey receivers on the two other hosts.
         try (RemoteProcess r2 = SandboxHosts.start(2, mckey(group, 2, "-C", "20", "-S", "100"));
              RemoteProcess r3 = SandboxHosts.start(3, mckey(group, 3, "-C", "20", "-S", "100"))) {
@@ -222,8 +222,8 @@ class CrossHostsIT {
                      Integer.toString(total))) {
             r2.awaitLine("JOINED"::equals, STARTUP);
             r3.awaitLine("JOINED"::equals, STARTUP);
-            MulticastSender s = RdmaMulticast.sender(group, MulticastOptions.defaults()
-                    .withLocalAddress(SandboxHosts.address(1))).block(T);
+            MulticastSender s = RdmaMulticast.sender(group, MulticastOptions.builder()
+                    .localAddress(SandboxHosts.address(1)).build()).block(T);
             s.send(Flux.range(0, first).map(i -> MulticastTestSupport.payload(i, 100))).block(T);
             r2.awaitLine(("GOT " + (first - 1))::equals, T);
             r3.awaitLine(("GOT " + (first - 1))::equals, T);

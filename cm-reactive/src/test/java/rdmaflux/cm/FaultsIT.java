@@ -52,7 +52,7 @@ class FaultsIT {
         InetSocketAddress nobody = s.address();
         s.disposeNow(T);
         Duration connectTimeout = Duration.ofSeconds(20);
-        ConnectionOptions options = ConnectionOptions.defaults().withTimeout(Step.CONNECT, connectTimeout);
+        ConnectionOptions options = ConnectionOptions.builder().timeout(Step.CONNECT, connectTimeout).build();
         long start = System.nanoTime();
         Throwable e = connectFailure(nobody, options);
         Duration took = Duration.ofNanos(System.nanoTime() - start);
@@ -94,7 +94,7 @@ class FaultsIT {
                     return AcceptFilter.Decision.reject(reason);
                 }).block(T);
         try {
-            Throwable e = connectFailure(server.address(), ConnectionOptions.defaults().withPrivateData(hello));
+            Throwable e = connectFailure(server.address(), ConnectionOptions.builder().privateData(hello).build());
             RdmaCmException.Rejected r = assertInstanceOf(RdmaCmException.Rejected.class, e);
             assertEquals(RdmaCmException.Rejected.CONSUMER_REJECT, r.reason(), r.getMessage());
             byte[] data = r.privateData();
@@ -224,7 +224,7 @@ class FaultsIT {
     void peerProcessFrozenThenKilledMidStream() throws Exception {
         Map<String, Integer> baseline = Resources.baseline();
         Duration disconnectTimeout = Duration.ofSeconds(3);
-        ConnectionOptions options = ConnectionOptions.defaults().withTimeout(Step.DISCONNECT, disconnectTimeout);
+        ConnectionOptions options = ConnectionOptions.builder().timeout(Step.DISCONNECT, disconnectTimeout).build();
         Receiver survivor;
         Receiver frozen;
         AtomicInteger sent = new AtomicInteger();

@@ -83,8 +83,8 @@ public final class HostsPeerMain {
     }
 
     private static void mcast(InetAddress group, int count) {
-        MulticastMembership m = RdmaMulticast.join(group, MulticastOptions.defaults()
-                .withLocalAddress(RdmaTestEnv.address())).block(T);
+        MulticastMembership m = RdmaMulticast.join(group, MulticastOptions.builder()
+                .localAddress(RdmaTestEnv.address()).build()).block(T);
         System.out.println("JOINED");
         System.out.flush();
         List<Datagram> got = m.datagrams().take(count).doOnNext(d -> {

@@ -180,7 +180,7 @@ class LargeMessagesIT {
      */
     @Test
     void smallAndLargeMessagesInterleavedOnSharedCompletionQueues() {
-        interleaved(ConnectionOptions.defaults().withSharedCompletionQueue(true));
+        interleaved(ConnectionOptions.builder().sharedCompletionQueue(true).build());
     }
 
     private static void interleaved(ConnectionOptions options) {
@@ -397,7 +397,7 @@ class LargeMessagesIT {
 
     @Test
     void theRawProtocolHasNoLargeMessages() {
-        ConnectionOptions raw = ConnectionOptions.defaults().withProtocol(ConnectionOptions.Protocol.RAW);
+        ConnectionOptions raw = ConnectionOptions.builder().protocol(ConnectionOptions.Protocol.RAW).build();
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), raw,
                 AcceptFilter.ACCEPT_ALL).block(T);
         try {

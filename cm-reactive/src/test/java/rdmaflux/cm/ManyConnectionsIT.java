@@ -59,7 +59,7 @@ class ManyConnectionsIT {
     @Test
     void thousandConcurrentConnectionsToOneServerProcess() {
         // The client's connections keep a CQ each (the server's share theirs): both bindings at this scale.
-        thousandConnections("echo", OPTIONS.withSharedCompletionQueue(false), SIZES, Map.of(), Integer.MAX_VALUE,
+        thousandConnections("echo", OPTIONS.toBuilder().sharedCompletionQueue(false).build(), SIZES, Map.of(), Integer.MAX_VALUE,
                 (pinned, server) -> {
             // What the two processes pinned, as the kernel lists it, against what the options ask for.
             long perSide = (long) OPTIONS.bufferSize() * (OPTIONS.receiveBuffers()

@@ -39,7 +39,7 @@ import rdmaflux.verbs.RdmaContext;
 class MulticastIT {
     private static final Duration T = Duration.ofSeconds(60);
     private static final InetAddress LOCAL = RdmaTestEnv.address();
-    private static final MulticastOptions OPTIONS = MulticastOptions.defaults().withLocalAddress(LOCAL);
+    private static final MulticastOptions OPTIONS = MulticastOptions.builder().localAddress(LOCAL).build();
 
     private static InetAddress group(int last) throws Exception {
         return InetAddress.getByName("239.1.1." + last);

@@ -34,7 +34,7 @@ class MulticastOptionsTest {
     void multicastDerivationKeepsTheRest() throws Exception {
         InetAddress local = InetAddress.getByName("192.0.2.1");
         MulticastOptions o = MulticastOptions.builder().receiveBuffers(8).sendOnly(false).build()
-                .withLocalAddress(local);
+                .toBuilder().localAddress(local).build();
         assertEquals(local, o.localAddress());
         assertEquals(8, o.receiveBuffers());
         assertEquals(false, o.sendOnly());
@@ -48,6 +48,23 @@ class MulticastOptionsTest {
         assertThrows(IllegalArgumentException.class,
                 () -> MulticastOptions.builder().addressTimeout(Duration.ofSeconds(-1)).build());
         assertThrows(NullPointerException.class, () -> MulticastOptions.builder().scheduler(null).build());
+    }
+
+    /** The setters refuse at once, naming the option and what it allows. */
+    @Test
+    void settersRejectAtOnceAndSayWhatIsAllowed() {
+        MulticastOptions.Builder m = MulticastOptions.builder();
+        assertEquals("sendBuffers must be 1..32768, got 40000",
+                assertThrows(IllegalArgumentException.class, () -> m.sendBuffers(40_000)).getMessage());
+        assertEquals("joinTimeout must be positive, got PT0S",
+                assertThrows(IllegalArgumentException.class, () -> m.joinTimeout(Duration.ZERO)).getMessage());
+        assertEquals("recorder must not be null",
+                assertThrows(NullPointerException.class, () -> m.recorder(null)).getMessage());
+        DatagramOptions.Builder d = DatagramOptions.builder();
+        assertEquals("routeTimeout must be positive, got PT-1S",
+                assertThrows(IllegalArgumentException.class, () -> d.routeTimeout(Duration.ofSeconds(-1))).getMessage());
+        assertEquals(MulticastOptions.defaults().toString(), m.build().toString());
+        assertEquals(DatagramOptions.defaults().toString(), d.build().toString());
     }
 
     @Test

@@ -67,7 +67,7 @@ public final class PeerMain {
             }
             case "echo-pool" -> {
                 EchoServer echo = new EchoServer(new InetSocketAddress(RdmaTestEnv.address(), 0), POOL_OPTIONS,
-                        AcceptFilter.ACCEPT_ALL, ServerOptions.defaults().withSharedReceivePool(POOL));
+                        AcceptFilter.ACCEPT_ALL, ServerOptions.builder().sharedReceivePool(POOL).build());
                 System.out.println("PORT " + echo.address().getPort());
             }
             case "stream" -> {
@@ -79,7 +79,7 @@ public final class PeerMain {
             }
             case "storm" -> {
                 RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), STORM_OPTIONS,
-                        AcceptFilter.ACCEPT_ALL, ServerOptions.defaults().withAcceptQueue(STORM_QUEUE))
+                        AcceptFilter.ACCEPT_ALL, ServerOptions.builder().acceptQueue(STORM_QUEUE).build())
                         .block(Duration.ofSeconds(60));
                 server.connections().subscribe(new reactor.core.publisher.BaseSubscriber<RdmaConnection>() {
                     @Override

@@ -37,9 +37,9 @@ class RSocketTransportTck implements TransportTest {
                     RdmaServerTransport.defaultOptions()), AcceptFilter.ACCEPT_ALL).allocator(alloc));
 
     /** Longer connection steps: the emulator's JIT may take the one CPU for seconds at the start. */
-    private static final java.util.function.UnaryOperator<ConnectionOptions> SLOW_SETUP = o -> o
-            .withTimeout(Step.CONNECT, Duration.ofMinutes(2)).withTimeout(Step.ACCEPT, Duration.ofMinutes(2))
-            .withTimeout(Step.ADDRESS, Duration.ofMinutes(1)).withTimeout(Step.ROUTE, Duration.ofMinutes(1));
+    private static final java.util.function.UnaryOperator<ConnectionOptions> SLOW_SETUP = o -> o.toBuilder()
+            .timeout(Step.CONNECT, Duration.ofMinutes(2)).timeout(Step.ACCEPT, Duration.ofMinutes(2))
+            .timeout(Step.ADDRESS, Duration.ofMinutes(1)).timeout(Step.ROUTE, Duration.ofMinutes(1)).build();
 
     @Override
     public Duration getTimeout() {

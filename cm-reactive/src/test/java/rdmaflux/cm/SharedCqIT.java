@@ -107,8 +107,8 @@ class SharedCqIT {
                 }).subscribe(null, e -> serverError.compareAndSet(null, e));
             });
             Flux.range(0, CONNECTIONS)
-                    .flatMapSequential(i -> RdmaConnection.connect(server.address(), OPTIONS.withPrivateData(
-                            ByteBuffer.allocate(4).putInt(0, i).array())).map(c -> new Client(c, i, clientError)), 10)
+                    .flatMapSequential(i -> RdmaConnection.connect(server.address(), OPTIONS.toBuilder().privateData(
+                            ByteBuffer.allocate(4).putInt(0, i).array()).build()).map(c -> new Client(c, i, clientError)), 10)
                     .doOnNext(clients::add).then().block(T);
             assertEquals(CONNECTIONS, clients.size());
 

@@ -40,7 +40,7 @@ class SharedPoolIT {
         ConcurrentLinkedQueue<RdmaMessage> held = new ConcurrentLinkedQueue<>();
         AtomicReference<Throwable> error = new AtomicReference<>();
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), OPTIONS,
-                AcceptFilter.ACCEPT_ALL, ServerOptions.defaults().withSharedReceivePool(POOL)).block(T);
+                AcceptFilter.ACCEPT_ALL, ServerOptions.builder().sharedReceivePool(POOL).build()).block(T);
         Map<String, Long> before = HwCounters.read();
         long alone;
         long beside;

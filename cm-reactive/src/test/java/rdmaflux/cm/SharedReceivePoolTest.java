@@ -34,10 +34,10 @@ class SharedReceivePoolTest {
     @Test
     void serverOptionsCarryThePool() {
         SharedReceivePool p = SharedReceivePool.of(100, 2);
-        ServerOptions o = ServerOptions.defaults().withSharedReceivePool(p).withAcceptQueue(7);
+        ServerOptions o = ServerOptions.builder().sharedReceivePool(p).acceptQueue(7).build();
         assertEquals(p, o.sharedReceivePool().orElseThrow());
         assertEquals(7, o.acceptQueue());
         assertTrue(ServerOptions.defaults().sharedReceivePool().isEmpty());
-        assertTrue(o.withSharedReceivePool(null).sharedReceivePool().isEmpty());
+        assertTrue(o.toBuilder().sharedReceivePool(null).build().sharedReceivePool().isEmpty());
     }
 }

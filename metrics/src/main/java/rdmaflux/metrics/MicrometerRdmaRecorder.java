@@ -2,14 +2,12 @@ package rdmaflux.metrics;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -25,8 +23,8 @@ import rdmaflux.verbs.WcStatus;
  * The Micrometer implementation of {@link RdmaRecorder}: set it with
  * {@code ConnectionOptions.builder().recorder(MicrometerRdmaRecorder.of(registry))}.
  *
- * <p>Every meter is created up front (in the constructor) and kept in a field or an array indexed by
- * an enum's ordinal, so the per-message methods only increment: no registry lookup, no tag
+ * <p>Every meter is created up front, with the recorder ({@code RecorderMeters}), and kept in a field or an
+ * array indexed by an enum's ordinal, so the per-message methods only increment: no registry lookup, no tag
  * allocation. Meter names, units and tags are listed in {@code docs/metrics.md} and as constants here.
  *
  * <p>Tags are bounded: no per-connection tag. A {@code remote} tag (the peer's IP address, never its
@@ -40,6 +38,8 @@ import rdmaflux.verbs.WcStatus;
  *
  * <p>One recorder may serve any number of connections and servers; recorders built on the same
  * registry with the same tags share their gauges, so creating several is harmless.
+ *
+ * <p>Threads: any; the recording methods run on the loops' threads and only increment thread-safe meters.
  */
 public final class MicrometerRdmaRecorder implements RdmaRecorder {
     /** Gauge: established connections. */
@@ -85,156 +85,14 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
     /** Counter: multicast datagrams dropped, tag {@code reason}. */
     public static final String MULTICAST_DROPPED = "rdmaflux.multicast.datagrams.dropped";
 
-    /** The operations {@link #operationLatency} knows, in tag form; anything else is {@code other}. */
-    static final String[] OPERATIONS = {"send", "write", "write_imm", "read", "cas", "faa", "other"};
-    private static final int OTHER_OPERATION = OPERATIONS.length - 1;
-
-    /**
-     * Bucket boundaries of the latency timers: RDMA operations take microseconds; the top buckets
-     * catch retries and RNR waits. Fixed boundaries keep the series count small and aggregatable.
-     */
-    static final Duration[] LATENCY_BUCKETS = {
-            Duration.ofNanos(1_000), Duration.ofNanos(2_000), Duration.ofNanos(5_000),
-            Duration.ofNanos(10_000), Duration.ofNanos(20_000), Duration.ofNanos(50_000),
-            Duration.ofNanos(100_000), Duration.ofNanos(200_000), Duration.ofNanos(500_000),
-            Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
-            Duration.ofMillis(20), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(500),
-            Duration.ofSeconds(1)};
-    /** Connection steps take from microseconds (address resolution on RoCE) to seconds (timeouts). */
-    static final Duration[] STEP_BUCKETS = {
-            Duration.ofNanos(100_000), Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10),
-            Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofSeconds(1),
-            Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10)};
-
-    /** Failure causes beyond this many distinct names share {@code cause="other"}. */
-    static final int MAX_CAUSES = 32;
-    static final String NONE = "none";
-    static final String OTHER = "other";
-    static final String UNKNOWN = "unknown";
-
     private final MeterRegistry registry;
-    private final Tags tags;
     private final Shared shared;
-    private final String remote;
-
-    private final LongAdder active;
-    private final LongAdder outstanding;
-    private final LongAdder multicastGroups;
-    private final Counter[] connectOk = new Counter[2];
-    private final Counter[] connectCancelled = new Counter[2];
-    private final Map<String, Counter> connectFailures = new ConcurrentHashMap<>();
-    private final Counter[] connectFailureOther = new Counter[2];
-    private final Timer[] steps = new Timer[Step.values().length];
-    private final Counter messagesSent;
-    private final Counter bytesSent;
-    private final Counter messagesReceived;
-    private final Counter bytesReceived;
-    private final Timer[] latency = new Timer[OPERATIONS.length];
-    private final Counter[] completionErrors = new Counter[WcStatus.values().length];
-    private final Counter creditWaits;
-    private final Counter cqPolls;
-    private final Counter cqCompletions;
-    private final Counter multicastSent;
-    private final Counter multicastSentBytes;
-    private final Counter multicastReceived;
-    private final Counter multicastReceivedBytes;
-    private final Map<String, Counter> multicastDrops = new ConcurrentHashMap<>();
+    private final RecorderMeters meters;
 
     private MicrometerRdmaRecorder(MeterRegistry registry, Tags common, Shared shared, String remote) {
         this.registry = registry;
         this.shared = shared;
-        this.remote = remote;
-        Tags t = remote == null ? common : common.and("remote", remote);
-        this.tags = t;
-
-        active = GaugeState.adder(registry, CONNECTIONS_ACTIVE, t, "Established RDMA connections", null);
-        outstanding = GaugeState.adder(registry, OUTSTANDING, t,
-                "Posted work requests (sends, receives, RDMA operations) not yet completed", null);
-        multicastGroups = GaugeState.adder(registry, MULTICAST_GROUPS, t, "Multicast groups joined", null);
-
-        for (int server = 0; server < 2; server++) {
-            connectOk[server] = attemptCounter(server == 1, "success", NONE);
-            connectCancelled[server] = attemptCounter(server == 1, "cancelled", NONE);
-            connectFailureOther[server] = attemptCounter(server == 1, "failure", OTHER);
-        }
-        for (Step s : Step.values()) {
-            if (s == Step.TRANSFER) {
-                continue; // an established connection is not a step that finishes
-            }
-            steps[s.ordinal()] = Timer.builder(CONNECT_STEP)
-                    .description("Duration of one successful step of establishing or closing a connection")
-                    .tags(t).tag("step", s.name().toLowerCase(Locale.ROOT))
-                    .serviceLevelObjectives(STEP_BUCKETS)
-                    .register(registry);
-        }
-        messagesSent = Counter.builder(MESSAGES_SENT)
-                .description("Messages whose send completed")
-                .tags(t).register(registry);
-        bytesSent = Counter.builder(MESSAGES_SENT_BYTES)
-                .description("Payload bytes of messages whose send completed")
-                .baseUnit("bytes").tags(t).register(registry);
-        messagesReceived = Counter.builder(MESSAGES_RECEIVED)
-                .description("Messages received, including RDMA write-with-immediate notifications")
-                .tags(t).register(registry);
-        bytesReceived = Counter.builder(MESSAGES_RECEIVED_BYTES)
-                .description("Payload bytes of messages received")
-                .baseUnit("bytes").tags(t).register(registry);
-        for (int i = 0; i < OPERATIONS.length; i++) {
-            latency[i] = Timer.builder(OPERATION_LATENCY)
-                    .description("Time from posting an operation to its successful completion")
-                    .tags(t).tag("op", OPERATIONS[i])
-                    .serviceLevelObjectives(LATENCY_BUCKETS)
-                    .register(registry);
-        }
-        for (WcStatus s : WcStatus.values()) {
-            if (s == WcStatus.SUCCESS) {
-                continue;
-            }
-            completionErrors[s.ordinal()] = Counter.builder(COMPLETION_ERRORS)
-                    .description("Work completions that failed, by status")
-                    .tags(t).tag("status", s.name().toLowerCase(Locale.ROOT))
-                    .register(registry);
-        }
-        creditWaits = Counter.builder(CREDIT_WAITS)
-                .description("Sends that had to wait because the peer had granted no receive credit")
-                .tags(t).register(registry);
-        // The batch size as two counters, not a DistributionSummary: a summary's max reads the wall
-        // clock on every record, which costs more than the rest of a message's recording together,
-        // and this runs on every poll. Mean batch = completions / polls.
-        cqPolls = Counter.builder(CQ_POLLS)
-                .description("Completion queue polls that returned completions")
-                .tags(t).register(registry);
-        cqCompletions = Counter.builder(CQ_COMPLETIONS)
-                .description("Completions returned by completion queue polls (divided by polls: the mean batch)")
-                .tags(t).register(registry);
-        multicastSent = Counter.builder(MULTICAST_SENT)
-                .description("Multicast datagrams sent")
-                .tags(t).register(registry);
-        multicastSentBytes = Counter.builder(MULTICAST_SENT_BYTES)
-                .description("Payload bytes of multicast datagrams sent")
-                .baseUnit("bytes").tags(t).register(registry);
-        multicastReceived = Counter.builder(MULTICAST_RECEIVED)
-                .description("Multicast datagrams received")
-                .tags(t).register(registry);
-        multicastReceivedBytes = Counter.builder(MULTICAST_RECEIVED_BYTES)
-                .description("Payload bytes of multicast datagrams received")
-                .baseUnit("bytes").tags(t).register(registry);
-        for (String reason : new String[] {"overflow", "error", OTHER}) {
-            multicastDrops.put(reason, dropCounter(reason));
-        }
-    }
-
-    private Counter attemptCounter(boolean server, String outcome, String cause) {
-        return Counter.builder(server ? ACCEPTS : CONNECTS)
-                .description(server ? "Accepted connection requests, by outcome and failure cause"
-                        : "Client connection attempts, by outcome and failure cause")
-                .tags(tags).tag("outcome", outcome).tag("cause", cause)
-                .register(registry);
-    }
-
-    private Counter dropCounter(String reason) {
-        return Counter.builder(MULTICAST_DROPPED)
-                .description("Multicast datagrams dropped, by reason").tags(tags).tag("reason", reason).register(registry);
+        this.meters = new RecorderMeters(registry, remote == null ? common : common.and("remote", remote));
     }
 
     /**
@@ -306,7 +164,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
 
     /** {@return the tags every meter of this recorder carries (common tags, {@code remote} if enabled)} */
     public Tags tags() {
-        return tags;
+        return meters.tags;
     }
 
     // ---------------------------------------------------------------- RdmaRecorder
@@ -315,36 +173,15 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
     public void connectOutcome(boolean server, Outcome outcome, String cause) {
         int side = server ? 1 : 0;
         switch (outcome) {
-            case SUCCESS -> connectOk[side].increment();
-            case CANCELLED -> connectCancelled[side].increment();
-            case FAILURE -> failureCounter(server, cause).increment();
-        }
-    }
-
-    /** Failures are rare: a map lookup is fine here, and the first failure of a kind registers its counter. */
-    private Counter failureCounter(boolean server, String cause) {
-        String c = cause == null || cause.isEmpty() ? UNKNOWN : cause;
-        String key = (server ? "a:" : "c:") + c;
-        Counter counter = connectFailures.get(key);
-        if (counter != null) {
-            return counter;
-        }
-        synchronized (connectFailures) {
-            counter = connectFailures.get(key);
-            if (counter == null) {
-                if (connectFailures.size() >= MAX_CAUSES) {
-                    return connectFailureOther[server ? 1 : 0];
-                }
-                counter = attemptCounter(server, "failure", c);
-                connectFailures.put(key, counter);
-            }
-            return counter;
+            case SUCCESS -> meters.connectOk[side].increment();
+            case CANCELLED -> meters.connectCancelled[side].increment();
+            case FAILURE -> meters.failureCounter(server, cause).increment();
         }
     }
 
     @Override
     public void stepDuration(Step step, long nanos) {
-        Timer t = steps[step.ordinal()];
+        Timer t = meters.steps[step.ordinal()];
         if (t != null) {
             t.record(nanos, TimeUnit.NANOSECONDS);
         }
@@ -352,7 +189,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
 
     @Override
     public void activeConnections(int delta) {
-        active.add(delta);
+        meters.active.add(delta);
     }
 
     @Override
@@ -362,19 +199,19 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
 
     @Override
     public void messageSent(int bytes) {
-        messagesSent.increment();
-        bytesSent.increment(bytes);
+        meters.messagesSent.increment();
+        meters.bytesSent.increment(bytes);
     }
 
     @Override
     public void messageReceived(int bytes) {
-        messagesReceived.increment();
-        bytesReceived.increment(bytes);
+        meters.messagesReceived.increment();
+        meters.bytesReceived.increment(bytes);
     }
 
     @Override
     public void operationLatency(String operation, long nanos) {
-        latency[operationIndex(operation)].record(nanos, TimeUnit.NANOSECONDS);
+        meters.latency[operationIndex(operation)].record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** String switch: the literal's cached hash code and one equals, no allocation. */
@@ -386,13 +223,13 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
             case "read" -> 3;
             case "cas" -> 4;
             case "faa" -> 5;
-            case null, default -> OTHER_OPERATION;
+            case null, default -> RecorderMeters.OTHER_OPERATION;
         };
     }
 
     @Override
     public void completionError(WcStatus status) {
-        Counter c = completionErrors[status.ordinal()];
+        Counter c = meters.completionErrors[status.ordinal()];
         if (c != null) {
             c.increment();
         }
@@ -400,20 +237,20 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
 
     @Override
     public void creditWait() {
-        creditWaits.increment();
+        meters.creditWaits.increment();
     }
 
     @Override
     public void pollBatch(int completions) {
         if (completions > 0) {
-            cqPolls.increment();
-            cqCompletions.increment(completions);
+            meters.cqPolls.increment();
+            meters.cqCompletions.increment(completions);
         }
     }
 
     @Override
     public void outstanding(int delta) {
-        outstanding.add(delta);
+        meters.outstanding.add(delta);
     }
 
     // ---------------------------------------------------------------- multicast (see docs/metrics.md)
@@ -424,7 +261,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
      * @param delta +1 on join, -1 on leave
      */
     public void multicastGroups(int delta) {
-        multicastGroups.add(delta);
+        meters.multicastGroups.add(delta);
     }
 
     /**
@@ -433,8 +270,8 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
      * @param bytes its payload
      */
     public void datagramSent(int bytes) {
-        multicastSent.increment();
-        multicastSentBytes.increment(bytes);
+        meters.multicastSent.increment();
+        meters.multicastSentBytes.increment(bytes);
     }
 
     /**
@@ -443,8 +280,8 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
      * @param bytes its payload (without the 40-byte GRH)
      */
     public void datagramReceived(int bytes) {
-        multicastReceived.increment();
-        multicastReceivedBytes.increment(bytes);
+        meters.multicastReceived.increment();
+        meters.multicastReceivedBytes.increment(bytes);
     }
 
     /**
@@ -454,13 +291,12 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
      *               completion); other values are counted as {@code other}
      */
     public void datagramDropped(String reason) {
-        Counter c = reason == null ? null : multicastDrops.get(reason);
-        (c != null ? c : multicastDrops.get(OTHER)).increment();
+        meters.dropCounter(reason).increment();
     }
 
     @Override
     public String toString() {
-        return "MicrometerRdmaRecorder" + tags;
+        return "MicrometerRdmaRecorder" + meters.tags;
     }
 
     /** State shared by a root recorder and its per-peer recorders. */
@@ -487,7 +323,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
 
         synchronized MicrometerRdmaRecorder overflow() {
             if (other == null) {
-                other = new MicrometerRdmaRecorder(root.registry, common, this, OTHER);
+                other = new MicrometerRdmaRecorder(root.registry, common, this, RecorderMeters.OTHER);
             }
             return other;
         }
@@ -546,7 +382,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
         public MicrometerRdmaRecorder build() {
             Shared shared = new Shared(registry, tags, maxRemotes);
             MicrometerRdmaRecorder root = new MicrometerRdmaRecorder(registry, tags, shared,
-                    maxRemotes == 0 ? null : UNKNOWN);
+                    maxRemotes == 0 ? null : RecorderMeters.UNKNOWN);
             shared.root = root;
             return root;
         }

@@ -94,12 +94,12 @@ class MicrometerRdmaRecorderTest {
 
     @Test
     void failureCausesAreCapped() {
-        for (int i = 0; i < MicrometerRdmaRecorder.MAX_CAUSES + 10; i++) {
+        for (int i = 0; i < RecorderMeters.MAX_CAUSES + 10; i++) {
             recorder.connectOutcome(false, Outcome.FAILURE, "Cause" + i);
         }
         // MAX_CAUSES distinct causes, then "other" for the 10 beyond, plus the pre-created "other".
         long failureSeries = registry.get("rdmaflux.connects").tag("outcome", "failure").counters().size();
-        assertEquals(MicrometerRdmaRecorder.MAX_CAUSES + 1, failureSeries);
+        assertEquals(RecorderMeters.MAX_CAUSES + 1, failureSeries);
         assertEquals(10, counter("rdmaflux.connects", "outcome", "failure", "cause", "other"));
         assertEquals(1, counter("rdmaflux.connects", "outcome", "failure", "cause", "Cause0"));
     }

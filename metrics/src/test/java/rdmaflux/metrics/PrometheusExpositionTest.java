@@ -62,7 +62,7 @@ class PrometheusExpositionTest {
         assertTrue(text.contains("rdmaflux_operation_latency_seconds_bucket{op=\"send\",le=\"2.0E-6\"} 0"), text);
         assertTrue(text.contains("rdmaflux_operation_latency_seconds_bucket{op=\"send\",le=\"5.0E-6\"} 1"), text);
         assertTrue(text.contains("rdmaflux_operation_latency_seconds_bucket{op=\"send\",le=\"+Inf\"} 1"), text);
-        assertEquals(MicrometerRdmaRecorder.LATENCY_BUCKETS.length + 1,
+        assertEquals(RecorderMeters.LATENCY_BUCKETS.length + 1,
                 text.lines().filter(l -> l.startsWith("rdmaflux_operation_latency_seconds_bucket{op=\"send\"")).count());
     }
 

@@ -62,10 +62,10 @@ class RdmaObservationsTest {
     void theRealConnectFailsOrSucceedsObserved() {
         // On the build host (no RDMA) this fails at once; the observation must say so either way.
         StepVerifier.create(RdmaObservations.connect(observations, new InetSocketAddress("127.0.0.1", 1),
-                        rdmaflux.cm.ConnectionOptions.defaults()
-                                .withTimeout(rdmaflux.cm.Step.ADDRESS, Duration.ofMillis(500))
-                                .withTimeout(rdmaflux.cm.Step.ROUTE, Duration.ofMillis(500))
-                                .withTimeout(rdmaflux.cm.Step.CONNECT, Duration.ofMillis(500))))
+                        rdmaflux.cm.ConnectionOptions.builder()
+                                .timeout(rdmaflux.cm.Step.ADDRESS, Duration.ofMillis(500))
+                                .timeout(rdmaflux.cm.Step.ROUTE, Duration.ofMillis(500))
+                                .timeout(rdmaflux.cm.Step.CONNECT, Duration.ofMillis(500)).build()))
                 .expectErrorMatches(e -> e instanceof RuntimeException)
                 .verify(Duration.ofSeconds(30));
         assertEquals(1, meters.find(RdmaObservations.CONNECT).tag("outcome", "failure").timer().count());

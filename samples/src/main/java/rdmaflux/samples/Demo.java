@@ -63,7 +63,7 @@ public final class Demo implements Callable<Integer> {
             return Samples.CANNOT_RUN;
         }
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
+        ConnectionOptions options = ConnectionOptions.builder()
                 .recorder(MicrometerRdmaRecorder.of(registry)).build();
         try (Arena arena = Arena.ofShared()) {
             // The server's memory the client will write into and read from.

@@ -23,10 +23,9 @@ import rdmaflux.verbs.ffi.ibv_qp_ex;
  * }</pre>
  *
  * <p>The {@code ibv_wr_*} functions are static inline in verbs.h, calling function pointers inside
- * {@code ibv_qp_ex}; this class reads those pointers once and calls them through
- * {@link ProviderCalls}, so a batch allocates nothing. Each operation checks that it was
- * among the {@link SendOp}s the QP was created with ({@link IllegalStateException} if not), since a
- * provider's function for an operation not requested may be missing or wrong.
+ * {@code ibv_qp_ex}; this class reads those pointers once ({@code QpExFunctions}) and calls them through
+ * {@link ProviderCalls}, so a batch allocates nothing. Each operation checks that it was among the
+ * {@link SendOp}s the QP was created with ({@link IllegalStateException} if not).
  *
  * <p>Not thread-safe: one thread builds a batch from {@code start} to {@code complete}. Between them
  * the QP holds a lease, so closing it waits for the batch to end, and other threads' posts to the send
@@ -40,23 +39,8 @@ public final class ExtendedSendQueue {
     private final QueuePair qp;
     private final MemorySegment qpx;
     private final int ops;
-    private final MemorySegment start;
-    private final MemorySegment complete;
-    private final MemorySegment abort;
-    private final MemorySegment send;
-    private final MemorySegment sendImm;
-    private final MemorySegment sendInv;
-    private final MemorySegment write;
-    private final MemorySegment writeImm;
-    private final MemorySegment read;
-    private final MemorySegment cmpSwp;
-    private final MemorySegment fetchAdd;
-    private final MemorySegment localInv;
-    private final MemorySegment atomicWrite;
-    private final MemorySegment setSge;
-    private final MemorySegment setInline;
-    private final MemorySegment setUdAddr;
-    private final MemorySegment bindMw;
+    /** The provider's {@code ibv_wr_*} functions, read once. */
+    private final QpExFunctions fn;
     /** The {@code ibv_mw_bind_info} handed to {@code wr_bind_mw}, which copies it: one per queue, reused. */
     private final MemorySegment bindInfo;
     /** The binds of the open batch, recorded in their windows when {@link #complete()} posts them. */
@@ -76,24 +60,7 @@ public final class ExtendedSendQueue {
         this.qp = qp;
         this.qpx = qpx.reinterpret(ibv_qp_ex.sizeof());
         this.ops = ops;
-        MemorySegment q = this.qpx;
-        start = ibv_qp_ex.wr_start(q);
-        complete = ibv_qp_ex.wr_complete(q);
-        abort = ibv_qp_ex.wr_abort(q);
-        send = ibv_qp_ex.wr_send(q);
-        sendImm = ibv_qp_ex.wr_send_imm(q);
-        sendInv = ibv_qp_ex.wr_send_inv(q);
-        write = ibv_qp_ex.wr_rdma_write(q);
-        writeImm = ibv_qp_ex.wr_rdma_write_imm(q);
-        read = ibv_qp_ex.wr_rdma_read(q);
-        cmpSwp = ibv_qp_ex.wr_atomic_cmp_swp(q);
-        fetchAdd = ibv_qp_ex.wr_atomic_fetch_add(q);
-        localInv = ibv_qp_ex.wr_local_inv(q);
-        atomicWrite = ibv_qp_ex.wr_atomic_write(q);
-        setSge = ibv_qp_ex.wr_set_sge(q);
-        setInline = ibv_qp_ex.wr_set_inline_data(q);
-        setUdAddr = ibv_qp_ex.wr_set_ud_addr(q);
-        bindMw = ibv_qp_ex.wr_bind_mw(q);
+        this.fn = QpExFunctions.of(this.qpx);
         bindInfo = Arena.ofAuto().allocate(ibv_mw_bind_info.layout());
     }
 
@@ -142,7 +109,7 @@ public final class ExtendedSendQueue {
         started = true;
         hasOperation = false;
         mark = qp.sendRing.mark();
-        ProviderCalls.wrStart(start, qpx);
+        ProviderCalls.wrStart(fn.start(), qpx);
         return this;
     }
 
@@ -172,7 +139,7 @@ public final class ExtendedSendQueue {
     /** {@return this, after adding a SEND ({@code ibv_wr_send})} */
     public ExtendedSendQueue send() {
         check(SendOp.SEND);
-        ProviderCalls.wrSend(send, qpx);
+        ProviderCalls.wrSend(fn.send(), qpx);
         return this;
     }
 
@@ -184,7 +151,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue sendWithImm(int imm) {
         check(SendOp.SEND_WITH_IMM);
-        ProviderCalls.wrSendImm(sendImm, qpx, Integer.reverseBytes(imm));
+        ProviderCalls.wrSendImm(fn.sendImm(), qpx, Integer.reverseBytes(imm));
         return this;
     }
 
@@ -196,7 +163,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue sendWithInvalidate(int invalidateRkey) {
         check(SendOp.SEND_WITH_INV);
-        ProviderCalls.wrSendInv(sendInv, qpx, invalidateRkey);
+        ProviderCalls.wrSendInv(fn.sendInv(), qpx, invalidateRkey);
         return this;
     }
 
@@ -209,7 +176,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue rdmaWrite(int rkey, long remoteAddress) {
         check(SendOp.RDMA_WRITE);
-        ProviderCalls.wrRdmaWrite(write, qpx, rkey, remoteAddress);
+        ProviderCalls.wrRdmaWrite(fn.write(), qpx, rkey, remoteAddress);
         return this;
     }
 
@@ -223,7 +190,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue rdmaWriteWithImm(int rkey, long remoteAddress, int imm) {
         check(SendOp.RDMA_WRITE_WITH_IMM);
-        ProviderCalls.wrRdmaWriteImm(writeImm, qpx, rkey, remoteAddress, Integer.reverseBytes(imm));
+        ProviderCalls.wrRdmaWriteImm(fn.writeImm(), qpx, rkey, remoteAddress, Integer.reverseBytes(imm));
         return this;
     }
 
@@ -236,7 +203,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue rdmaRead(int rkey, long remoteAddress) {
         check(SendOp.RDMA_READ);
-        ProviderCalls.wrRdmaRead(read, qpx, rkey, remoteAddress);
+        ProviderCalls.wrRdmaRead(fn.read(), qpx, rkey, remoteAddress);
         return this;
     }
 
@@ -252,7 +219,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue compareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
         check(SendOp.ATOMIC_CMP_AND_SWP);
-        ProviderCalls.wrAtomicCmpSwp(cmpSwp, qpx, rkey, remoteAddress, compare, swap);
+        ProviderCalls.wrAtomicCmpSwp(fn.cmpSwp(), qpx, rkey, remoteAddress, compare, swap);
         return this;
     }
 
@@ -267,7 +234,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue fetchAndAdd(int rkey, long remoteAddress, long add) {
         check(SendOp.ATOMIC_FETCH_AND_ADD);
-        ProviderCalls.wrAtomicFetchAdd(fetchAdd, qpx, rkey, remoteAddress, add);
+        ProviderCalls.wrAtomicFetchAdd(fn.fetchAdd(), qpx, rkey, remoteAddress, add);
         return this;
     }
 
@@ -285,7 +252,7 @@ public final class ExtendedSendQueue {
             throw new IllegalArgumentException("an atomic write takes 8 bytes of native memory, got " + value);
         }
         check(SendOp.ATOMIC_WRITE);
-        ProviderCalls.wrAtomicWrite(atomicWrite, qpx, rkey, remoteAddress, value);
+        ProviderCalls.wrAtomicWrite(fn.atomicWrite(), qpx, rkey, remoteAddress, value);
         return this;
     }
 
@@ -297,7 +264,7 @@ public final class ExtendedSendQueue {
      */
     public ExtendedSendQueue localInvalidate(int invalidateRkey) {
         check(SendOp.LOCAL_INV);
-        ProviderCalls.wrLocalInv(localInv, qpx, invalidateRkey);
+        ProviderCalls.wrLocalInv(fn.localInv(), qpx, invalidateRkey);
         return this;
     }
 
@@ -340,7 +307,7 @@ public final class ExtendedSendQueue {
         qp.sendRing.add(window);
         qp.sendRing.add(region);
         MemoryWindow.writeBindInfo(bindInfo, region.handle, region.address() + offset, length, access);
-        ProviderCalls.wrBindMw(bindMw, qpx, window.handle, rkey, bindInfo);
+        ProviderCalls.wrBindMw(fn.bindMw(), qpx, window.handle, rkey, bindInfo);
         if (pending == pendingWindows.length) {
             int n = Math.max(4, pending * 2);
             pendingWindows = java.util.Arrays.copyOf(pendingWindows, n);
@@ -373,7 +340,7 @@ public final class ExtendedSendQueue {
         region.acquireWork();
         // Setting the entry again replaces it, and its lease with it.
         qp.sendRing.put(0, region);
-        ProviderCalls.wrSetSge(setSge, qpx, region.lkey(), region.address() + offset, length);
+        ProviderCalls.wrSetSge(fn.setSge(), qpx, region.lkey(), region.address() + offset, length);
         return this;
     }
 
@@ -390,7 +357,7 @@ public final class ExtendedSendQueue {
             throw new IllegalArgumentException("inline data must be native and at most " + qp.maxInlineData()
                     + " bytes, got " + data);
         }
-        ProviderCalls.wrSetInlineData(setInline, qpx, data, data.byteSize());
+        ProviderCalls.wrSetInlineData(fn.setInline(), qpx, data, data.byteSize());
         return this;
     }
 
@@ -406,7 +373,7 @@ public final class ExtendedSendQueue {
         requireOperation();
         ah.acquireWork();
         qp.sendRing.put(1, ah);
-        ProviderCalls.wrSetUdAddr(setUdAddr, qpx, ah.handle, remoteQpn, remoteQkey);
+        ProviderCalls.wrSetUdAddr(fn.setUdAddr(), qpx, ah.handle, remoteQpn, remoteQkey);
         return this;
     }
 
@@ -421,7 +388,7 @@ public final class ExtendedSendQueue {
         try {
             // Published before the provider rings the doorbell: no completion can precede its entry.
             qp.sendRing.publish();
-            rc = ProviderCalls.wrComplete(complete, qpx);
+            rc = ProviderCalls.wrComplete(fn.complete(), qpx);
             if (rc == 0) {
                 for (int k = 0; k < pending; k++) {
                     pendingWindows[k].posted(pendingRkeys[k], pendingRegions[k], qp);
@@ -442,7 +409,7 @@ public final class ExtendedSendQueue {
     public void abort() {
         requireStarted();
         try {
-            ProviderCalls.wrAbort(abort, qpx);
+            ProviderCalls.wrAbort(fn.abort(), qpx);
         } finally {
             qp.sendRing.rollback(mark);
             end();
@@ -494,6 +461,7 @@ public final class ExtendedSendQueue {
         if (!started) {
             throw new IllegalStateException("no batch is open on " + qp + ": call start() first");
         }
+        assert qp.sendLock.heldByCurrentThread() : "a batch is built by the thread that started it";
     }
 
     @Override

@@ -11,14 +11,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-import rdmaflux.verbs.ffi.ibv_async_event;
 import rdmaflux.verbs.ffi.ibv_context;
 import rdmaflux.verbs.ffi.ibv_device;
 import rdmaflux.verbs.ffi.ibv_device_attr;
 import rdmaflux.verbs.ffi.ibv_gid;
 import rdmaflux.verbs.ffi.ibv_gid_entry;
 import rdmaflux.verbs.ffi.ibv_port_attr;
-import rdmaflux.verbs.ffi.ibv_qp;
 import rdmaflux.verbs.ffi.ibv_context_ops;
 import rdmaflux.verbs.ffi.verbs_context;
 
@@ -29,6 +27,9 @@ import rdmaflux.verbs.ffi.verbs_context;
  * <p>Closing it closes everything created from it, QPs first. A context obtained from a connection
  * manager id ({@link CmId#context()}) belongs to librdmacm: closing it frees what was created through it
  * but leaves the device open.
+ *
+ * <p>Threads: any; each call holds a lease on the native context ({@link NativeResource}), and
+ * asynchronous events are read one at a time ({@code AsyncEventReader}).
  */
 public final class RdmaContext extends NativeResource {
     private final boolean owned;
@@ -38,14 +39,7 @@ public final class RdmaContext extends NativeResource {
     final MemorySegment postRecvFn;
     /** One context per native device context that librdmacm opened: see {@link CmId#sharedContext()}. */
     private static final Map<Long, RdmaContext> SHARED = new ConcurrentHashMap<>();
-    private volatile boolean asyncNonBlocking;
-    /**
-     * Where {@code ibv_get_async_event} writes, made on the first read; guarded by
-     * {@link #asyncLock}. Reused, so a watcher that checks for events on a timer allocates nothing while
-     * none arrive.
-     */
-    private MemorySegment asyncEvent;
-    private final Object asyncLock = new Object();
+    private final AsyncEventReader asyncEvents = new AsyncEventReader(this);
 
     RdmaContext(MemorySegment context, boolean owned, NativeResource... owners) {
         super(Rank.CONTEXT, context.reinterpret(ibv_context.sizeof()), owners);
@@ -465,71 +459,7 @@ public final class RdmaContext extends NativeResource {
      * @return the event, or {@code null} when none arrived in time
      */
     public AsyncEvent awaitAsyncEvent(Duration timeout) {
-        int fd = asyncFd();
-        if (!asyncNonBlocking) {
-            Posix.setNonBlocking(fd, true);
-            asyncNonBlocking = true;
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        for (;;) {
-            AsyncEvent e = tryGetAsyncEvent();
-            if (e != null) {
-                return e;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return null;
-            }
-            // The lease is not held while blocked, so close() on another thread never waits on us.
-            Posix.pollIn(fd, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
-        }
-    }
-
-    private AsyncEvent tryGetAsyncEvent() {
-        MemorySegment ctx = acquire();
-        try {
-            synchronized (asyncLock) {
-                return tryGetAsyncEvent(ctx);
-            }
-        } finally {
-            release();
-        }
-    }
-
-    private AsyncEvent tryGetAsyncEvent(MemorySegment ctx) {
-        MemorySegment ev = asyncEvent;
-        if (ev == null) {
-            ev = asyncEvent = ibv_async_event.allocate(Arena.ofAuto());
-        }
-        if (!Calls.getAsyncEvent(ctx, ev)) {
-            return null;
-        }
-        try {
-            AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(ev));
-            MemorySegment element = ibv_async_event.element(ev);
-            int port = isPortEvent(type) ? ibv_async_event.element.port_num(element) : 0;
-            int qpn = isQpEvent(type)
-                    ? ibv_qp.qp_num(ibv_async_event.element.qp(element).reinterpret(ibv_qp.sizeof())) : -1;
-            return new AsyncEvent(type, port, qpn);
-        } finally {
-            // Unacked QP/CQ events make ibv_destroy_qp/cq block forever.
-            Calls.Plain.ackAsyncEvent(ev);
-        }
-    }
-
-    private static boolean isQpEvent(AsyncEventType t) {
-        return switch (t) {
-            case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, PATH_MIG, PATH_MIG_ERR,
-                 QP_LAST_WQE_REACHED -> true;
-            default -> false;
-        };
-    }
-
-    private static boolean isPortEvent(AsyncEventType t) {
-        return switch (t) {
-            case PORT_ACTIVE, PORT_ERR, LID_CHANGE, PKEY_CHANGE, SM_CHANGE, CLIENT_REREGISTER, GID_CHANGE -> true;
-            default -> false;
-        };
+        return asyncEvents.await(timeout);
     }
 
     private static void checkPort(int port) {

@@ -12,7 +12,7 @@ import reactor.core.scheduler.Schedulers;
  */
 final class TransportDefaults {
     /** The options of {@code create(address)}. */
-    static final ConnectionOptions OPTIONS = ConnectionOptions.defaults().toBuilder()
+    static final ConnectionOptions OPTIONS = ConnectionOptions.builder()
             .scheduler(Schedulers.immediate()).build();
 
     private TransportDefaults() {

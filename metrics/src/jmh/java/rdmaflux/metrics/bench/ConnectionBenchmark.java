@@ -69,7 +69,7 @@ public class ConnectionBenchmark {
     public void setup() {
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         RdmaRecorder r = recorder.equals("noop") ? RdmaRecorder.NOOP : MicrometerRdmaRecorder.of(registry);
-        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().recorder(r).build();
+        ConnectionOptions options = ConnectionOptions.builder().recorder(r).build();
         server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options, AcceptFilter.ACCEPT_ALL)
                 .block(T);
         serverSide = server.connections().subscribe(c -> c.receive().subscribe(m -> {

@@ -70,6 +70,6 @@ public final class RdmaAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     ServerOptions rdmaServerOptions(RdmafluxProperties properties) {
-        return ServerOptions.defaults().withAcceptQueue(properties.getServer().getAcceptQueue());
+        return ServerOptions.builder().acceptQueue(properties.getServer().getAcceptQueue()).build();
     }
 }

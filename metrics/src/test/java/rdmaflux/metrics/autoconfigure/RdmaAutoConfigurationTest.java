@@ -104,7 +104,7 @@ class RdmaAutoConfigurationTest {
         runner.withPropertyValues("rdmaflux.connection.retry-count=9").run(context -> {
             Throwable failure = context.getStartupFailure();
             assertNotNull(failure);
-            assertTrue(messages(failure).contains("retry counts 0..7"), messages(failure));
+            assertTrue(messages(failure).contains("retryCount must be 0..7, got 9"), messages(failure));
         });
     }
 

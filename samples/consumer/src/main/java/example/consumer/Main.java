@@ -57,7 +57,7 @@ public final class Main {
         // rdmaflux.verbs is read through rdmaflux.cm's requires transitive, not required here.
         say("devices " + Rdma.devices().stream().map(RdmaDevice::name).sorted().toList());
 
-        ConnectionOptions base = ConnectionOptions.defaults().toBuilder()
+        ConnectionOptions base = ConnectionOptions.builder()
                 .timeout(Step.ADDRESS, STEP).timeout(Step.ROUTE, STEP)
                 .timeout(Step.CONNECT, STEP).timeout(Step.ACCEPT, STEP)
                 .build();

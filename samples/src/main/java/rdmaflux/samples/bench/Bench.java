@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,14 +12,13 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.function.Supplier;
+import java.util.function.IntUnaryOperator;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import rdmaflux.cm.PortCounters;
 import rdmaflux.verbs.Rdma;
 import rdmaflux.verbs.RdmaDevice;
 
@@ -49,14 +47,16 @@ import rdmaflux.verbs.RdmaDevice;
  *   <li>The reactive send/recv ping-pong with busy polling vs the verbs layer's spin ping-pong of the same
  *       run, both in JVMs of their own ({@link BusyPollFork}); target ours ≤ 1.3 × that.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
- *   <li>The reactive SEND stream against the verbs one, each reactive API's heap per message, and RSocket over
- *       rdmaflux against the reactive API (with RSocket over TCP for the record): {@link StreamRows}.</li>
+ *   <li>The reactive SEND stream against the verbs one, each reactive API's heap per message
+ *       ({@link StreamRows}), and RSocket over rdmaflux against the reactive API, with RSocket over TCP for
+ *       the record ({@link RSocketRows}).</li>
  *   <li>A CPU column on the stream, latency and multicast rows: process CPU time (user + system) per
  *       message, ours over the timed part, the C tool's processes between the lines of its output that
  *       bracket its timed part ({@link CpuTime}, {@link CTools}).</li>
  * </ul>
  * The latency and bandwidth loops use the verbs layer directly (its allocation-free path), with perftest's
- * depths and signaling; the C tools run with {@code -R} against a server instance on the same address.
+ * depths and signaling ({@link VerbsRows}); the C tools run with {@code -R} against a server instance on the
+ * same address.
  * Client sides (ours and C) run on CPU 0, server sides on CPU 1, unless {@code --no-pin}.
  * {@code docs/benchmarks.md} explains the method and how to read results from the emulated sandbox.
  * {@link CrossHostBench} runs the latency rows with each server on one host and each client on another.
@@ -128,9 +128,6 @@ public final class Bench implements Callable<Integer> {
     @Option(names = "--timeout", description = "Seconds any single wait or tool run may take (default: "
             + "${DEFAULT-VALUE}).")
     int timeoutSeconds = 60;
-
-    /** The port counter of RNR NAKs this port's responders sent: receives were not posted in time. */
-    private static final String RNR_NAKS_SENT = "send_rnr_err";
 
     /** The groups of rows {@code --only} can choose. */
     static final java.util.Set<String> GROUPS = java.util.Set.of("latency", "bandwidth", "extended", "reactive",
@@ -229,11 +226,12 @@ public final class Bench implements Callable<Integer> {
                 : "threads and processes not pinned");
 
         List<Row> rows = new ArrayList<>();
-        int maxSize = Math.max(65536, Math.max(bwSizes[bwSizes.length - 1], latSizes[latSizes.length - 1]));
         double sendLat2 = Double.NaN;
         if (only.contains("latency") || only.contains("bandwidth") || only.contains("extended")) {
-            sendLat2 = verbsRows(rows, ip, maxSize, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, timeout,
-                    pin, c);
+            VerbsRows verbs = new VerbsRows(ip, device, basePort, quick, timeout, pin, only, comparison,
+                    this::progress, this::awaitJitQuiet, line -> say("%s", line));
+            sendLat2 = verbs.rows(rows, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, c);
+            ourFailure |= verbs.failed();
         }
         ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet,
                 line -> say("%s", line), pin);
@@ -244,19 +242,20 @@ public final class Bench implements Callable<Integer> {
             Row r = reactive.pingPongRow(lat, latWarm, sendLat2);
             rows.add(r.withCpu(r.cpuOurs(), findRow(rows, "send/recv latency p50", 2).cpuC()));
         }
-        if (only.contains("stream") || only.contains("rsocket")) {
-            long b = budget;
-            int m = bwMax;
-            StreamRows s = new StreamRows(ip, basePort + 70, quick, repeat, timeout, pin, lat, latWarm,
-                    size -> (int) Math.max(16, Math.min(m, b / size)), this::progress, this::awaitJitQuiet,
-                    line -> say("%s", line));
-            if (only.contains("stream")) {
-                rows.addAll(s.streamRows());
-            }
-            if (only.contains("rsocket")) {
-                rows.addAll(s.rsocketRows());
-            }
+        long b = budget;
+        int m = bwMax;
+        IntUnaryOperator messages = size -> (int) Math.max(16, Math.min(m, b / size));
+        if (only.contains("stream")) {
+            StreamRows s = new StreamRows(ip, basePort + 70, quick, repeat, timeout, pin, messages, this::progress,
+                    this::awaitJitQuiet, line -> say("%s", line));
+            rows.addAll(s.streamRows());
             ourFailure |= s.failed();
+        }
+        if (only.contains("rsocket")) {
+            RSocketRows r = new RSocketRows(ip, quick, repeat, timeout, lat, latWarm, messages, this::progress,
+                    this::awaitJitQuiet, line -> say("%s", line));
+            rows.addAll(r.rows());
+            ourFailure |= r.failed();
         }
         if (only.contains("large")) {
             LargeRows large = new LargeRows(ip, quick, repeat, timeout, comparison, this::progress,
@@ -298,255 +297,9 @@ public final class Bench implements Callable<Integer> {
         return ourFailure ? 1 : 0;
     }
 
-    /**
-     * The latency, bandwidth and allocation rows on one connected verbs pair.
-     *
-     * @return the C tool's 2-byte send/recv latency (for the reactive row), NaN if not measured
-     */
-    private double verbsRows(List<Row> rows, InetAddress ip, int maxSize, int lat, int latWarm, int readWarm,
-                             long budget, int bwMax, int[] latSizes, int[] bwSizes, Duration timeout, boolean pin,
-                             CTools c) {
-        double sendLat2 = Double.NaN;
-        boolean classic = only.contains("latency") || only.contains("bandwidth");
-        try (VerbsLink link = VerbsLink.open(new InetSocketAddress(ip, basePort), maxSize, timeout)) {
-            VerbsTests t = new VerbsTests(link, timeout, pin);
-            if (pin) {
-                Affinity.pin(0);
-            }
-            if (classic) {
-                warmUp(t, latWarm);
-            }
-            // Bandwidth first: by the time the latency loops run, the JIT has gone quiet, so no compiler
-            // thread competes with the two spinning threads and the kernel's RDMA work for the 2 CPUs.
-            for (int size : only.contains("bandwidth") ? bwSizes : new int[0]) {
-                int n = (int) Math.max(16, Math.min(bwMax, budget / size));
-                int nWarm = Math.max(16, n / 10);
-                rows.add(bandwidthRow("send bandwidth", size, "ib_send_bw", n, () -> t.sendBandwidth(size, nWarm),
-                        () -> t.sendBandwidth(size, n), false, c));
-                rows.add(bandwidthRow("write bandwidth", size, "ib_write_bw", n, () -> t.writeBandwidth(size, nWarm),
-                        () -> t.writeBandwidth(size, n), false, c));
-            }
-            if (only.contains("extended")) {
-                rows.addAll(extendedRows(link, maxSize, budget, bwMax, bwSizes, timeout, pin, c));
-            }
-            for (int size : only.contains("latency") ? latSizes : new int[0]) {
-                awaitJitQuiet();
-                rows.add(latencyRow("send/recv latency p50", size, "ib_send_lat", lat,
-                        () -> t.sendLatency(size, latWarm, lat), 2, c));
-                if (size == 2) {
-                    sendLat2 = rows.getLast().c();
-                }
-                if (size == 2) {
-                    rows.add(spinHintRow(t, lat, latWarm, sendLat2));
-                }
-                awaitJitQuiet();
-                rows.add(latencyRow("RDMA write latency p50", size, "ib_write_lat", lat,
-                        () -> t.writeLatency(size, latWarm, lat), 2, c));
-                awaitJitQuiet();
-                rows.add(latencyRow("RDMA read latency p50", size, "ib_read_lat", lat,
-                        () -> t.readLatency(size, readWarm, lat), 1, c));
-            }
-            if (classic) {
-                rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
-            }
-        } finally {
-            Affinity.unpin();
-        }
-        return sendLat2;
-    }
-
-    /**
-     * Runs the small-message streams until their rate stops rising (the JIT has compiled the data path),
-     * then each latency loop once, so class loading and linking stay out of every timed run.
-     */
-    private void warmUp(VerbsTests t, int latWarm) {
-        say("bench: warming up the JIT on the verbs loops");
-        warmStreams(t, "");
-        t.sendLatency(2, 0, latWarm);
-        t.writeLatency(2, 0, latWarm);
-        t.readLatency(2, quick ? 200 : 3000, latWarm);
-    }
-
-    /** Runs the 2-byte WRITE and SEND streams until their rate stops changing by more than 5 % a round. */
-    private void warmStreams(VerbsTests t, String label) {
-        int chunk = quick ? 1000 : 5000;
-        int maxRounds = quick ? 3 : 30;
-        for (String op : List.of("write", "send")) {
-            double previous = 0;
-            for (int round = 1; round <= maxRounds; round++) {
-                double rate = op.equals("write") ? t.writeBandwidth(2, chunk).bytesPerSecond()
-                        : t.sendBandwidth(2, chunk).bytesPerSecond();
-                if (round >= 3 && Math.abs(rate - previous) < 0.05 * previous) {
-                    say("bench: %s stream%s warm after %d x %d messages (%.0f msg/s)", op, label, round, chunk,
-                            rate / 2);
-                    break;
-                }
-                if (round == maxRounds) {
-                    say("bench: %s stream%s after %d x %d messages (%.0f msg/s), rate still changing", op, label,
-                            round, chunk, rate / 2);
-                }
-                previous = rate;
-            }
-        }
-    }
-
-    /**
-     * The bandwidth rows once more, with our streams posting through {@link rdmaflux.verbs.ExtendedSendQueue}
-     * ({@code ibv_wr_start} ... {@code ibv_wr_complete}, one message per batch) on a pair made with
-     * {@code ibv_create_qp_ex}, against perftest left to its default post API ({@code ibv_wr_*} where it
-     * supports the device; the note says which it used); same sizes, depths, signaling and target. Then the
-     * steady-state allocation of the two 2-byte streams on that path.
-     */
-    private List<Row> extendedRows(VerbsLink like, int maxSize, long budget, int bwMax, int[] bwSizes,
-                                   Duration timeout, boolean pin, CTools c) {
-        List<Row> rows = new ArrayList<>();
-        VerbsLink link;
-        try {
-            link = VerbsLink.openExtended(like, maxSize);
-        } catch (RuntimeException e) {
-            // No extended QP on this device (no create_qp_ex, EOPNOTSUPP): the rows say so instead of vanishing.
-            ourFailure = true;
-            for (int size : bwSizes) {
-                for (String op : List.of("send", "write")) {
-                    Row row = new Row(op + " bandwidth, ibv_wr_*", size, "Gbit/s", Double.NaN, Double.NaN,
-                            "ib_" + op + "_bw", Row.Target.RATIO_AT_LEAST, Double.NaN, "ours failed: " + e.getMessage());
-                    progress(row);
-                    rows.add(row);
-                }
-            }
-            return rows;
-        }
-        try (link) {
-            VerbsTests t = new VerbsTests(link, timeout, pin);
-            say("bench: warming up the JIT on the ibv_wr_* streams");
-            warmStreams(t, " (ibv_wr_*)");
-            for (int size : bwSizes) {
-                int n = (int) Math.max(16, Math.min(bwMax, budget / size));
-                int nWarm = Math.max(16, n / 10);
-                rows.add(bandwidthRow("send bandwidth, ibv_wr_*", size, "ib_send_bw", n,
-                        () -> t.sendBandwidth(size, nWarm), () -> t.sendBandwidth(size, n), true, c));
-                rows.add(bandwidthRow("write bandwidth, ibv_wr_*", size, "ib_write_bw", n,
-                        () -> t.writeBandwidth(size, nWarm), () -> t.writeBandwidth(size, n), true, c));
-            }
-            int bw = quick ? 2000 : 20000;
-            rows.add(allocationRow("send stream 2 B, ibv_wr_*", bw, () -> t.sendBandwidth(2, bw).allocPerMessage()));
-            rows.add(allocationRow("write stream 2 B, ibv_wr_*", bw,
-                    () -> t.writeBandwidth(2, bw).allocPerMessage()));
-        }
-        return rows;
-    }
-
     /** Waits until the JIT is idle ({@link Warmup#awaitJitQuiet}): at most 5 s in a quick run, 30 s otherwise. */
     private void awaitJitQuiet() {
         Warmup.awaitJitQuiet(Duration.ofSeconds(quick ? 5 : 30), line -> say("%s", line));
-    }
-
-    /**
-     * Steady-state heap allocation of each verbs loop, after everything above ran: bytes allocated by the
-     * loop's threads (ThreadMXBean) divided by messages. Target 0.
-     */
-    private List<Row> allocationRows(VerbsTests t, int lat, int bw) {
-        List<Row> rows = new ArrayList<>();
-        record Loop(String name, int messages, Supplier<Double> run) {
-        }
-        for (Loop l : List.of(
-                new Loop("send/recv ping-pong", 2 * lat, () -> t.sendLatency(2, 0, lat).allocPerMessage()),
-                new Loop("RDMA write ping-pong", 2 * lat, () -> t.writeLatency(2, 0, lat).allocPerMessage()),
-                new Loop("RDMA read", lat, () -> t.readLatency(2, 0, lat).allocPerMessage()),
-                new Loop("send stream 2 B", bw, () -> t.sendBandwidth(2, bw).allocPerMessage()),
-                new Loop("write stream 2 B", bw, () -> t.writeBandwidth(2, bw).allocPerMessage()),
-                new Loop("send stream 64 KiB", bw / 10, () -> t.sendBandwidth(65536, bw / 10).allocPerMessage()))) {
-            rows.add(allocationRow(l.name(), l.messages(), l.run()));
-        }
-        return rows;
-    }
-
-    /** One allocation row: {@code run} measures the loop and returns its heap bytes per message. */
-    private Row allocationRow(String name, int messages, Supplier<Double> run) {
-        double v = Double.NaN;
-        String n = messages + " messages; client and server threads";
-        try {
-            v = run.get();
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            n = "ours failed: " + e.getMessage();
-        }
-        Row row = new Row("heap allocation, steady state: " + name, 0, "B/msg", v, Double.NaN, "", Row.Target.ZERO,
-                Double.NaN, n);
-        progress(row);
-        return row;
-    }
-
-    /** The same SEND ping-pong with a spin-wait hint in the polling loops, for the record (no target). */
-    private Row spinHintRow(VerbsTests t, int lat, int latWarm, double cSendLat) {
-        double v = Double.NaN;
-        double cpu = Double.NaN;
-        String note = "ours with Thread.onSpinWait() in the poll loops, after two untimed runs (the hint's branch is "
-                + "compiled out until first taken); perftest has no such hint";
-        t.spinHint = true;
-        try {
-            t.sendLatency(2, latWarm, lat);
-            t.sendLatency(2, latWarm, lat);
-            CpuTime.take(1); // untimed: not the row's CPU
-            VerbsTests.Latency l = t.sendLatency(2, latWarm, lat);
-            cpu = CpuTime.take(l.messages());
-            v = Stats.typicalMicros(l.stamps(), 2);
-        } catch (RuntimeException e) {
-            ourFailure = true;
-            note = "ours failed: " + e.getMessage();
-        } finally {
-            t.spinHint = false;
-        }
-        Row row = new Row("send/recv latency p50, spin hint", 2, "us", v, cSendLat, "ib_send_lat", Row.Target.NONE,
-                Double.NaN, note).withCpu(cpu, Double.NaN);
-        progress(row);
-        return row;
-    }
-
-    private Row latencyRow(String metric, int size, String tool, int iters, Supplier<VerbsTests.Latency> ours,
-                           int rttFactor, CTools c) {
-        return comparison.compare(metric, size, "us", tool, Row.Target.RATIO_AT_MOST, () -> {
-            VerbsTests.Latency r = ours.get();
-            return new Comparison.Measured(Stats.typicalMicros(r.stamps(), rttFactor), r.allocPerMessage(),
-                    CpuTime.take(r.messages()));
-        }, () -> c.latency(tool, size, iters), "");
-    }
-
-    /**
-     * One bandwidth comparison. {@code wrApi} lets perftest use its {@code ibv_wr_*} path (for the rows where
-     * ours does); otherwise it gets {@code --use_old_post_send}. The note names the post API perftest
-     * reported when it is not the one asked for, and always on the {@code ibv_wr_*} rows.
-     */
-    private Row bandwidthRow(String metric, int size, String tool, int n, Runnable warm,
-                             Supplier<VerbsTests.Bandwidth> ours, boolean wrApi, CTools c) {
-        // RNR NAKs the responder sent: a receiver that falls behind costs the sender an RNR wait each time.
-        long[] rnr = new long[2];
-        java.util.Set<String> apis = new java.util.TreeSet<>();
-        boolean counts = metric.startsWith("send") && PortCounters.read(device, 1).get(RNR_NAKS_SENT) >= 0;
-        Row row = comparison.compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
-            warm.run();
-            long r0 = PortCounters.read(device, 1).get(RNR_NAKS_SENT);
-            VerbsTests.Bandwidth r = ours.get();
-            double cpu = CpuTime.take(r.messages());
-            rnr[0] += PortCounters.read(device, 1).get(RNR_NAKS_SENT) - r0;
-            return new Comparison.Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage(), cpu);
-        }, () -> {
-            long r0 = PortCounters.read(device, 1).get(RNR_NAKS_SENT);
-            CTools.Outcome o = c.bandwidth(tool, size, n, wrApi);
-            rnr[1] += PortCounters.read(device, 1).get(RNR_NAKS_SENT) - r0;
-            if (o.postApi() != null) {
-                apis.add(o.postApi());
-            }
-            return o.ok() ? new CTools.Outcome(Stats.gbits(o.value()), null, null, o.cpuPerMessage()) : o;
-        }, n + " messages");
-        String note = row.note();
-        if (wrApi || !apis.isEmpty() && !apis.equals(java.util.Set.of(CTools.POST_SEND_API))) {
-            note += "; C posted with " + (apis.isEmpty() ? "? (perftest did not say)" : String.join(" and ", apis));
-        }
-        if (counts) {
-            note += "; RNR NAKs ours " + rnr[0] + ", C " + rnr[1];
-        }
-        return row.withNote(note);
     }
 
     /** {@return the row of {@code metric} at {@code size}, or an empty one when that row did not run} */

@@ -1,15 +1,10 @@
 package rdmaflux.samples.bench;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -56,10 +51,6 @@ final class CTools {
 
     /** perftest's flag for its classic post path, {@code ibv_post_send}. */
     static final String OLD_POST_SEND = "--use_old_post_send";
-    /** {@link Outcome#postApi} of a perftest run that used {@code ibv_wr_*}. */
-    static final String WR_API = "ibv_wr_*";
-    /** {@link Outcome#postApi} of a perftest run that used {@code ibv_post_send}. */
-    static final String POST_SEND_API = "ibv_post_send";
 
     private final String device;
     private final String address;
@@ -111,8 +102,8 @@ final class CTools {
         // #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
         int perIter = tool.equals("ib_read_lat") ? 1 : 2;
         // t_avg is per one-way hop for the ping-pongs (perftest halves the round trip), per READ for reads.
-        return perftest(tool, size, iters, text -> parseRow(text, size, 9, 4), List.of(OLD_POST_SEND), perIter,
-                text -> parseRow(text, size, 9, 5) * perIter * iters / 1e6);
+        return perftest(tool, size, iters, text -> ToolOutput.parseRow(text, size, 9, 4), List.of(OLD_POST_SEND),
+                perIter, text -> ToolOutput.parseRow(text, size, 9, 5) * perIter * iters / 1e6);
     }
 
     /**
@@ -136,29 +127,14 @@ final class CTools {
      */
     Outcome bandwidth(String tool, int size, int iters, boolean wrApi) {
         // #bytes #iterations BW_peak[MB/sec] BW_average[MB/sec] MsgRate[Mpps]
-        return perftest(tool, size, iters, text -> bandwidthBytesPerSecond(text, size),
+        return perftest(tool, size, iters, text -> ToolOutput.bandwidthBytesPerSecond(text, size),
                 wrApi ? List.of("-N") : List.of("-N", OLD_POST_SEND), 1,
-                text -> iters / (parseRow(text, size, 5, 4) * 1e6));
-    }
-
-    /**
-     * Reads which post API perftest used from its banner ({@code  ibv_wr* API     : ON}).
-     *
-     * @return {@code ibv_wr_*}, {@code ibv_post_send}, or {@code null} when the banner has no such line
-     */
-    static String postApi(String text) {
-        for (String line : text.split("\n")) {
-            String t = line.trim();
-            if (t.startsWith("ibv_wr* API")) {
-                return t.endsWith("ON") ? WR_API : t.endsWith("OFF") ? POST_SEND_API : null;
-            }
-        }
-        return null;
+                text -> iters / (ToolOutput.parseRow(text, size, 5, 4) * 1e6));
     }
 
     /**
      * One perftest comparison run, and the CPU time per message of its two processes over perftest's own
-     * timed part. The client runs line-buffered into a pipe ({@link Watched}); perftest prints its result
+     * timed part. The client runs line-buffered into a pipe ({@link WatchedProcess}); perftest prints its result
      * table's header just before its measurement loop and the result line just after it, and at each of
      * those two lines both processes' CPU time so far is read ({@link CpuTime#snapshot}: the run time the
      * scheduler charged to each of their threads), by the thread that reads the pipe, as soon as it has
@@ -205,13 +181,13 @@ final class CTools {
                 // taskset and stdbuf exec the tool: the process ids are the tools' own.
                 long sp = server.pid();
                 long[] cp = {-1};
-                try (Watched client = Watched.start(onCpu(0, lineBuffered(clientArgs)), clientOut, l -> {
+                try (WatchedProcess client = WatchedProcess.start(onCpu(0, lineBuffered(clientArgs)), clientOut, l -> {
                     // On the reader thread, the moment the line is read: as close to the line as this
                     // process can take the snapshot.
                     if (before[0] < 0 && l.contains("#bytes")) {
                         before[0] = CpuTime.snapshot(sp);
                         before[1] = CpuTime.snapshot(cp[0]);
-                    } else if (before[0] >= 0 && after[0] < 0 && isResultLine(l, size)) {
+                    } else if (before[0] >= 0 && after[0] < 0 && ToolOutput.isResultLine(l, size)) {
                         after[0] = CpuTime.snapshot(sp);
                         after[1] = CpuTime.snapshot(cp[0]);
                     }
@@ -219,11 +195,11 @@ final class CTools {
                     long deadline = System.nanoTime() + timeout.toNanos();
                     if (!client.waitFor(deadline)) {
                         last = tool + " client did not finish within " + timeout;
-                        continue; // closing the Watched stops it
+                        continue; // closing the WatchedProcess stops it
                     }
                     exit = client.process.exitValue();
                     long h = client.awaitLine(l -> l.contains("#bytes"), 0);
-                    long r = client.awaitLine(l -> isResultLine(l, size), 0);
+                    long r = client.awaitLine(l -> ToolOutput.isResultLine(l, size), 0);
                     bracketNanos = h < 0 || r < 0 ? -1 : r - h;
                 }
                 String text = Files.readString(clientOut);
@@ -248,7 +224,7 @@ final class CTools {
                     double seconds = Math.min(loop, bracketNanos / 1e9);
                     cpu = load * seconds * 1e6 / ((long) messagesPerIter * iters);
                 }
-                return new Outcome(v, null, postApi(text), cpu);
+                return new Outcome(v, null, ToolOutput.postApi(text), cpu);
             } catch (IOException e) {
                 last = "cannot run " + tool + ": " + e.getMessage();
             } catch (InterruptedException e) {
@@ -261,41 +237,6 @@ final class CTools {
             }
         }
         return Outcome.failed(last);
-    }
-
-    /** {@return whether {@code line} is perftest's result line for {@code size}: the size, then the count} */
-    static boolean isResultLine(String line, long size) {
-        String[] f = line.trim().split("\\s+");
-        return f.length >= 5 && f[0].equals(Long.toString(size)) && f[1].chars().allMatch(Character::isDigit);
-    }
-
-    /**
-     * Reads a perftest bandwidth report's average in bytes per second from whichever column keeps more
-     * digits: BW average (MiB/s, two decimals) for fast runs, the message rate (Mpps, six decimals) times
-     * the size for slow ones, where the MiB/s column rounds to a few hundredths or to 0.00.
-     */
-    static double bandwidthBytesPerSecond(String text, long size) {
-        double mib = parseRow(text, size, 5, 3);
-        double mpps = parseRow(text, size, 5, 4);
-        if (!Double.isNaN(mib) && mib >= 100) {
-            return mib * 1024 * 1024;
-        }
-        return mpps * 1e6 * size;
-    }
-
-    /** Finds the result line of {@code size} and returns one column, NaN if absent. */
-    static double parseRow(String text, long size, int columns, int column) {
-        for (String line : text.split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (f.length >= columns && f[0].equals(Long.toString(size))) {
-                try {
-                    return Double.parseDouble(f[column]);
-                } catch (NumberFormatException e) {
-                    // a banner line that happens to start with the number; keep looking
-                }
-            }
-        }
-        return Double.NaN;
     }
 
     /**
@@ -330,7 +271,7 @@ final class CTools {
                 if (verbose) {
                     System.out.print(text);
                 }
-                Map<ConnectionRate.Step, Double> totals = parseCmtime(text);
+                Map<ConnectionRate.Step, Double> totals = ToolOutput.parseCmtime(text);
                 if (client.exitValue() != 0 || totals.size() != ConnectionRate.Step.values().length) {
                     last = "cmtime client exited with " + client.exitValue() + ": " + tail(out);
                     continue;
@@ -423,8 +364,8 @@ final class CTools {
                            long[] atStart, long[] atEnd) {
         long[] rp = {-1};
         long[] sp = {-1};
-        try (Watched receiver = Watched.start(onCpu(1, lineBuffered(args)), work.resolve("mckey-" + run
-                + "-receiver.txt"), l -> {
+        try (WatchedProcess receiver = WatchedProcess.start(onCpu(1, lineBuffered(args)), work.resolve("mckey-"
+                + run + "-receiver.txt"), l -> {
                     if (atEnd[0] < 0 && l.contains("data transfers complete")) {
                         atEnd[0] = CpuTime.snapshot(rp[0]);
                     }
@@ -433,8 +374,8 @@ final class CTools {
             if (receiver.await("mckey: joined", System.nanoTime() + Duration.ofSeconds(20).toNanos()) < 0) {
                 return new Mckey(Double.NaN, 0, "mckey receiver did not join: " + tail(receiver.file));
             }
-            try (Watched sender = Watched.start(onCpu(0, lineBuffered(senderArgs)), work.resolve("mckey-" + run
-                    + "-sender.txt"), l -> {
+            try (WatchedProcess sender = WatchedProcess.start(onCpu(0, lineBuffered(senderArgs)),
+                    work.resolve("mckey-" + run + "-sender.txt"), l -> {
                         if (atStart[0] < 0 && l.contains("initiating data transfers")) {
                             atStart[0] = CpuTime.snapshot(rp[0]);
                             atStart[1] = CpuTime.snapshot(sp[0]);
@@ -469,145 +410,6 @@ final class CTools {
             Thread.currentThread().interrupt();
             return new Mckey(Double.NaN, 0, "interrupted");
         }
-    }
-
-    /**
-     * A child process whose output lines are timestamped ({@link System#nanoTime()}) as they arrive, by a
-     * thread blocked on the pipe, and copied to a file.
-     */
-    static final class Watched implements AutoCloseable {
-        final Process process;
-        final Path file;
-        private final List<String> lines = new ArrayList<>();
-        private final List<Long> stamps = new ArrayList<>();
-        private boolean ended;
-        private Thread reader;
-        /** Called by the reader thread with each line as soon as it is read, before anyone is told of it. */
-        volatile java.util.function.Consumer<String> onLine;
-
-        private Watched(Process process, Path file) {
-            this.process = process;
-            this.file = file;
-        }
-
-        static Watched start(List<String> command, Path file) throws IOException {
-            return start(command, file, null, new long[1]);
-        }
-
-        /**
-         * As {@link #start(List, Path)}, with {@link #onLine} set before the first line can arrive.
-         *
-         * @param pid set to the process's id before its first line can reach {@code onLine}
-         */
-        static Watched start(List<String> command, Path file, java.util.function.Consumer<String> onLine,
-                             long[] pid) throws IOException {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            pid[0] = p.pid();
-            Watched w = new Watched(p, file);
-            w.onLine = onLine;
-            w.reader = Thread.ofPlatform().daemon().name("bench-watch-" + file.getFileName()).start(w::read);
-            return w;
-        }
-
-        private void read() {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                    StandardCharsets.UTF_8)); Writer out = Files.newBufferedWriter(file)) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    long now = System.nanoTime();
-                    java.util.function.Consumer<String> hook = onLine;
-                    if (hook != null) {
-                        hook.accept(line);
-                    }
-                    synchronized (this) {
-                        lines.add(line);
-                        stamps.add(now);
-                        notifyAll();
-                    }
-                    out.write(line);
-                    out.write('\n');
-                    out.flush();
-                }
-            } catch (IOException e) {
-                // the process went away; what was read stays
-            } finally {
-                synchronized (this) {
-                    ended = true;
-                    notifyAll();
-                }
-            }
-        }
-
-        /**
-         * @param marker text a line must contain
-         * @param deadline {@link System#nanoTime()} to give up at
-         * @return when the first such line arrived, or -1 if none did before the deadline or the output ended
-         */
-        synchronized long await(String marker, long deadline) throws InterruptedException {
-            return awaitLine(l -> l.contains(marker), deadline);
-        }
-
-        /**
-         * @param match what the line must satisfy
-         * @param deadline {@link System#nanoTime()} to give up at
-         * @return when the first such line arrived, or -1 if none did before the deadline or the output ended
-         */
-        synchronized long awaitLine(java.util.function.Predicate<String> match, long deadline)
-                throws InterruptedException {
-            for (int seen = 0;;) {
-                for (; seen < lines.size(); seen++) {
-                    if (match.test(lines.get(seen))) {
-                        return stamps.get(seen);
-                    }
-                }
-                long left = deadline - System.nanoTime();
-                if (ended || left <= 0) {
-                    return -1;
-                }
-                wait(Math.max(1, left / 1_000_000));
-            }
-        }
-
-        /** {@return whether the process exited before {@code deadline} ({@link System#nanoTime()})} */
-        boolean waitFor(long deadline) throws InterruptedException {
-            return process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            // Let it leave the group and exit by itself; stop it only when it hangs (a receiver short of datagrams).
-            if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                process.destroy();
-                if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-                }
-            }
-            // Its last lines reach the file once the reader has seen the end of the output.
-            reader.join(5000);
-        }
-    }
-
-    /** Parses cmtime's {@code step: total_ms max_ms min_us us_per_conn} lines. */
-    static Map<ConnectionRate.Step, Double> parseCmtime(String text) {
-        Map<ConnectionRate.Step, Double> totals = new EnumMap<>(ConnectionRate.Step.class);
-        for (String line : text.split("\n")) {
-            int colon = line.indexOf(':');
-            if (colon < 0) {
-                continue;
-            }
-            String name = line.substring(0, colon).trim();
-            String[] f = line.substring(colon + 1).trim().split("\\s+");
-            for (ConnectionRate.Step s : ConnectionRate.Step.values()) {
-                if (s.label.equals(name) && f.length >= 4) {
-                    try {
-                        totals.put(s, Double.parseDouble(f[0]));
-                    } catch (NumberFormatException e) {
-                        // not the table
-                    }
-                }
-            }
-        }
-        return totals;
     }
 
     static Process start(List<String> command, Path output) throws IOException {

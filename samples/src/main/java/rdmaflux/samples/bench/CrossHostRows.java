@@ -237,7 +237,7 @@ final class CrossHostRows {
         }
         String done = control.answer();
         // #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-        double v = CTools.parseRow(text, size, 9, 4);
+        double v = ToolOutput.parseRow(text, size, 9, 4);
         if (exit != 0 || Double.isNaN(v) || v <= 0) {
             throw new IllegalStateException(tool + " client exited with " + exit + ": " + CTools.tail(log));
         }

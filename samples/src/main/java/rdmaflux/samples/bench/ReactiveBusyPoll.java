@@ -12,9 +12,9 @@ import rdmaflux.cm.ConnectionOptions;
 
 /**
  * The reactive send/recv ping-pong of {@link ReactiveLatency} with both connections busy polling
- * ({@link ConnectionOptions.Builder#busyPoll}: the completion loop keeps polling the CQ instead of arming
- * it and sleeping) and the calling thread spinning for each echo, for comparison with the verbs layer's
- * spin ping-pong (spin-wait hint on) of the same run.
+ * ({@link ConnectionOptions.Builder#busyPoll ConnectionOptions.Builder.busyPoll}: the completion loop keeps
+ * polling the CQ instead of arming it and sleeping) and the calling thread spinning for each echo, for
+ * comparison with the verbs layer's spin ping-pong (spin-wait hint on) of the same run.
  *
  * <p>Configured as a busy-poll user would: signals are delivered on the completion loop that polled them
  * ({@link ConnectionOptions.Builder#scheduler} {@code Schedulers.immediate()}, as netty runs handlers on

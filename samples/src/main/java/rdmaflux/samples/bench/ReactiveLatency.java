@@ -67,7 +67,7 @@ final class ReactiveLatency {
     }
 
     static ConnectionOptions options(int size) {
-        return ConnectionOptions.defaults().toBuilder().bufferSize(Math.max(size, 64)).build();
+        return ConnectionOptions.builder().bufferSize(Math.max(size, 64)).build();
     }
 
     /**

@@ -149,7 +149,7 @@ final class ReactiveStream implements AutoCloseable {
             boolean recycled) {
         ReactiveStream s = new ReactiveStream(timeout, serverOnLoop);
         try {
-            ConnectionOptions base = ConnectionOptions.defaults().toBuilder()
+            ConnectionOptions base = ConnectionOptions.builder()
                     .bufferSize(Math.max(ConnectionOptions.defaults().bufferSize(), maxSize)).build();
             ConnectionOptions serverBase = base.toBuilder().recycledMessages(recycled).build();
             s.rdmaServer = RdmaServer.bind(address, s.server.options(serverBase), AcceptFilter.ACCEPT_ALL)

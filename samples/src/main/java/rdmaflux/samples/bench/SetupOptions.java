@@ -25,7 +25,7 @@ final class SetupOptions {
      * keepalive off, so N idle connections do not probe each other while the run waits.
      */
     static ConnectionOptions options() {
-        return ConnectionOptions.defaults().toBuilder().bufferSize(BUFFER_SIZE).receiveBuffers(BUFFERS)
+        return ConnectionOptions.builder().bufferSize(BUFFER_SIZE).receiveBuffers(BUFFERS)
                 .sendBuffers(BUFFERS).sendQueueDepth(8).keepalive(Duration.ZERO)
                 .timeout(Step.ADDRESS, Duration.ofSeconds(60)).timeout(Step.ROUTE, Duration.ofSeconds(60))
                 .timeout(Step.CONNECT, Duration.ofSeconds(120)).timeout(Step.ACCEPT, Duration.ofSeconds(120))

@@ -65,7 +65,7 @@ public final class SetupServer {
         StepTotals steps = new StepTotals();
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(ip, 0),
                 SetupOptions.options().toBuilder().recorder(steps).build(), AcceptFilter.ACCEPT_ALL,
-                ServerOptions.defaults().withAcceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)))
+                ServerOptions.builder().acceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)).build())
                 .block(timeout);
         ConcurrentLinkedQueue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
         Disposable acceptor = server.connections().subscribe(accepted::add, e -> { });

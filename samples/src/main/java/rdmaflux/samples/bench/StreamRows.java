@@ -10,9 +10,8 @@ import java.util.function.IntUnaryOperator;
 import java.util.function.Supplier;
 
 /**
- * The rows of {@code --only stream} and {@code --only rsocket} (issues #11 and #13): the reactive API's SEND
- * stream against the verbs layer's, the heap each reactive API allocates per message, and RSocket over
- * rdmaflux against rdmaflux's own reactive ping-pong and stream, with RSocket over TCP for the record.
+ * The rows of {@code --only stream} (issue #11): the reactive API's SEND stream against the verbs layer's,
+ * and the heap each reactive API allocates per message ({@link RSocketRows} has {@code --only rsocket}'s).
  * Each ratio's two sides are measured in this run, alternating, {@code repeat} times; the table shows each
  * side's median (the stream rows: of its fast mode) and the note both ranges. The "C" column of these rows
  * holds the baseline they are judged against, which is ours too; the "C tool" column names it.
@@ -35,14 +34,6 @@ final class StreamRows {
      * the emulator's slow periods, where one long stream per side would fall in different ones.
      */
     static final int CHUNKS = 5;
-    /** Metric of the RSocket request-response row over rdmaflux. */
-    static final String RR_METRIC = "RSocket request-response p50";
-    /** Its target (issue #13): p50 at most 1.3 × the reactive ping-pong's. */
-    static final Row.Target RR_TARGET = Row.Target.ratioAtMost(1.3);
-    /** Metric of the RSocket request-stream rows over rdmaflux. */
-    static final String RS_METRIC = "RSocket request-stream";
-    /** Their target (issue #13): at least 0.8 × the reactive SEND stream. */
-    static final Row.Target RS_TARGET = Row.Target.ratioAtLeast(0.8);
     /** Metric prefix of the allocation rows. */
     static final String ALLOC = "heap allocation, steady state: ";
     /** Metric of the allocation row of {@code receive()} and {@code release()}. */
@@ -72,8 +63,6 @@ final class StreamRows {
     private final int repeat;
     private final Duration timeout;
     private final boolean pin;
-    private final int latIters;
-    private final int latWarm;
     private final IntUnaryOperator messages;
     private final Consumer<Row> progress;
     private final Runnable awaitJitQuiet;
@@ -87,24 +76,19 @@ final class StreamRows {
      * @param repeat runs of each comparison
      * @param timeout the longest wait for any step
      * @param pin pin the verbs stream's client to CPU 0 and server to CPU 1, as the bandwidth rows do
-     * @param latIters timed round trips of the latency rows
-     * @param latWarm untimed round trips before them (doubled for the reactive ones, as the reactive row does)
      * @param messages the message count of a stream of the given size: the bandwidth rows' count
      * @param progress prints a finished row
      * @param awaitJitQuiet waits until the JIT has gone quiet
      * @param say prints a line
      */
-    StreamRows(InetAddress ip, int port, boolean quick, int repeat, Duration timeout, boolean pin, int latIters,
-               int latWarm, IntUnaryOperator messages, Consumer<Row> progress, Runnable awaitJitQuiet,
-               Consumer<String> say) {
+    StreamRows(InetAddress ip, int port, boolean quick, int repeat, Duration timeout, boolean pin,
+               IntUnaryOperator messages, Consumer<Row> progress, Runnable awaitJitQuiet, Consumer<String> say) {
         this.ip = ip;
         this.port = port;
         this.quick = quick;
         this.repeat = repeat;
         this.timeout = timeout;
         this.pin = pin;
-        this.latIters = latIters;
-        this.latWarm = latWarm;
         this.messages = messages;
         this.progress = progress;
         this.awaitJitQuiet = awaitJitQuiet;
@@ -423,150 +407,6 @@ final class StreamRows {
         }
         rows.forEach(progress);
         return rows;
-    }
-
-    /**
-     * The RSocket rows: request-response p50 over rdmaflux against {@link ReactiveLatency} (target), the
-     * request-stream rate against {@link ReactiveStream} at the same sizes (target), then the same two over
-     * RSocket's TCP transport against the rdmaflux values (no target).
-     */
-    List<Row> rsocketRows() {
-        int[] sizes = quick ? new int[] {32} : new int[] {32, 8192};
-        int max = sizes[sizes.length - 1];
-        List<Row> rows = new ArrayList<>();
-        double[] rdmaStream = new double[sizes.length];
-        java.util.Arrays.fill(rdmaStream, Double.NaN);
-        double rdmaRr = Double.NaN;
-        InetSocketAddress any = new InetSocketAddress(ip, 0);
-        try (RSocketBench rs = RSocketBench.open(RSocketBench.Transport.RDMA, any, max, timeout);
-             ReactiveStream pair = ReactiveStream.open(any, max, timeout)) {
-            int chunk = quick ? 1000 : 4000;
-            settle("RSocket request-stream (RDMA)", quick ? 3 : STREAM_WARMUP_ROUNDS,
-                    () -> rs.requestStream(sizes[0], chunk).messagesPerSecond());
-            settle("reactive SEND stream", quick ? 3 : STREAM_WARMUP_ROUNDS,
-                    () -> pair.stream(sizes[0], chunk).messagesPerSecond());
-            rs.requestResponse(2, latWarm * 2, latIters);
-            awaitJitQuiet.run();
-            List<Double> mine = new ArrayList<>();
-            List<Double> base = new ArrayList<>();
-            double alloc = Double.NaN;
-            String error = null;
-            for (int r = 0; r < repeat; r++) {
-                try {
-                    VerbsTests.Latency l = rs.requestResponse(2, latWarm * 2, latIters);
-                    mine.add(Stats.typicalMicros(l.stamps(), 2));
-                    alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
-                    base.add(Stats.typicalMicros(ReactiveLatency.run(any, 2, latWarm * 2, latIters, timeout).stamps(),
-                            2));
-                } catch (RuntimeException e) {
-                    failed = true;
-                    error = "failed: " + e.getMessage();
-                }
-            }
-            Row rr = new Row(RR_METRIC, 2, "us", Stats.median(mine), Stats.median(base), "reactive ping-pong (ours)",
-                    RR_TARGET, alloc, "half round trip as perftest's t_typical, " + latIters
-                    + " round trips; RSocket over RdmaClientTransport/RdmaServerTransport, each side on its own loops "
-                    + "with the transports' default options (frames handled on the loops); baseline the reactive "
-                    + "send/recv latency row's ping-pong; alloc = all threads"
-                    + medians(mine, base) + (error != null ? "; " + error : ""));
-            progress.accept(rr);
-            rows.add(rr);
-            rdmaRr = rr.ours();
-            for (int i = 0; i < sizes.length; i++) {
-                int size = sizes[i];
-                int n = messages.applyAsInt(size);
-                int warm = Math.max(16, n / 10);
-                List<Double> rsRates = new ArrayList<>();
-                List<Double> ours = new ArrayList<>();
-                double a = Double.NaN;
-                String err = null;
-                for (int r = 0; r < repeat; r++) {
-                    try {
-                        rs.requestStream(size, warm);
-                        ReactiveStream.Run run = rs.requestStream(size, n);
-                        rsRates.add(run.messagesPerSecond());
-                        a = Double.isNaN(a) ? run.allAlloc() : Math.max(a, run.allAlloc());
-                        pair.stream(size, warm);
-                        ours.add(pair.stream(size, n).messagesPerSecond());
-                    } catch (RuntimeException e) {
-                        failed = true;
-                        err = "failed: " + e.getMessage();
-                    }
-                }
-                Row row = new Row(RS_METRIC, size, "msg/s", Stats.median(rsRates), Stats.median(ours),
-                        "reactive SEND stream (ours)", RS_TARGET, a, n + " payloads of data only, "
-                        + "unbounded demand; baseline the reactive SEND stream row's pair at the same size and count; "
-                        + "alloc = all threads" + medians(rsRates, ours) + (err != null ? "; " + err : ""));
-                progress.accept(row);
-                rows.add(row);
-                rdmaStream[i] = row.ours();
-            }
-        } catch (RuntimeException e) {
-            failed = true;
-            Row row = new Row(RR_METRIC, 2, "us", Double.NaN, Double.NaN, "reactive ping-pong (ours)",
-                    RR_TARGET, Double.NaN, "failed: " + e.getMessage());
-            progress.accept(row);
-            rows.add(row);
-        }
-        rows.addAll(tcpRows(sizes, rdmaRr, rdmaStream));
-        return rows;
-    }
-
-    /** RSocket over its TCP transport, for the record: the same loops, against the RSocket-over-RDMA values. */
-    private List<Row> tcpRows(int[] sizes, double rdmaRr, double[] rdmaStream) {
-        List<Row> rows = new ArrayList<>();
-        String tool = "RSocket over rdmaflux";
-        String what = "rsocket-transport-netty (TcpServerTransport/TcpClientTransport) on " + ip.getHostAddress()
-                + "; under emulated CPUs and a software RoCE device this says nothing about hardware";
-        try (RSocketBench tcp = RSocketBench.open(RSocketBench.Transport.TCP, new InetSocketAddress(ip, 0),
-                sizes[sizes.length - 1], timeout)) {
-            int chunk = quick ? 1000 : 4000;
-            settle("RSocket request-stream (TCP)", quick ? 3 : 10, () -> tcp.requestStream(sizes[0], chunk)
-                    .messagesPerSecond());
-            tcp.requestResponse(2, latWarm * 2, latIters);
-            awaitJitQuiet.run();
-            List<Double> lat = new ArrayList<>();
-            double alloc = Double.NaN;
-            for (int r = 0; r < repeat; r++) {
-                VerbsTests.Latency l = tcp.requestResponse(2, latWarm * 2, latIters);
-                lat.add(Stats.typicalMicros(l.stamps(), 2));
-                alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
-            }
-            Row rr = new Row("RSocket over TCP request-response p50", 2, "us", Stats.median(lat), rdmaRr, tool,
-                    Row.Target.NONE, alloc, what + "; alloc = all threads" + (repeat > 1 ? "; median of " + repeat
-                    + ": " + Stats.range(lat) : ""));
-            progress.accept(rr);
-            rows.add(rr);
-            for (int i = 0; i < sizes.length; i++) {
-                int size = sizes[i];
-                int n = messages.applyAsInt(size);
-                List<Double> rates = new ArrayList<>();
-                double a = Double.NaN;
-                for (int r = 0; r < repeat; r++) {
-                    tcp.requestStream(size, Math.max(16, n / 10));
-                    ReactiveStream.Run run = tcp.requestStream(size, n);
-                    rates.add(run.messagesPerSecond());
-                    a = Double.isNaN(a) ? run.allAlloc() : Math.max(a, run.allAlloc());
-                }
-                Row row = new Row("RSocket over TCP request-stream", size, "msg/s", Stats.median(rates), rdmaStream[i],
-                        tool, Row.Target.NONE, a, n + " payloads; " + what + "; alloc = all threads"
-                        + (repeat > 1 ? "; median of " + repeat + ": " + Stats.range(rates) : ""));
-                progress.accept(row);
-                rows.add(row);
-            }
-        } catch (RuntimeException | LinkageError e) {
-            failed = true;
-            Row row = new Row("RSocket over TCP request-response p50", 2, "us", Double.NaN, rdmaRr, tool,
-                    Row.Target.NONE, Double.NaN, "failed: " + e);
-            progress.accept(row);
-            rows.add(row);
-        }
-        return rows;
-    }
-
-    private String medians(List<Double> ours, List<Double> base) {
-        return repeat > 1 && !ours.isEmpty() && !base.isEmpty() ? "; median of " + repeat + ": ours "
-                + Stats.range(ours) + ", baseline " + Stats.range(base) : "";
     }
 
     /** Runs {@code work} with the calling thread on CPU 0, as the bandwidth rows' client side, when pinning. */

@@ -1,7 +1,6 @@
 package rdmaflux.samples.bench;
 
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,8 +26,8 @@ final class VerbsTests {
 
     private final VerbsLink link;
     private final long waitNanos;
-    private final Poll clientPoll;
-    private final Poll serverPoll;
+    private final SidePoll clientPoll;
+    private final SidePoll serverPoll;
     private final boolean pin;
     /**
      * Whether the spin loops call {@link Thread#onSpinWait()} (x86 PAUSE) when a poll finds nothing.
@@ -46,8 +45,8 @@ final class VerbsTests {
         this.link = link;
         this.pin = pin;
         this.waitNanos = wait.toNanos();
-        this.clientPoll = new Poll(link.client);
-        this.serverPoll = new Poll(link.server);
+        this.clientPoll = new SidePoll(this, link.client, waitNanos);
+        this.serverPoll = new SidePoll(this, link.server, waitNanos);
         THREADS.getCurrentThreadAllocatedBytes(); // the first call initialises the bean; keep that out of loops
     }
 
@@ -114,7 +113,7 @@ final class VerbsTests {
 
     private void sendPings(long[] stamps, int n) {
         VerbsLink.Side c = link.client;
-        Poll p = clientPoll;
+        SidePoll p = clientPoll;
         for (int i = 0; i < n; i++) {
             stamps[i] = System.nanoTime();
             c.qp.postSend(c.send, 1);
@@ -126,7 +125,7 @@ final class VerbsTests {
 
     private void sendPongs(int n) {
         VerbsLink.Side s = link.server;
-        Poll p = serverPoll;
+        SidePoll p = serverPoll;
         for (int i = 0; i < n; i++) {
             p.awaitReceive();
             s.qp.postSend(s.send, 1);
@@ -172,7 +171,7 @@ final class VerbsTests {
     /** Round {@code base + i} carries the byte {@code base + i + 1} in the last position. */
     private void writePings(int size, int base, long[] stamps, int n) {
         VerbsLink.Side c = link.client;
-        Poll p = clientPoll;
+        SidePoll p = clientPoll;
         long last = size - 1;
         for (int i = 0; i < n; i++) {
             byte v = (byte) (base + i + 1);
@@ -187,7 +186,7 @@ final class VerbsTests {
 
     private void writePongs(int size, int base, int n) {
         VerbsLink.Side s = link.server;
-        Poll p = serverPoll;
+        SidePoll p = serverPoll;
         long last = size - 1;
         for (int i = 0; i < n; i++) {
             byte v = (byte) (base + i + 1);
@@ -223,7 +222,7 @@ final class VerbsTests {
 
     private void reads(long[] stamps, int n) {
         VerbsLink.Side c = link.client;
-        Poll p = clientPoll;
+        SidePoll p = clientPoll;
         for (int i = 0; i < n; i++) {
             stamps[i] = System.nanoTime();
             c.qp.postSend(c.send, 1);
@@ -273,7 +272,7 @@ final class VerbsTests {
     }
 
     private void receives(int n) {
-        Poll p = serverPoll;
+        SidePoll p = serverPoll;
         for (int i = 0; i < n; i++) {
             p.awaitReceive();
         }
@@ -315,7 +314,7 @@ final class VerbsTests {
             }
             deadline = 0;
             for (int i = 0; i < n; i++) {
-                check(wc, i);
+                SidePoll.check(wc, i);
                 // A signaled completion also retires the unsignaled requests posted before it.
                 completed = (int) wc.wrId(i) + 1;
             }
@@ -339,101 +338,6 @@ final class VerbsTests {
         }
         sq.sge(c.mr, 0, size);
         sq.complete();
-    }
-
-    private static void check(WorkCompletions wc, int i) {
-        if (!wc.isSuccess(i)) {
-            throw new IllegalStateException("work request failed: " + wc.describe(i));
-        }
-    }
-
-    /** Completion bookkeeping for one side's thread. */
-    private final class Poll {
-        final VerbsLink.Side side;
-        int sends;
-        /** Receives that completed in an earlier poll batch and were not yet handed out. */
-        int received;
-
-        Poll(VerbsLink.Side side) {
-            this.side = side;
-        }
-
-        /**
-         * Returns once one more receive has completed (reposting each as it is polled, counting send
-         * completions on the way). One poll may return several receives; the extra ones are kept for the
-         * next calls.
-         */
-        void awaitReceive() {
-            if (received > 0) {
-                received--;
-                return;
-            }
-            long deadline = System.nanoTime() + waitNanos;
-            for (;;) {
-                int n = side.cq.poll(side.wc);
-                for (int i = 0; i < n; i++) {
-                    check(side.wc, i);
-                    if (side.wc.wrId(i) == VerbsLink.RECV_ID) {
-                        side.repostReceive();
-                        received++;
-                    } else {
-                        sends--;
-                    }
-                }
-                if (received > 0) {
-                    received--;
-                    return;
-                }
-                if (n == 0) {
-                    if (spinHint) {
-                        Thread.onSpinWait();
-                    }
-                    if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException("no receive completion within the wait");
-                    }
-                }
-            }
-        }
-
-        /** Spins until the byte at {@code offset} of this side's buffer holds {@code v}, reaping sends meanwhile. */
-        void awaitByte(long offset, byte v) {
-            long deadline = System.nanoTime() + waitNanos;
-            for (;;) {
-                VarHandle.acquireFence(); // the device writes this memory behind the JIT's back
-                if (side.buf.get(ValueLayout.JAVA_BYTE, offset) == v) {
-                    return;
-                }
-                if (reap() == 0 && spinHint) {
-                    Thread.onSpinWait();
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("the peer's RDMA write did not arrive within the wait");
-                }
-            }
-        }
-
-        int reap() {
-            int n = side.cq.poll(side.wc);
-            for (int i = 0; i < n; i++) {
-                check(side.wc, i);
-                if (side.wc.wrId(i) == VerbsLink.RECV_ID) {
-                    throw new IllegalStateException("unexpected receive completion");
-                }
-                sends--;
-            }
-            return n;
-        }
-
-        /** Waits until every signaled send of this side has completed. */
-        void drainSends() {
-            long deadline = System.nanoTime() + waitNanos;
-            while (sends > 0) {
-                reap();
-                if (sends > 0 && System.nanoTime() > deadline) {
-                    throw new IllegalStateException("send completions missing after the wait");
-                }
-            }
-        }
     }
 
     /** A unit of work on the server thread. */

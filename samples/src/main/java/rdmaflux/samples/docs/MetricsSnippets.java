@@ -35,7 +35,7 @@ public final class MetricsSnippets {
         RdmaDeviceMetrics devices = new RdmaDeviceMetrics();                     // devices, ports, resources
         devices.bindTo(registry);                                                // close() when done
 
-        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().recorder(recorder).build();
+        ConnectionOptions options = ConnectionOptions.builder().recorder(recorder).build();
         Duration timeout = Duration.ofSeconds(10);
         RdmaServer server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL).block(timeout);
         RdmaConnection c = RdmaConnection.connect(server.address(), options).block(timeout);

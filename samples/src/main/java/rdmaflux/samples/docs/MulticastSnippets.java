@@ -41,8 +41,9 @@ public final class MulticastSnippets {
     public static List<String> example(InetAddress localAddress) throws java.net.UnknownHostException {
         // tag::example[]
         InetAddress group = InetAddress.getByName("239.1.1.1");
-        MulticastOptions options = MulticastOptions.defaults()
-                .withLocalAddress(localAddress);              // the RDMA interface to use
+        MulticastOptions options = MulticastOptions.builder()
+                .localAddress(localAddress)                   // the RDMA interface to use
+                .build();
         Duration timeout = Duration.ofSeconds(10);
 
         // Receive: subscribing joins, cancelling leaves (when no other subscriber in this process remains).

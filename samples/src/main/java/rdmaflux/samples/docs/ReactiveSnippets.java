@@ -183,7 +183,7 @@ public final class ReactiveSnippets {
         Duration timeout = Duration.ofSeconds(10);
         RdmaLoops loops = RdmaLoops.create("myapp", 2);     // threads myapp-cm, myapp-completion-0 and -1,
         // myapp-signal-0 and -1; myapp-cm-server starts with the server below
-        ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
+        ConnectionOptions options = ConnectionOptions.builder()
                 .loops(loops)
                 .initiatorDepth(16)   // RDMA reads/atomics in flight; the device's maximum by default
                 .ackTimeout(14)       // retransmit after 4.096 us x 2^14 = 67 ms without an ACK
@@ -215,7 +215,7 @@ public final class ReactiveSnippets {
                 .subscribe()));
 
         // tag::reconnect[]
-        ConnectionOptions options = ConnectionOptions.defaults().toBuilder()
+        ConnectionOptions options = ConnectionOptions.builder()
                 .keepalive(Duration.ofSeconds(2))   // probe an idle peer: a dead host is noticed within ~11 s
                 .build();
         RdmaConnection client = RdmaConnection.connect(serverAddress, options)
@@ -247,7 +247,7 @@ public final class ReactiveSnippets {
                 .map(ok -> ok ? AcceptFilter.Decision.accept()
                         : AcceptFilter.Decision.reject("bad token".getBytes(StandardCharsets.US_ASCII))));
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0), ConnectionOptions.defaults(), filter,
-                ServerOptions.defaults().withAcceptQueue(16))   // beyond 16 waiting requests: rejected at once
+                ServerOptions.builder().acceptQueue(16).build()) // beyond 16 waiting requests: rejected at once
                 .block(timeout);
         server.connections()
                 .flatMap(conn -> conn.receive()                  // echo on at most 64 connections at once;
@@ -256,12 +256,12 @@ public final class ReactiveSnippets {
                 .subscribe();
         // end::guarded-server[]
         RdmaConnection client = RdmaConnection.connect(server.address(),
-                ConnectionOptions.defaults().withPrivateData(token)).block(timeout);
+                ConnectionOptions.builder().privateData(token).build()).block(timeout);
         client.send(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8))).block(timeout);
         String echo = new String(client.receiveBytes().blockFirst(timeout), StandardCharsets.UTF_8);
         client.disposeNow(timeout);
         Throwable refused = RdmaConnection.connect(server.address(),
-                        ConnectionOptions.defaults().withPrivateData("guess".getBytes(StandardCharsets.US_ASCII)))
+                        ConnectionOptions.builder().privateData("guess".getBytes(StandardCharsets.US_ASCII)).build())
                 .map(c -> (Throwable) new IllegalStateException("accepted without the token"))
                 .onErrorResume(Mono::just).block(timeout);
         server.disposeNow(timeout);

@@ -118,7 +118,7 @@ public final class Echo implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--server and --client exclude each other");
         }
         InetSocketAddress addr = new InetSocketAddress(InetAddress.getByName(address), port);
-        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().receiveBuffers(buffers)
+        ConnectionOptions options = ConnectionOptions.builder().receiveBuffers(buffers)
                 .bufferSize(Math.max(size, 64)).build();
         if (clientOnly) {
             return client(addr, options);

@@ -92,7 +92,7 @@ public final class Mcast implements Callable<Integer> {
         InetAddress g = InetAddress.getByName(group);
         // Like mckey, which posts -C receives before it joins: a sender that blasts -C datagrams at
         // once must not outrun the receives this side keeps posted.
-        MulticastOptions options = MulticastOptions.defaults().toBuilder()
+        MulticastOptions options = MulticastOptions.builder()
                 .localAddress(InetAddress.getByName(bind))
                 .receiveBuffers(Math.clamp(count, MIN_RECEIVE_BUFFERS, MAX_RECEIVE_BUFFERS))
                 .build();

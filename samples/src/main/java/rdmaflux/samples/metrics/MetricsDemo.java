@@ -177,7 +177,7 @@ public final class MetricsDemo implements Callable<Integer> {
             http.setExecutor(httpThread);
             http.start();
             try {
-                ConnectionOptions options = ConnectionOptions.defaults().toBuilder().recorder(recorder).build();
+                ConnectionOptions options = ConnectionOptions.builder().recorder(recorder).build();
                 server = RdmaServer.bind(new InetSocketAddress(InetAddress.getByName(d.address), d.port), options,
                         AcceptFilter.ACCEPT_ALL).block(T);
                 subscriptions.add(server.connections().subscribe(this::serve));

@@ -138,7 +138,7 @@ public final class Rping implements Callable<Integer> {
      * @return the options
      */
     public static ConnectionOptions connectionOptions() {
-        return ConnectionOptions.defaults().toBuilder()
+        return ConnectionOptions.builder()
                 .protocol(ConnectionOptions.Protocol.RAW)
                 .bufferSize(64)
                 .receiveBuffers(4)

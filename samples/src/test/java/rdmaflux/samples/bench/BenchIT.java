@@ -84,8 +84,8 @@ class BenchIT {
         assertFalse(reactive.contains("not measured") || reactive.contains("failed"), reactive);
         // The reactive SEND stream against the verbs one, what each reactive API allocates, and RSocket over
         // rdmaflux against the reactive API (issues #11, #13): both sides measured in this run; TCP for the record.
-        for (String metric : List.of(StreamRows.STREAM_METRIC + " ", StreamRows.RR_METRIC + " ",
-                StreamRows.RS_METRIC + " ")) {
+        for (String metric : List.of(StreamRows.STREAM_METRIC + " ", RSocketRows.RR_METRIC + " ",
+                RSocketRows.RS_METRIC + " ")) {
             String row = lines.stream().filter(l -> l.startsWith(metric)).findFirst().orElse(null);
             assertNotNull(row, "table row " + metric + "in\n" + text);
             assertFalse(row.contains("no C value") || row.contains("not measured") || row.contains("failed"),

@@ -45,23 +45,23 @@ class BenchParsingTest {
 
     @Test
     void parsesPerftestTables() {
-        assertEquals(4004.18, CTools.parseRow(SEND_LAT, 2, 9, 4), 1e-9);
-        assertEquals(7.19, CTools.parseRow(SEND_BW, 65536, 5, 3), 1e-9);
-        assertTrue(Double.isNaN(CTools.parseRow(SEND_BW, 2, 5, 3)), "no row for another size");
+        assertEquals(4004.18, ToolOutput.parseRow(SEND_LAT, 2, 9, 4), 1e-9);
+        assertEquals(7.19, ToolOutput.parseRow(SEND_BW, 65536, 5, 3), 1e-9);
+        assertTrue(Double.isNaN(ToolOutput.parseRow(SEND_BW, 2, 5, 3)), "no row for another size");
         // 7.19 MiB/s has three digits; 0.000115 Mpps x 64 KiB has as many and is the same bandwidth.
-        assertEquals(0.000115e6 * 65536, CTools.bandwidthBytesPerSecond(SEND_BW, 65536), 1e-6);
-        assertEquals(7.19 * 1024 * 1024, CTools.bandwidthBytesPerSecond(SEND_BW, 65536), 0.05 * 7.19 * 1024 * 1024);
+        assertEquals(0.000115e6 * 65536, ToolOutput.bandwidthBytesPerSecond(SEND_BW, 65536), 1e-6);
+        assertEquals(7.19 * 1024 * 1024, ToolOutput.bandwidthBytesPerSecond(SEND_BW, 65536), 0.05 * 7.19 * 1024 * 1024);
         // A slow 2-byte run: MiB/s rounds to 0.00, the message rate still measures it.
         String slow = """
                  #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
                  2          500              0.00               0.00   		   0.001693
                 """;
-        assertEquals(0.001693e6 * 2, CTools.bandwidthBytesPerSecond(slow, 2), 1e-6);
+        assertEquals(0.001693e6 * 2, ToolOutput.bandwidthBytesPerSecond(slow, 2), 1e-6);
         String fast = """
                  #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
                  65536      5000             1180.23            1175.52   		   0.018808
                 """;
-        assertEquals(1175.52 * 1024 * 1024, CTools.bandwidthBytesPerSecond(fast, 65536), 1e-3);
+        assertEquals(1175.52 * 1024 * 1024, ToolOutput.bandwidthBytesPerSecond(fast, 65536), 1e-3);
     }
 
     @Test
@@ -75,14 +75,14 @@ class BenchParsingTest {
                  ibv_wr* API     : OFF
                  TX depth        : 100
                 """;
-        assertEquals(CTools.POST_SEND_API, CTools.postApi(banner));
-        assertEquals(CTools.WR_API, CTools.postApi(banner.replace("API     : OFF", "API     : ON")));
-        assertNull(CTools.postApi(SEND_BW), "a perftest without the line says nothing");
+        assertEquals(ToolOutput.POST_SEND_API, ToolOutput.postApi(banner));
+        assertEquals(ToolOutput.WR_API, ToolOutput.postApi(banner.replace("API     : OFF", "API     : ON")));
+        assertNull(ToolOutput.postApi(SEND_BW), "a perftest without the line says nothing");
     }
 
     @Test
     void parsesCmtime() {
-        Map<ConnectionRate.Step, Double> t = CTools.parseCmtime(CMTIME);
+        Map<ConnectionRate.Step, Double> t = ToolOutput.parseCmtime(CMTIME);
         assertEquals(ConnectionRate.Step.values().length, t.size());
         assertEquals(549.56, t.get(ConnectionRate.Step.CONNECT), 1e-9);
         // 20 connections over create id + resolve addr + resolve route + create qp + connect.
@@ -170,10 +170,10 @@ class BenchParsingTest {
     void streamRowsHaveTheirOwnTargets() {
         assertEquals("ratio >= 0.850", new Row(StreamRows.STREAM_METRIC, 2, "msg/s", 85, 100, "verbs",
                 StreamRows.STREAM_TARGET, 0, "").targetText());
-        assertEquals("ratio <= 1.30", new Row(StreamRows.RR_METRIC, 2, "us", 13, 10, "ours",
-                StreamRows.RR_TARGET, 0, "").targetText());
-        assertEquals("ratio >= 0.800", new Row(StreamRows.RS_METRIC, 2, "msg/s", 80, 100, "ours",
-                StreamRows.RS_TARGET, 0, "").targetText());
+        assertEquals("ratio <= 1.30", new Row(RSocketRows.RR_METRIC, 2, "us", 13, 10, "ours",
+                RSocketRows.RR_TARGET, 0, "").targetText());
+        assertEquals("ratio >= 0.800", new Row(RSocketRows.RS_METRIC, 2, "msg/s", 80, 100, "ours",
+                RSocketRows.RS_TARGET, 0, "").targetText());
         Row publisher = new Row(StreamRows.ALLOC_PUBLISHER, 0, "B/msg", 64, Double.NaN, "",
                 StreamRows.ALLOC_PUBLISHER_TARGET, Double.NaN, "");
         assertEquals("<= 64 B/msg", publisher.targetText());
@@ -205,7 +205,7 @@ class BenchParsingTest {
         long[] pid = {-1};
         long[] at = {-1, -1};
         // About 0.1-0.3 s of CPU between the two lines, then a second of sleep: the snapshot is the child's own.
-        try (CTools.Watched w = CTools.Watched.start(List.of("sh", "-c", "echo start; i=0; while [ $i -lt 100000 ]; "
+        try (WatchedProcess w = WatchedProcess.start(List.of("sh", "-c", "echo start; i=0; while [ $i -lt 100000 ]; "
                 + "do i=$((i+1)); done; echo done; sleep 1"), dir.resolve("out.txt"), l -> {
                     if (l.equals("start")) {
                         at[0] = CpuTime.snapshot(pid[0]);
@@ -238,8 +238,8 @@ class BenchParsingTest {
         assertTrue(Double.isNaN(CpuTime.take(10)), "taken once");
         assertTrue(CpuTime.snapshot(pid) - s0 >= 10_000, "the threads' run time grew by the busy loop's");
         assertEquals(-1, CpuTime.snapshot(Long.MAX_VALUE));
-        assertTrue(CTools.isResultLine(" 2       1000          1694.79        198874.40      4004.18", 2));
-        assertTrue(!CTools.isResultLine(" #bytes #iterations    t_min[usec]", 2));
+        assertTrue(ToolOutput.isResultLine(" 2       1000          1694.79        198874.40      4004.18", 2));
+        assertTrue(!ToolOutput.isResultLine(" #bytes #iterations    t_min[usec]", 2));
     }
 
     /** mckey prints no numbers; its lines are timestamped as they arrive, which this checks with a shell. */
@@ -247,7 +247,7 @@ class BenchParsingTest {
     void watchedProcessStampsEachLineWhenItArrives(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("out.txt");
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        try (CTools.Watched w = CTools.Watched.start(List.of("sh", "-c", "echo 'mckey: joined'; sleep 2; "
+        try (WatchedProcess w = WatchedProcess.start(List.of("sh", "-c", "echo 'mckey: joined'; sleep 2; "
                 + "echo 'data transfers complete'"), file)) {
             long joined = w.await("joined", deadline);
             long complete = w.await("data transfers complete", deadline);

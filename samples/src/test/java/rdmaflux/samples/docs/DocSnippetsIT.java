@@ -312,7 +312,7 @@ class DocSnippetsIT {
     @Test
     void connectionManagerClient() {
         List<byte[]> privateData = new CopyOnWriteArrayList<>();
-        ConnectionOptions raw = ConnectionOptions.defaults().withProtocol(ConnectionOptions.Protocol.RAW);
+        ConnectionOptions raw = ConnectionOptions.builder().protocol(ConnectionOptions.Protocol.RAW).build();
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0), raw, (peer, data) -> {
             privateData.add(data);
             return AcceptFilter.Decision.accept();
@@ -362,7 +362,7 @@ class DocSnippetsIT {
     @Test
     void multicastJoinReceivesAllTen() throws IOException {
         InetAddress group = InetAddress.getByName("239.1.1.7");
-        MulticastOptions options = MulticastOptions.defaults().withLocalAddress(address);
+        MulticastOptions options = MulticastOptions.builder().localAddress(address).build();
         List<String> got = new CopyOnWriteArrayList<>();
         MulticastSnippets.join(group, options, () -> {
             MulticastSender sender = RdmaMulticast.sender(group, options).block(T);

@@ -1,0 +1,91 @@
+package rdmaflux.samples.bench;
+
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * Reads the results the C tools print: perftest's result tables and banner, cmtime's step table. Pure
+ * functions of the text, unit-tested on captured output ({@code BenchParsingTest}).
+ */
+final class ToolOutput {
+    /** {@link CTools.Outcome#postApi} of a perftest run that used {@code ibv_wr_*}. */
+    static final String WR_API = "ibv_wr_*";
+    /** {@link CTools.Outcome#postApi} of a perftest run that used {@code ibv_post_send}. */
+    static final String POST_SEND_API = "ibv_post_send";
+
+    private ToolOutput() {
+    }
+
+    /**
+     * Reads which post API perftest used from its banner ({@code  ibv_wr* API     : ON}).
+     *
+     * @return {@code ibv_wr_*}, {@code ibv_post_send}, or {@code null} when the banner has no such line
+     */
+    static String postApi(String text) {
+        for (String line : text.split("\n")) {
+            String t = line.trim();
+            if (t.startsWith("ibv_wr* API")) {
+                return t.endsWith("ON") ? WR_API : t.endsWith("OFF") ? POST_SEND_API : null;
+            }
+        }
+        return null;
+    }
+
+    /** {@return whether {@code line} is perftest's result line for {@code size}: the size, then the count} */
+    static boolean isResultLine(String line, long size) {
+        String[] f = line.trim().split("\\s+");
+        return f.length >= 5 && f[0].equals(Long.toString(size)) && f[1].chars().allMatch(Character::isDigit);
+    }
+
+    /**
+     * Reads a perftest bandwidth report's average in bytes per second from whichever column keeps more
+     * digits: BW average (MiB/s, two decimals) for fast runs, the message rate (Mpps, six decimals) times
+     * the size for slow ones, where the MiB/s column rounds to a few hundredths or to 0.00.
+     */
+    static double bandwidthBytesPerSecond(String text, long size) {
+        double mib = parseRow(text, size, 5, 3);
+        double mpps = parseRow(text, size, 5, 4);
+        if (!Double.isNaN(mib) && mib >= 100) {
+            return mib * 1024 * 1024;
+        }
+        return mpps * 1e6 * size;
+    }
+
+    /** Finds the result line of {@code size} and returns one column, NaN if absent. */
+    static double parseRow(String text, long size, int columns, int column) {
+        for (String line : text.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= columns && f[0].equals(Long.toString(size))) {
+                try {
+                    return Double.parseDouble(f[column]);
+                } catch (NumberFormatException e) {
+                    // a banner line that happens to start with the number; keep looking
+                }
+            }
+        }
+        return Double.NaN;
+    }
+
+    /** Parses cmtime's {@code step: total_ms max_ms min_us us_per_conn} lines. */
+    static Map<ConnectionRate.Step, Double> parseCmtime(String text) {
+        Map<ConnectionRate.Step, Double> totals = new EnumMap<>(ConnectionRate.Step.class);
+        for (String line : text.split("\n")) {
+            int colon = line.indexOf(':');
+            if (colon < 0) {
+                continue;
+            }
+            String name = line.substring(0, colon).trim();
+            String[] f = line.substring(colon + 1).trim().split("\\s+");
+            for (ConnectionRate.Step s : ConnectionRate.Step.values()) {
+                if (s.label.equals(name) && f.length >= 4) {
+                    try {
+                        totals.put(s, Double.parseDouble(f[0]));
+                    } catch (NumberFormatException e) {
+                        // not the table
+                    }
+                }
+            }
+        }
+        return totals;
+    }
+}
