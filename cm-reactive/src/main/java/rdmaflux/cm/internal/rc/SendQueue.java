@@ -173,13 +173,11 @@ public final class SendQueue {
      * (success or failure) follows, finished successfully ({@link PostedOrder#retireThrough}).
      */
     private void retireBefore(int index) {
-        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         posted.retireThrough(index, retireEarlier);
     }
 
     /** Guarded by the lock: an unsignaled send that a later completion retired. */
     private void retiredEarlier(int k) {
-        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         SendEntry op = ops[k];
         outstanding.accept(-1);
         if (op.kind != null) {
@@ -189,7 +187,6 @@ public final class SendQueue {
 
     /** Guarded by the lock: {@code op}'s request was written at the end of the batch; it is posted in order. */
     private boolean written(SendEntry op) {
-        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         posted.add(op.index);
         return batches.added(op);
     }
@@ -285,7 +282,6 @@ public final class SendQueue {
      */
     private boolean tryPost(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a, long b,
                             MonoSink<Object> sink, Object large) {
-        assert lock.isHeldByCurrentThread() : "guarded by the connection's lock";
         if (closed && kind != OpKind.LARGE_READ) {
             return false;
         }
