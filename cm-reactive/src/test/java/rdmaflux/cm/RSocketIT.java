@@ -220,7 +220,12 @@ class RSocketIT {
     void peerKilledMidStream() {
         Map<String, Integer> baseline = Resources.baseline();
         try (PeerProcess peer = PeerProcess.start("rsocket")) {
-            RSocket client = RSocketConnector.create().connect(RdmaClientTransport.create(peer.address())).block(T);
+            // The peer's JVM has just started: its first accept loads RSocket's and Netty's classes, which on a
+            // slow machine takes longer than the default connect timeout.
+            ConnectionOptions patient = RdmaClientTransport.defaultOptions().toBuilder()
+                    .timeout(Step.CONNECT, RdmaTestEnv.scaled(Duration.ofSeconds(20))).build();
+            RSocket client = RSocketConnector.create().connect(RdmaClientTransport.create(peer.address(), patient))
+                    .block(T);
             AtomicInteger ticks = new AtomicInteger();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             client.requestStream(DefaultPayload.create("go")).doOnNext(p -> {

@@ -28,6 +28,8 @@ final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawabl
     T message;
     /** The bytes, while the message is queued or posted. */
     private ByteBuffer data;
+    /** Its message's place in the stream (1, 2, ...): what is withdrawn goes last first. */
+    long order;
     /** The next ended element waiting for its release. */
     StreamElement<T> next;
     /** Set under the send queue's lock when the message waits there as itself; null once it ended. */
@@ -40,8 +42,9 @@ final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawabl
         this.slot = slot;
     }
 
-    /** The source's thread, holding the slot: starts the element's next message. */
-    void use(T message, ByteBuffer data) {
+    /** The source's thread, holding the slot: starts the element's next message, the {@code order}-th. */
+    void use(T message, ByteBuffer data, long order) {
+        this.order = order;
         this.message = message;
         this.data = data;
         this.queue = null;

@@ -109,6 +109,8 @@ public final class StreamSend<T> extends Mono<Void> {
          * the draining thread.
          */
         private long credit;
+        /** How many messages were handed over: each element's place in the stream's order; the source's thread. */
+        private long handedOver;
         /** A fused source: a run's messages and their bytes, between polling and handing over. */
         private final Object[] runMessages;
         private final ByteBuffer[] runBytes;
@@ -191,13 +193,13 @@ public final class StreamSend<T> extends Mono<Void> {
                         e = new StreamElement<>(this, i);
                         elements[i] = e;
                     }
-                    e.use(message, bytes);
+                    e.use(message, bytes, ++handedOver);
                     live.set(i, e);
                     return e;
                 }
             }
             StreamElement<T> e = new StreamElement<>(this, -1); // a source emitting beyond its demand: sent, not withdrawable
-            e.use(message, bytes);
+            e.use(message, bytes, ++handedOver);
             return e;
         }
 
@@ -411,12 +413,22 @@ public final class StreamSend<T> extends Mono<Void> {
             });
         }
 
+        /**
+         * Withdraws what still waits, the last handed over first: withdrawing a message lets the queue post
+         * what waited behind it, so the first one first could post a later one and leave a gap; this way
+         * what arrives is a prefix of the stream. Only on a cancel or a failure, so the sort allocates.
+         */
         private void withdrawQueued() {
+            java.util.List<StreamElement<T>> queued = new java.util.ArrayList<>();
             for (int i = 0; i < live.length(); i++) {
                 StreamElement<T> e = live.getAndSet(i, null);
                 if (e != null) {
-                    e.withdraw();
+                    queued.add(e);
                 }
+            }
+            queued.sort(java.util.Comparator.comparingLong((StreamElement<T> e) -> e.order).reversed());
+            for (StreamElement<T> e : queued) {
+                e.withdraw();
             }
         }
 

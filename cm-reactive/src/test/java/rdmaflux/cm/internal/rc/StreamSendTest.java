@@ -308,6 +308,31 @@ class StreamSendTest {
         assertSame(late, released.get(3), "but released at once");
     }
 
+    /**
+     * Withdrawing a queued message lets the send queue post what waited behind it, so the stream withdraws
+     * its last message first: otherwise an earlier one could be withdrawn and a later one posted, and the
+     * peer would see a gap. Slots are reused, so the order is the stream's, not the slots'.
+     */
+    @Test
+    void aCancelWithdrawsTheLastQueuedMessageFirst() {
+        Pushing source = new Pushing();
+        List<ByteBuffer> released = new ArrayList<>();
+        target.queueing = true;
+        Outcome o = Outcome.of(send(source, Function.identity(), released::add, 4));
+        List<ByteBuffer> emitted = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            emitted.add(source.emit(i));
+        }
+        target.complete(0);
+        target.complete(1);
+        scheduler.runAll(); // releases 0 and 1, frees their slots and asks the source for two more
+        assertEquals(List.of(4L, 2L), source.requests);
+        emitted.add(source.emit(4)); // into slot 0
+        emitted.add(source.emit(5)); // into slot 1
+        o.subscription.dispose();
+        assertEquals(List.of(emitted.get(5), emitted.get(4), emitted.get(3), emitted.get(2)), target.withdrawn);
+    }
+
     @Test
     void aCancelStopsTheSourceAndWithdrawsTheQueuedMessages() {
         Pushing source = new Pushing();
