@@ -16,7 +16,12 @@ module rdmaflux.cm {
     requires static rsocket.core;
     requires static io.netty.buffer;
     requires static io.netty.common;
+    // Optional too: BlockHound, for applications that install it to find blocking calls on the loops.
+    requires static reactor.blockhound;
 
     exports rdmaflux.cm;
     exports rdmaflux.cm.rsocket;
+
+    provides reactor.blockhound.integration.BlockHoundIntegration
+            with rdmaflux.cm.internal.LoopsBlockHoundIntegration;
 }

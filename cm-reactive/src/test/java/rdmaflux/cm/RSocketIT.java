@@ -41,7 +41,7 @@ class RSocketIT {
     private static final Duration T = Duration.ofMinutes(2);
 
     /** Echoes requests; streams {@code n} numbered items for a request whose data is {@code n}. */
-    private static final class Responder implements RSocket {
+    static final class Responder implements RSocket {
         final AtomicInteger fireAndForgets = new AtomicInteger();
         final CountDownLatch tenFired = new CountDownLatch(10);
 
@@ -78,19 +78,19 @@ class RSocketIT {
         }
     }
 
-    private static RdmaCloseableServer serve(RSocket responder, ConnectionOptions options) {
+    static RdmaCloseableServer serve(RSocket responder, ConnectionOptions options) {
         return RSocketServer.create(SocketAcceptor.with(responder)).payloadDecoder(PayloadDecoder.ZERO_COPY)
                 .bind(RdmaServerTransport.create(new InetSocketAddress(RdmaTestEnv.address(), 0), options,
                         AcceptFilter.ACCEPT_ALL))
                 .block(T);
     }
 
-    private static RSocket connect(RdmaCloseableServer server, ConnectionOptions options) {
+    static RSocket connect(RdmaCloseableServer server, ConnectionOptions options) {
         return RSocketConnector.create().payloadDecoder(PayloadDecoder.ZERO_COPY)
                 .connect(RdmaClientTransport.create(server.address(), options)).block(T);
     }
 
-    private static void close(RSocket client, RdmaCloseableServer server) {
+    static void close(RSocket client, RdmaCloseableServer server) {
         client.dispose();
         client.onClose().block(T);
         server.dispose();
@@ -278,7 +278,7 @@ class RSocketIT {
         Resources.awaitBaseline(baseline, T, "after 100 RSocket clients closed");
     }
 
-    private static String text(Payload p) {
+    static String text(Payload p) {
         try {
             return p.getDataUtf8();
         } finally {

@@ -37,11 +37,15 @@ class ModuleDescriptorsTest {
         assertEquals("rdmaflux.cm", cm.name());
         assertEquals(Set.of("rdmaflux.cm", "rdmaflux.cm.rsocket"), exports(cm));
         assertEquals(Set.of("rdmaflux.verbs", "reactor.core", "org.reactivestreams"), transitive(cm));
-        // The RSocket transport's dependencies are optional: an application without RSocket must not need them.
+        // The RSocket transport's dependencies are optional: an application without RSocket must not need them;
+        // so is BlockHound, whose integration (provided below) only an application that installs it loads.
         Set<String> optional = cm.requires().stream()
                 .filter(r -> r.modifiers().contains(ModuleDescriptor.Requires.Modifier.STATIC))
                 .map(ModuleDescriptor.Requires::name).collect(java.util.stream.Collectors.toSet());
-        assertEquals(Set.of("rsocket.core", "io.netty.buffer", "io.netty.common"), optional);
+        assertEquals(Set.of("rsocket.core", "io.netty.buffer", "io.netty.common", "reactor.blockhound"), optional);
+        assertEquals(Set.of("reactor.blockhound.integration.BlockHoundIntegration with "
+                + "[rdmaflux.cm.internal.LoopsBlockHoundIntegration]"),
+                cm.provides().stream().map(p -> p.service() + " with " + p.providers()).collect(Collectors.toSet()));
 
         ModuleDescriptor metrics = descriptor("rdmaflux-metrics");
         assertEquals("rdmaflux.metrics", metrics.name());

@@ -240,10 +240,7 @@ public abstract sealed class NativeResource implements AutoCloseable
                 return;
             }
         } while (!state.compareAndSet(s, s | CLOSED));
-        // Leases are short non-blocking calls; waiting here is bounded by one of them.
-        while ((state.get() & ~CLOSED) != 0) {
-            Thread.onSpinWait();
-        }
+        awaitLeases();
         beforeChildren();
         // No work lease can be added from here on (acquireWork sees the state), so a zero stays zero; an
         // acquireWork that fails adds one for an instant and its release may then start the destroy instead.
@@ -252,6 +249,17 @@ public abstract sealed class NativeResource implements AutoCloseable
             if (failure != null) {
                 throw failure;
             }
+        }
+    }
+
+    /**
+     * Waits for the leases taken before the close to end. Leases are short non-blocking calls, so the wait is
+     * bounded by one of them; a method of its own so that a tool that flags {@link Thread#onSpinWait()} (as
+     * BlockHound does) can allow this wait and no other.
+     */
+    private void awaitLeases() {
+        while ((state.get() & ~CLOSED) != 0) {
+            Thread.onSpinWait();
         }
     }
 

@@ -27,6 +27,11 @@ final class QueueLock {
         }
     }
 
+    /**
+     * The wait for another poster or poller, bounded by its call (or its open extended batch). Kept apart
+     * from {@link #lock} so that a tool that flags the spin and the park (as BlockHound does) can allow this
+     * wait and no other.
+     */
     private void contended(Thread me, Object queue) {
         for (int spins = 0; !owner.compareAndSet(null, me); spins++) {
             if (owner.get() == me) {

@@ -14,7 +14,8 @@ import rdmaflux.verbs.Poller;
 /**
  * A dedicated thread that waits on file descriptors with a {@link Poller}, runs tasks handed to it, and
  * fires its own timers. Subclasses say which descriptors to watch and what to do when they are
- * readable. All state a loop owns is touched only on its thread, so it needs no locks.
+ * readable. All state a loop owns is touched only on its thread, so it needs no locks. The thread is a
+ * {@link LoopThread}: Reactor's {@code block()} throws there instead of hanging the loop.
  *
  * <p>{@link #shutdown()} ends the thread after the tasks queued before it; {@link #terminated()} then
  * completes, once the subclass let go of its native objects ({@link #onExit()}).
@@ -69,7 +70,7 @@ public abstract class EventLoop implements Executor, Timers {
     /** Loop thread only. */
     private final PriorityQueue<Timer> timers = new PriorityQueue<>();
     private final Poller poller = new Poller();
-    private final Thread thread;
+    private final LoopThread thread;
     private final Sinks.Empty<Void> terminated = Sinks.empty();
     private volatile boolean running = true;
     /**
@@ -80,7 +81,7 @@ public abstract class EventLoop implements Executor, Timers {
     private volatile boolean spinning;
 
     EventLoop(String name) {
-        this.thread = Thread.ofPlatform().name(name).daemon().unstarted(this::run);
+        this.thread = new LoopThread(name, this::run);
     }
 
     final void start() {
@@ -207,9 +208,7 @@ public abstract class EventLoop implements Executor, Timers {
                         boolean found = spin() | ranTasks;
                         if (++turns < DESCRIPTOR_TURNS) {
                             if (!found && tasks.isEmpty()) {
-                                // Under a hypervisor (and qemu's TCG) PAUSE hands the CPU to another
-                                // virtual CPU; on hardware it lets the sibling hyperthread run.
-                                Thread.onSpinWait();
+                                spinWait();
                             }
                             continue;
                         }
@@ -243,6 +242,16 @@ public abstract class EventLoop implements Executor, Timers {
             poller.close();
             terminated.tryEmitEmpty();
         }
+    }
+
+    /**
+     * The pause of a spinning turn that found nothing. Under a hypervisor (and qemu's TCG) PAUSE hands the
+     * CPU to another virtual CPU; on hardware it lets the sibling hyperthread run. A method of its own because
+     * BlockHound counts {@link Thread#onSpinWait()} as blocking: its integration allows it here, and only
+     * here, on the loop thread.
+     */
+    private static void spinWait() {
+        Thread.onSpinWait();
     }
 
     /** {@return whether a task ran} */

@@ -4,18 +4,16 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
-import reactor.core.scheduler.NonBlocking;
-
 /**
  * One thread of a {@link SignalScheduler}: runs the tasks queued to it, in order, and sleeps when there
  * are none. Queuing a task and waking the thread allocate nothing ({@link TaskQueue}, {@link LockSupport}),
- * so a connection's signals cost no memory to hand over. A {@link NonBlocking} thread, as Reactor's
- * parallel workers are: {@code block()} on it throws.
+ * so a connection's signals cost no memory to hand over. A {@link LoopThread}, so a Reactor
+ * {@code NonBlocking} thread, as Reactor's parallel workers are: {@code block()} on it throws.
  *
  * <p>Threads: any thread {@linkplain #execute executes} and {@linkplain #shutdown shuts down}; the queue's
  * consumer side and the tasks belong to this thread.
  */
-public final class SignalThread extends Thread implements NonBlocking {
+public final class SignalThread extends LoopThread {
     private final TaskQueue queue = new TaskQueue();
     /** Whether this thread is about to sleep or sleeping: a producer then wakes it. */
     private volatile boolean sleeping;
@@ -30,8 +28,7 @@ public final class SignalThread extends Thread implements NonBlocking {
      * @param name the thread's name
      */
     SignalThread(String name) {
-        super(name);
-        setDaemon(true);
+        super(name, null);
     }
 
     /**
@@ -85,19 +82,27 @@ public final class SignalThread extends Thread implements NonBlocking {
                 }
                 waits = waitForProducer(waits);
             } else {
-                sleeping = true;
-                if (queue.isEmpty() && !stopping) {
-                    LockSupport.park(this);
-                }
-                sleeping = false;
+                idle();
                 waits = 0;
             }
         }
     }
 
     /**
+     * Sleeps until a producer or {@link #shutdown()} wakes it (or spuriously). The thread's own wait between
+     * tasks, in a method of its own: BlockHound's integration allows the park here, and only here.
+     */
+    private void idle() {
+        sleeping = true;
+        if (queue.isEmpty() && !stopping) {
+            LockSupport.park(this);
+        }
+        sleeping = false;
+    }
+
+    /**
      * Waits a moment for a producer between two steps; spins first, then yields, since a producer preempted
-     * there may need this thread's CPU to go on.
+     * there may need this thread's CPU to go on. BlockHound's integration allows both here.
      *
      * @return the waits so far
      */

@@ -49,6 +49,18 @@ public final class ConnectionLock extends ReentrantLock {
     }
 
     /**
+     * Takes the lock, waiting for its holder. Who waits here: the application's threads (a send, the release
+     * of a large message), the large-message workers, and the loops' tasks that start a connection, post its
+     * close or end it; the completion loop's drain never does ({@code tryLock}). A hold is short (requests
+     * written, a batch of completions handled), so this is a deliberate, bounded wait. Overridden only to be
+     * a method of this class, which BlockHound's integration allows without allowing every lock's wait.
+     */
+    @Override
+    public void lock() {
+        super.lock();
+    }
+
+    /**
      * Lets go of the lock; the outermost unlock first does the deferred work, and takes the lock again for
      * work offered while it was letting go (an offering thread that found the lock held left it here).
      */

@@ -20,7 +20,7 @@ import reactor.core.Disposable;
 class EventLoopTest {
     private static final Duration T = Duration.ofSeconds(10);
 
-    private static final class Idle extends EventLoop {
+    static final class Idle extends EventLoop {
         Idle() {
             super("rdmaflux-test-loop");
             start();
@@ -40,7 +40,7 @@ class EventLoopTest {
      * A loop that spins while told to, watching one eventfd of the test's: what a completion loop does
      * while a connection busy polls, without a device.
      */
-    private static final class Spinner extends EventLoop {
+    static final class Spinner extends EventLoop {
         final TestEventFd fd = new TestEventFd();
         volatile boolean spin = true;
         volatile long turns;
