@@ -45,6 +45,12 @@ class CrossHostsIT {
      * The handshake crosses two emulated hosts that share two cores with the peer's JVM still warming up:
      * the default 10 s connect bound was seen to pass before the peer's reply did.
      */
+    /**
+     * A multicast join on three emulated hosts sharing the machine's cores can take several seconds (a
+     * fresh JVM's first join, the IGMP report across the wire); on a machine twice as slow it outgrew the
+     * default 10 s. The tests are about hosts dying, not about join time.
+     */
+    static final Duration JOIN = Duration.ofSeconds(60);
     static final ConnectionOptions SLOW_HANDSHAKE = ConnectionOptions.defaults().toBuilder()
             .timeout(Step.CONNECT, Duration.ofSeconds(60)).timeout(Step.ACCEPT, Duration.ofSeconds(60)).build();
     /** rping's server prints nothing once it listens, but its listening CM id shows in the kernel's table. */
@@ -179,7 +185,8 @@ class CrossHostsIT {
     void mckeyInteropBothDirections() throws Exception {
         SandboxHosts.require(3);
         InetAddress group = InetAddress.getByName("239.1.2.1");
-        MulticastOptions options = MulticastOptions.builder().localAddress(SandboxHosts.address(1)).build();
+        MulticastOptions options = MulticastOptions.builder().localAddress(SandboxHosts.address(1)).joinTimeout(JOIN)
+                .build();
         // Our sender, mckey receivers on the two other hosts.
         try (RemoteProcess r2 = SandboxHosts.start(2, mckey(group, 2, "-C", "20", "-S", "100"));
              RemoteProcess r3 = SandboxHosts.start(3, mckey(group, 3, "-C", "20", "-S", "100"))) {
@@ -223,7 +230,7 @@ class CrossHostsIT {
             r2.awaitLine("JOINED"::equals, STARTUP);
             r3.awaitLine("JOINED"::equals, STARTUP);
             MulticastSender s = RdmaMulticast.sender(group, MulticastOptions.builder()
-                    .localAddress(SandboxHosts.address(1)).build()).block(T);
+                    .localAddress(SandboxHosts.address(1)).joinTimeout(JOIN).build()).block(JOIN);
             s.send(Flux.range(0, first).map(i -> MulticastTestSupport.payload(i, 100))).block(T);
             r2.awaitLine(("GOT " + (first - 1))::equals, T);
             r3.awaitLine(("GOT " + (first - 1))::equals, T);

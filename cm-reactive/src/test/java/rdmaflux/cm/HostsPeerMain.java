@@ -84,7 +84,8 @@ public final class HostsPeerMain {
 
     private static void mcast(InetAddress group, int count) {
         MulticastMembership m = RdmaMulticast.join(group, MulticastOptions.builder()
-                .localAddress(RdmaTestEnv.address()).build()).block(T);
+                        .localAddress(RdmaTestEnv.address()).joinTimeout(CrossHostsIT.JOIN).build())
+                .block(CrossHostsIT.JOIN);
         System.out.println("JOINED");
         System.out.flush();
         List<Datagram> got = m.datagrams().take(count).doOnNext(d -> {
