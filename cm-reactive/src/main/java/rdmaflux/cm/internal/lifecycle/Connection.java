@@ -77,24 +77,25 @@ public final class Connection implements RdmaConnection, StreamTarget {
      */
     private <T> Mono<T> submit(OpKind kind, ByteBuffer data, RegisteredBuffer local, RemoteBuffer remote, long a,
                                long b) {
-        RuntimeException refused = refusal(kind.name().toLowerCase(Locale.ROOT));
-        if (refused != null) {
-            return Mono.error(refused);
+        if (refusing()) {
+            return Mono.error(refusal(kind.name().toLowerCase(Locale.ROOT)));
         }
         return new Operation<>(sends, signals, kind, data, local, remote, a, b);
     }
 
+    /** {@return whether operations are refused from now on: after {@code dispose()}, or once it is closing} */
+    private boolean refusing() {
+        return disposeRequested || sends.closedForSends();
+    }
+
     /**
-     * Why an operation cannot start now, or {@code null} when it can: after {@code dispose()}, or on a
-     * connection closed in order, an {@link IllegalStateException}; on one that failed (the peer went away,
-     * broke the protocol, a work request failed), that failure, as its pending operations got.
+     * Why an operation cannot start ({@link #refusing()}): after {@code dispose()}, or on a connection closed
+     * in order, an {@link IllegalStateException}; on one that failed (the peer went away, broke the protocol,
+     * a work request failed), that failure, as its pending operations got.
      *
      * @param what the operation, for the message
      */
     private RuntimeException refusal(String what) {
-        if (!disposeRequested && !sends.closedForSends()) {
-            return null;
-        }
         Throwable f = disposeRequested ? null : life.failure();
         if (f instanceof RuntimeException failure) {
             return failure;
@@ -120,9 +121,8 @@ public final class Connection implements RdmaConnection, StreamTarget {
      */
     @Override
     public void sendElement(ByteBuffer message, MonoSink<Object> sink) {
-        RuntimeException refused = refusal("send");
-        if (refused != null) {
-            sink.error(refused);
+        if (refusing()) {
+            sink.error(refusal("send"));
             return;
         }
         int len = message.remaining();
@@ -212,8 +212,8 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     @Override
     public RegisteredBuffer register(MemorySegment memory, AccessFlags access) {
-        RuntimeException refused = refusal("register");
-        if (refused != null) {
+        if (refusing()) {
+            RuntimeException refused = refusal("register");
             // Synchronous: always IllegalStateException; a failure is its cause.
             throw refused instanceof IllegalStateException ise ? ise
                     : new IllegalStateException("the connection failed; cannot register", refused);
@@ -274,7 +274,7 @@ public final class Connection implements RdmaConnection, StreamTarget {
     @Override
     public Mono<RdmaGrant> grant(RegisteredBuffer buffer, AccessFlags access) {
         RuntimeException unusable = unusable(buffer);
-        if (unusable == null) {
+        if (unusable == null && refusing()) {
             unusable = refusal("grant");
         }
         if (unusable != null) {
