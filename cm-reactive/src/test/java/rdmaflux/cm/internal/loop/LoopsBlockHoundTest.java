@@ -114,7 +114,8 @@ class LoopsBlockHoundTest {
             // A signal thread with nothing to do parks until the next task.
             for (int i = 0; i < 5; i++) {
                 run(signals::schedule, () -> { });
-                sleep(10);
+                sleep(10); // long enough for the idle signal thread to park: the wait under test
+
             }
             // A loop task that waits for the connection's lock, held by this thread for a while.
             lock.lock();
@@ -124,7 +125,11 @@ class LoopsBlockHoundTest {
                 lock.unlock();
                 locked.complete(null);
             });
-            sleep(100);
+            long deadline = System.nanoTime() + T.toNanos();
+            while (!lock.hasQueuedThreads()) { // the loop task is parked on the lock
+                assertTrue(System.nanoTime() < deadline, "the loop task never waited for the lock");
+                Thread.onSpinWait();
+            }
             lock.unlock();
             locked.get(T.toMillis(), TimeUnit.MILLISECONDS);
             // A loop task that blocks is still reported: the waits above were allowed, not the loops unpoliced.
