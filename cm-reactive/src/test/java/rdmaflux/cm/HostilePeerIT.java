@@ -323,8 +323,9 @@ class HostilePeerIT {
     /**
      * The server grants 4 credits and the application holds every message: the peer's fifth data
      * message (it lands in one of the 3 control buffers) is a violation. Sent in one burst with three
-     * more: the sixth and seventh land in the other control buffers and are ignored; the eighth finds no
-     * buffer posted, and the peer's send fails with RETRY_EXC_ERR (RNR, then the server's QP is gone).
+     * more: the sixth and seventh land in the other control buffers unless the server's QP is already gone;
+     * the eighth finds no buffer posted at the latest, and that send fails with RETRY_EXC_ERR (RNR, then
+     * the server's QP is gone), flushing those after it.
      */
     @Test
     void dataMessagesBeyondTheGrantedCreditsFailTheConnection() throws Exception {
@@ -349,9 +350,20 @@ class HostilePeerIT {
             for (int i = 0; i <= CREDITS; i++) {
                 assertEquals(WcStatus.SUCCESS, statuses.get(i), "send " + i + ": " + statuses);
             }
-            // The last found no buffer: RNR NAKs (the server's REP asks for infinite RNR retries) until the
-            // server's QP was destroyed with the connection, then no answer at all: the transport retries run out.
-            assertEquals(WcStatus.RETRY_EXC_ERR, statuses.get(burst - 1), "a send with no buffer posted: " + statuses);
+            // A send that found no buffer gets RNR NAKs (the server's REP asks for infinite RNR retries) until the
+            // server's QP is destroyed with the connection, then no answer at all: the transport retries run out.
+            // Which send that is depends on how soon the server fails the connection: the last one at the latest,
+            // or an earlier one when the QP was gone before the control buffers were used up. Every send after it
+            // is flushed, as the peer's QP is then in the error state.
+            int failed = CREDITS + 1;
+            while (failed < burst && statuses.get(failed) == WcStatus.SUCCESS) {
+                failed++;
+            }
+            assertTrue(failed < burst, "every send succeeded though the last found no buffer: " + statuses);
+            assertEquals(WcStatus.RETRY_EXC_ERR, statuses.get(failed), "a send with no buffer posted: " + statuses);
+            for (int i = failed + 1; i < burst; i++) {
+                assertEquals(WcStatus.WR_FLUSH_ERR, statuses.get(i), "send " + i + " after the failed one: " + statuses);
+            }
             victim.releaseAll(); // after the failure: nothing is posted again, no credit owed
         }
     }
