@@ -172,14 +172,20 @@ public interface RdmaConnection extends RdmaDisposable {
                         Consumer<? super T> release);
 
     /**
-     * The messages the peer sends, in order. One subscriber only. Release each message.
+     * The messages the peer sends, in order. One subscriber only. Release each message the subscriber gets.
+     * Messages the connection received that never reach the subscriber are released for it: those still
+     * queued when it cancels (a {@code take(n)}, a {@code timeout}, an error thrown by an operator after this
+     * flux) and those arriving afterwards. A message an operator drops after it got it (a {@code filter}
+     * returning false) is that operator's discard: add {@code doOnDiscard(RdmaMessage.class,
+     * RdmaMessage::release)} after such operators, or receive through {@link RdmaMessageFlux#autoRelease()},
+     * which releases every message once the subscriber's {@code onNext} returned.
      *
      * @return the messages; completes when the peer closes, fails if the connection does
      */
-    Flux<RdmaMessage> receive();
+    RdmaMessageFlux receive();
 
     /**
-     * {@link #receive()} as copies, each buffer released at once.
+     * {@link #receive()} as copies, each buffer released at once: {@code receive().asByteArray()}.
      *
      * @return the payloads
      */

@@ -41,6 +41,18 @@ public interface RdmaMessage {
     int immediate();
 
     /**
+     * Keeps this message past the {@code onNext} of an {@linkplain RdmaMessageFlux#autoRelease() auto-releasing
+     * receive}: it is not released when {@code onNext} returns, and {@link #release()} is then the caller's.
+     * A message of {@link RdmaConnection#receive()} subscribed as it is is always the subscriber's to release,
+     * and this does nothing to it.
+     *
+     * @return this message
+     */
+    default RdmaMessage retain() {
+        return this;
+    }
+
+    /**
      * Returns the buffer to the connection. A second call does nothing while the buffer holds no newer
      * message; once it does, a recycled message (the default) is that newer message, so release once.
      */

@@ -1,5 +1,6 @@
 package rdmaflux.cm;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,12 +12,22 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.reactivestreams.Subscription;
 import org.junit.jupiter.api.function.Executable;
 
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
 
 /**
  * {@link RdmaMessage} documents that any access after {@link RdmaMessage#release()} throws
@@ -140,6 +151,168 @@ class MessageReleaseIT {
                 }
             } finally {
                 receiving.dispose();
+                c.disposeNow(T);
+            }
+        }
+    }
+
+    /**
+     * The auto-releasing style: the application releases nothing, and three times as many messages as receive
+     * buffers round-trip, so each went back after its {@code onNext}. A message kept past {@code onNext}
+     * without {@code retain()} fails loudly (even with recycled messages: each is an object of its own
+     * delivery); a retained one stays readable until the application releases it.
+     */
+    @Test
+    void autoReleasedMessagesGoBackByThemselvesUnlessRetained() throws InterruptedException {
+        ConnectionOptions recycled = OPTIONS.toBuilder().recycledMessages(true).build();
+        int n = 3 * OPTIONS.receiveBuffers();
+        try (EchoServer echo = new EchoServer(OPTIONS)) {
+            RdmaConnection strings = RdmaConnection.connect(echo.address(), recycled).block(T);
+            BlockingQueue<String> texts = new LinkedBlockingQueue<>();
+            Disposable decoding = strings.receive().asString(StandardCharsets.US_ASCII).subscribe(texts::add);
+            RdmaConnection c = RdmaConnection.connect(echo.address(), recycled).block(T);
+            BlockingQueue<RdmaMessage> kept = new LinkedBlockingQueue<>();
+            Disposable receiving = c.receive().autoRelease().subscribe(m -> {
+                String text = new String(m.toByteArray(), StandardCharsets.US_ASCII);
+                if (text.equals("retain")) {
+                    kept.add(m.retain());
+                } else if (text.equals("keep")) {
+                    kept.add(m);
+                }
+            });
+            try {
+                for (int i = 0; i < n; i++) {
+                    strings.send(ascii("s" + i)).block(T);
+                    assertEquals("s" + i, texts.poll(T.toSeconds(), TimeUnit.SECONDS), "no echo: a buffer stayed");
+                }
+                c.send(ascii("keep")).block(T);
+                RdmaMessage stale = kept.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(stale, "no echo");
+                IllegalStateException e = assertThrows(IllegalStateException.class, stale::data);
+                assertEquals("message used after release()", e.getMessage());
+
+                c.send(ascii("retain")).block(T);
+                RdmaMessage retained = kept.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(retained, "no echo");
+                assertEquals("retain", new String(retained.toByteArray(), StandardCharsets.US_ASCII),
+                        "a retained message was released after its onNext");
+                retained.release();
+                assertThrows(IllegalStateException.class, retained::data);
+                for (int i = 0; i < n; i++) {
+                    c.send(ascii("m" + i)).block(T); // each waits for a credit: the buffers went back
+                }
+            } finally {
+                decoding.dispose();
+                receiving.dispose();
+                strings.disposeNow(T);
+                c.disposeNow(T);
+            }
+        }
+    }
+
+    /** How a subscriber of {@code receive()} stops while messages are queued for it. */
+    enum Ending {
+        /** The subscriber cancels. */
+        CANCEL(1, 3),
+        /** {@code take(2)} has what it wanted and cancels. */
+        TAKE(2, 2),
+        /** An operator after {@code receive()} throws on its second message. */
+        ERROR(2, 2);
+
+        /** How many messages the subscriber requests before the connection holds the rest for it. */
+        final int requested;
+        /** How many of the rest are surely queued: received before the last one counted. */
+        final int queued;
+
+        Ending(int requested, int queued) {
+            this.requested = requested;
+            this.queued = queued;
+        }
+    }
+
+    /**
+     * Messages the connection received that never reached the subscriber are released when it stops: those
+     * queued for it (by {@code receive()}'s own buffering) when it cancels, when {@code take(n)} ends it, or
+     * when an operator after {@code receive()} fails. The application's own discard hook sees each of them
+     * already released (each message an object of its own, so a released one throws for good).
+     */
+    @ParameterizedTest
+    @EnumSource(Ending.class)
+    void messagesQueuedForASubscriberThatStopsAreReleased(Ending ending) throws InterruptedException {
+        AtomicInteger received = new AtomicInteger();
+        ConnectionOptions options = OPTIONS.toBuilder().recycledMessages(false).recorder(new RdmaRecorder() {
+            @Override
+            public void messageReceived(int bytes) {
+                received.incrementAndGet();
+            }
+        }).build();
+        int sent = OPTIONS.receiveBuffers() + 1;
+        try (EchoServer echo = new EchoServer(OPTIONS)) {
+            RdmaConnection c = RdmaConnection.connect(echo.address(), options).block(T);
+            Set<RdmaMessage> got = ConcurrentHashMap.newKeySet();
+            Queue<RdmaMessage> discarded = new ConcurrentLinkedQueue<>();
+            Flux<RdmaMessage> in = c.receive().doOnNext(got::add);
+            in = switch (ending) {
+                case CANCEL -> in;
+                case TAKE -> in.take(2);
+                case ERROR -> in.map(m -> {
+                    if (got.size() == 2) {
+                        throw new IllegalStateException("an operator fails on the second message");
+                    }
+                    return m;
+                });
+            };
+            BlockingQueue<RdmaMessage> inbox = new LinkedBlockingQueue<>();
+            BaseSubscriber<RdmaMessage> subscriber = new BaseSubscriber<>() {
+                @Override
+                protected void hookOnSubscribe(Subscription s) {
+                    s.request(1);
+                }
+
+                @Override
+                protected void hookOnNext(RdmaMessage m) {
+                    inbox.add(m);
+                }
+
+                @Override
+                protected void hookOnError(Throwable e) {
+                    // The ERROR case's end; what matters is what happened to the queued messages.
+                }
+            };
+            in.doOnDiscard(RdmaMessage.class, discarded::add).subscribe(subscriber);
+            try {
+                for (int i = 0; i < sent; i++) {
+                    c.send(ascii("m" + i)).block(T);
+                }
+                RdmaMessage first = inbox.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(first, "no echo");
+                first.release(); // its buffer takes the last echo: all of them were received then
+                // Counted before it is queued: the ones before it surely are, the last one maybe.
+                await().atMost(T).until(() -> received.get() == sent);
+                switch (ending) {
+                    case CANCEL -> subscriber.cancel();
+                    case TAKE -> {
+                        subscriber.request(1);
+                        RdmaMessage second = inbox.poll(T.toSeconds(), TimeUnit.SECONDS);
+                        assertNotNull(second, "take(2) did not get its second message");
+                        second.release();
+                    }
+                    case ERROR -> subscriber.request(1);
+                }
+                // The application's hook may run before rdmaflux's release: wait for both.
+                await().atMost(T).untilAsserted(() -> {
+                    List<RdmaMessage> queued = discarded.stream().filter(m -> !got.contains(m)).toList();
+                    assertTrue(queued.size() >= ending.queued, queued.size() + " queued messages discarded");
+                    for (RdmaMessage m : queued) {
+                        IllegalStateException e = assertThrows(IllegalStateException.class, m::data,
+                                "a queued message was discarded without its release: " + m);
+                        assertEquals("message used after release()", e.getMessage());
+                    }
+                });
+                // A message the failing operator had is the application's to release.
+                discarded.stream().filter(got::contains).forEach(RdmaMessage::release);
+            } finally {
+                subscriber.dispose();
                 c.disposeNow(T);
             }
         }

@@ -4,6 +4,7 @@ import rdmaflux.cm.internal.rc.ConnectionLock;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.ConnectionState;
 import rdmaflux.cm.internal.rc.OpKind;
+import rdmaflux.cm.internal.rc.ReceivedMessages;
 import rdmaflux.cm.internal.rc.Operation;
 import rdmaflux.cm.internal.rc.RcQueue;
 import rdmaflux.cm.internal.rc.SendQueue;
@@ -11,6 +12,7 @@ import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaGrant;
 import rdmaflux.cm.RdmaLoops;
 import rdmaflux.cm.RdmaMessage;
+import rdmaflux.cm.RdmaMessageFlux;
 import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.cm.internal.memory.Registration;
 import rdmaflux.cm.internal.rc.Signals;
@@ -188,24 +190,23 @@ public final class Connection implements RdmaConnection, StreamTarget {
     }
 
     @Override
-    public Flux<RdmaMessage> receive() {
+    public RdmaMessageFlux receive() {
         Flux<RdmaMessage> in = Flux.defer(queue::inbound);
         // Signals on the thread that emits them need no hop: the inbound sink's own queue already holds what
         // a subscriber without demand cannot take, and a publishOn there would add a second queue and drain
         // loop to every message on the completion loop (busy polling's latency).
         Scheduler s = options.scheduler();
-        return s == Schedulers.immediate() ? in : in.publishOn(s, options.receiveBuffers());
+        Flux<RdmaMessage> out = s == Schedulers.immediate() ? in : in.publishOn(s, options.receiveBuffers());
+        // A message taken from the connection that never reaches the subscriber (queued when it cancels, as
+        // take(n) and an error in an operator do) would keep its buffer and its credit for the connection's
+        // life: released here. Only what is queued upstream of this point is discarded, never a message the
+        // subscriber got, so this cannot release a message twice.
+        return new ReceivedMessages(out.doOnDiscard(RdmaMessage.class, RdmaMessage::release));
     }
 
     @Override
     public Flux<byte[]> receiveBytes() {
-        return receive().map(m -> {
-            try {
-                return m.toByteArray();
-            } finally {
-                m.release();
-            }
-        });
+        return receive().asByteArray();
     }
 
     // ---------------------------------------------------------------- one-sided

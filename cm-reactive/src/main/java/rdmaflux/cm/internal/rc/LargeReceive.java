@@ -15,7 +15,7 @@ import rdmaflux.verbs.MemoryRegion;
  * <p>Threads: the completion loop creates and delivers it; a worker allocates its region; the
  * application reads and releases it on any thread; {@link #state} is the hand-over point.
  */
-public final class LargeReceive implements RdmaMessage {
+public final class LargeReceive implements RdmaMessage, Retainable {
     static final int WAITING = 0;
     static final int READING = 1;
     static final int READ = 2;
@@ -37,6 +37,9 @@ public final class LargeReceive implements RdmaMessage {
     Arena arena;
     MemorySegment memory;
     MemoryRegion region;
+
+    /** Told by the application's {@code onNext}, read on its thread after it ({@link ReceivedMessages}). */
+    private boolean retained;
 
     LargeReceive(Rendezvous owner, ReceiveSlot descriptor, long remoteAddress, int rkey, int length) {
         this.owner = owner;
@@ -74,6 +77,17 @@ public final class LargeReceive implements RdmaMessage {
     public int immediate() {
         check();
         return 0;
+    }
+
+    @Override
+    public RdmaMessage retain() {
+        retained = true;
+        return this;
+    }
+
+    @Override
+    public boolean retained() {
+        return retained;
     }
 
     @Override

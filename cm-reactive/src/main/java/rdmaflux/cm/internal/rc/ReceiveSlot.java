@@ -162,8 +162,31 @@ public final class ReceiveSlot implements RdmaMessage {
         }
     }
 
-    /** One delivery of a slot, as the application holds it; any thread. */
-    private record Lent(ReceiveSlot slot, int generation) implements RdmaMessage {
+    /**
+     * One delivery of a slot, as the application holds it; any thread. {@link #retain()} is told on the
+     * thread of the {@code onNext} that got it, and read there after it ({@link ReceivedMessages}).
+     */
+    private static final class Lent implements RdmaMessage, Retainable {
+        private final ReceiveSlot slot;
+        private final int generation;
+        private boolean retained;
+
+        Lent(ReceiveSlot slot, int generation) {
+            this.slot = slot;
+            this.generation = generation;
+        }
+
+        @Override
+        public RdmaMessage retain() {
+            retained = true;
+            return this;
+        }
+
+        @Override
+        public boolean retained() {
+            return retained;
+        }
+
         private void check() {
             if (!slot.isLent(generation)) {
                 throw new IllegalStateException("message used after release()");

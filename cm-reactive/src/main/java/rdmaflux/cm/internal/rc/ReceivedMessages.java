@@ -1,0 +1,118 @@
+package rdmaflux.cm.internal.rc;
+
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxOperator;
+import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
+import rdmaflux.cm.RdmaMessage;
+import rdmaflux.cm.RdmaMessageFlux;
+
+/**
+ * A connection's {@code receive()}: its messages as they are, or {@linkplain #autoRelease() released after
+ * each onNext}.
+ *
+ * <p>An auto-released message is always an object of its own delivery (a recycled receive slot is
+ * {@linkplain ReceiveSlot#lend() lent} first): the release after {@code onNext} must free exactly the delivery
+ * it handed out, never a newer message that the slot took meanwhile (the subscriber may have released it
+ * itself, and the buffer may have been refilled by then), and a message used after it must fail loudly.
+ *
+ * <p>Threads: as any {@link Flux}; the auto-release happens on the thread of the {@code onNext}.
+ */
+public final class ReceivedMessages extends RdmaMessageFlux {
+
+    /**
+     * @param source the connection's messages, released when discarded upstream
+     */
+    public ReceivedMessages(Flux<RdmaMessage> source) {
+        super(source);
+    }
+
+    @Override
+    public Flux<RdmaMessage> autoRelease() {
+        return new AutoRelease(this);
+    }
+
+    /** The operator: each message released once the downstream {@code onNext} returned, unless retained. */
+    private static final class AutoRelease extends FluxOperator<RdmaMessage, RdmaMessage> {
+        AutoRelease(Flux<RdmaMessage> source) {
+            super(source);
+        }
+
+        @Override
+        public void subscribe(CoreSubscriber<? super RdmaMessage> actual) {
+            source.subscribe(new Releasing(actual));
+        }
+    }
+
+    /** One subscription of {@link AutoRelease}; passes everything through, releasing after each onNext. */
+    private static final class Releasing implements CoreSubscriber<RdmaMessage>, Subscription, Scannable {
+        private final CoreSubscriber<? super RdmaMessage> actual;
+        private Subscription upstream;
+
+        Releasing(CoreSubscriber<? super RdmaMessage> actual) {
+            this.actual = actual;
+        }
+
+        @Override
+        public Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            if (Operators.validate(upstream, s)) {
+                upstream = s;
+                actual.onSubscribe(this);
+            }
+        }
+
+        @Override
+        public void onNext(RdmaMessage m) {
+            RdmaMessage delivery = m instanceof ReceiveSlot slot ? slot.lend() : m;
+            try {
+                actual.onNext(delivery);
+            } finally {
+                if (!(delivery instanceof Retainable r && r.retained())) {
+                    delivery.release();
+                }
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            actual.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            actual.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            upstream.cancel();
+        }
+
+        @Override
+        public Object scanUnsafe(Attr key) {
+            if (key == Attr.PARENT) {
+                return upstream;
+            }
+            if (key == Attr.ACTUAL) {
+                return actual;
+            }
+            if (key == Attr.RUN_STYLE) {
+                return Attr.RunStyle.SYNC;
+            }
+            return null;
+        }
+    }
+}
