@@ -15,6 +15,7 @@ open module rdmaflux.samples {
     requires spring.boot;
     requires spring.boot.autoconfigure;
     requires micrometer.registry.prometheus;
+    requires context.propagation; // docs/api.md's context propagation example
     requires java.desktop;
     requires java.management;
     requires jdk.management;

@@ -8,8 +8,14 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.context.ContextRegistry;
 
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
@@ -268,5 +274,52 @@ public final class ReactiveSnippets {
         boolean rejected = refused instanceof RdmaCmException.Rejected r && !r.isAcceptQueueFull()
                 && new String(r.privateData(), StandardCharsets.US_ASCII).startsWith("bad token");
         return List.of(echo, rejected);
+    }
+
+    /** docs/api.md's request id, kept in a ThreadLocal as an MDC entry would be. */
+    static final ThreadLocal<String> REQUEST = new ThreadLocal<>();
+
+    /**
+     * docs/api.md: a ThreadLocal set before {@code send()} and {@code receive()} is there in the operators that run
+     * on rdmaflux's threads. Leaves Reactor's automatic context propagation on.
+     *
+     * @param address an IP address of an RDMA interface
+     * @return what the send's and the receive's operators saw: the value and the thread, twice
+     */
+    public static List<String> contextPropagation(InetAddress address) throws InterruptedException {
+        Duration timeout = Duration.ofSeconds(10);
+        List<String> seen = new CopyOnWriteArrayList<>();
+        CountDownLatch received = new CountDownLatch(1);
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(address, 0)).block(timeout);
+        server.connections().subscribe(c -> c.send(ByteBuffer.wrap(new byte[] {1})).subscribe());
+        RdmaConnection connection = RdmaConnection.connect(server.address()).block(timeout);
+        ByteBuffer message = ByteBuffer.wrap(new byte[] {2});
+        try {
+            // tag::context[]
+            Hooks.enableAutomaticContextPropagation();          // once, at start-up
+            ContextRegistry.getInstance().registerThreadLocalAccessor("request",
+                    REQUEST::get, REQUEST::set, REQUEST::remove);
+
+            REQUEST.set("42");
+            connection.send(message)
+                    .doOnSuccess(v -> seen.add(REQUEST.get() + " " + Thread.currentThread().getName()))
+                    .block(timeout);                                    // "42 rdmaflux-signal-0"
+            connection.receive().contextCapture()
+                    .subscribe(m -> {
+                        seen.add(REQUEST.get() + " " + Thread.currentThread().getName()); // "42" too
+                        m.release();
+                        received.countDown();
+                    });
+            // end::context[]
+            if (!received.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("the server's message did not arrive within " + timeout);
+            }
+            return seen;
+        } finally {
+            REQUEST.remove();
+            ContextRegistry.getInstance().removeThreadLocalAccessor("request");
+            connection.disposeNow(timeout);
+            server.disposeNow(timeout);
+        }
     }
 }

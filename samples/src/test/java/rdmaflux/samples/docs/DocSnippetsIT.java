@@ -127,6 +127,23 @@ class DocSnippetsIT {
         assertEquals(List.of("a", "b", "c"), ReactiveSnippets.clientAndServer(address, 7481));
     }
 
+    /**
+     * The send's and the receive's operators see the value set before them, on a signal thread. The snippet
+     * leaves automatic context propagation on; it is turned off again for the tests after it.
+     */
+    @Test
+    void apiContextReachesTheOperators() throws InterruptedException {
+        try {
+            List<String> seen = ReactiveSnippets.contextPropagation(address);
+            assertEquals(2, seen.size(), seen.toString());
+            for (String s : seen) {
+                assertTrue(s.startsWith("42 ") && !s.endsWith(" " + Thread.currentThread().getName()), s);
+            }
+        } finally {
+            reactor.core.publisher.Hooks.disableAutomaticContextPropagation();
+        }
+    }
+
     /** The snippet grants the client a read, the client reads and says so; after the revoke its read fails. */
     @Test
     void apiGrantIsRevoked() throws Exception {
