@@ -28,6 +28,8 @@ import reactor.core.publisher.Mono;
 public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMessage> {
 
     /**
+     * Wraps a connection's messages.
+     *
      * @param source the connection's messages
      */
     protected RdmaMessageFlux(Flux<? extends RdmaMessage> source) {
@@ -62,6 +64,8 @@ public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMess
     }
 
     /**
+     * Each payload decoded as text.
+     *
      * @param charset the payloads' encoding
      * @return each payload decoded; every message released at once
      */

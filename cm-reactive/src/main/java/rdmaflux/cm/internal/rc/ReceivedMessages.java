@@ -24,6 +24,8 @@ import rdmaflux.cm.RdmaMessageFlux;
 public final class ReceivedMessages extends RdmaMessageFlux {
 
     /**
+     * Wraps a connection's messages.
+     *
      * @param source the connection's messages, released when discarded upstream
      */
     public ReceivedMessages(Flux<RdmaMessage> source) {
