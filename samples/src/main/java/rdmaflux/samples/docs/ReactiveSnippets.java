@@ -285,6 +285,7 @@ public final class ReactiveSnippets {
      *
      * @param address an IP address of an RDMA interface
      * @return what the send's and the receive's operators saw: the value and the thread, twice
+     * @throws InterruptedException if interrupted while waiting for the server's message
      */
     public static List<String> contextPropagation(InetAddress address) throws InterruptedException {
         Duration timeout = Duration.ofSeconds(10);
