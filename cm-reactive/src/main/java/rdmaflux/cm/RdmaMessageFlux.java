@@ -5,8 +5,9 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 
 import reactor.core.CoreSubscriber;
+import java.util.Objects;
+
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.FluxOperator;
 import reactor.core.publisher.Mono;
 
 /**
@@ -25,7 +26,11 @@ import reactor.core.publisher.Mono;
  * <p>Threads: as any {@link Flux}; signals arrive on the connection's
  * {@linkplain ConnectionOptions#scheduler() scheduler}.
  */
-public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMessage> {
+public abstract class RdmaMessageFlux extends Flux<RdmaMessage> {
+    // A Flux of its own rather than a FluxOperator: Reactor takes a FluxOperator for one of its own operators
+    // and then does not restore ThreadLocals (automatic context propagation) on the signals it passes on,
+    // which arrive on rdmaflux's threads.
+    private final Flux<? extends RdmaMessage> source;
 
     /**
      * Wraps a connection's messages.
@@ -33,7 +38,7 @@ public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMess
      * @param source the connection's messages
      */
     protected RdmaMessageFlux(Flux<? extends RdmaMessage> source) {
-        super(source);
+        this.source = Objects.requireNonNull(source, "source");
     }
 
     @Override

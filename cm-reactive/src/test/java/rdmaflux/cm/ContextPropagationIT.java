@@ -146,6 +146,18 @@ class ContextPropagationIT {
             receiving.dispose();
             c.disposeNow(T);
         }
+        // The auto-releasing style is a receive() too, with an operator of rdmaflux's between.
+        RdmaConnection auto = RdmaConnection.connect(server.address()).block(T);
+        assertNotNull(auto);
+        try {
+            REQUEST.set("autoRelease");
+            byte[] advert = auto.receive().asByteArray().doOnNext(b -> seen.set(Seen.now())).blockFirst(T);
+            assertNotNull(advert);
+            assertEquals(RemoteBuffer.ENCODED_SIZE, advert.length);
+            assertPropagated("autoRelease");
+        } finally {
+            auto.disposeNow(T);
+        }
     }
 
     /** A message as receive()'s subscriber got it. */
