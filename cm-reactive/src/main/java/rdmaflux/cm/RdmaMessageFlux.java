@@ -5,9 +5,8 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 
 import reactor.core.CoreSubscriber;
-import java.util.Objects;
-
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxOperator;
 import reactor.core.publisher.Mono;
 
 /**
@@ -26,11 +25,7 @@ import reactor.core.publisher.Mono;
  * <p>Threads: as any {@link Flux}; signals arrive on the connection's
  * {@linkplain ConnectionOptions#scheduler() scheduler}.
  */
-public abstract class RdmaMessageFlux extends Flux<RdmaMessage> {
-    // A Flux of its own rather than a FluxOperator: Reactor takes a FluxOperator for one of its own operators
-    // and then does not restore ThreadLocals (automatic context propagation) on the signals it passes on,
-    // which arrive on rdmaflux's threads.
-    private final Flux<? extends RdmaMessage> source;
+public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMessage> {
 
     /**
      * Wraps a connection's messages.
@@ -38,7 +33,7 @@ public abstract class RdmaMessageFlux extends Flux<RdmaMessage> {
      * @param source the connection's messages
      */
     protected RdmaMessageFlux(Flux<? extends RdmaMessage> source) {
-        this.source = Objects.requireNonNull(source, "source");
+        super(source);
     }
 
     @Override

@@ -102,16 +102,17 @@ class ContextPropagationIT {
         assertNotNull(c);
         assertPropagated("connect");
         BlockingQueue<Received> inbox = new LinkedBlockingQueue<>();
-        // receive() has one subscriber for the connection's life; subscribe() does not capture ThreadLocals by
-        // itself, contextCapture() does (block() does with the hook on).
+        // receive() has one subscriber for the connection's life. subscribe() does not capture ThreadLocals by
+        // itself, contextCapture() does (block() does with the hook on), for the operators before it: the
+        // subscriber after it has its own Context, without them.
         REQUEST.set("receive");
-        Disposable receiving = c.receive().contextCapture().subscribe(m -> {
+        Disposable receiving = c.receive().doOnNext(m -> {
             try {
                 inbox.add(new Received(Seen.now(), m.toByteArray()));
             } finally {
                 m.release();
             }
-        });
+        }).contextCapture().subscribe();
         try {
             // The advert, which the server sent when the connection came up.
             Received advert = inbox.poll(T.toSeconds(), TimeUnit.SECONDS);

@@ -305,9 +305,10 @@ public final class ReactiveSnippets {
             connection.send(message)
                     .doOnSuccess(v -> seen.add(REQUEST.get() + " " + Thread.currentThread().getName()))
                     .block(timeout);                                    // "42 rdmaflux-signal-0"
-            connection.receive().contextCapture()
+            connection.receive()
+                    .doOnNext(m -> seen.add(REQUEST.get() + " " + Thread.currentThread().getName())) // "42" too
+                    .contextCapture()                           // for the operators before it
                     .subscribe(m -> {
-                        seen.add(REQUEST.get() + " " + Thread.currentThread().getName()); // "42" too
                         m.release();
                         received.countDown();
                     });

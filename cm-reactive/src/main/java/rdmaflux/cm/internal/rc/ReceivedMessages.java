@@ -4,6 +4,7 @@ import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxOperator;
 import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
 import rdmaflux.cm.RdmaMessage;
@@ -36,16 +37,10 @@ public final class ReceivedMessages extends RdmaMessageFlux {
         return new AutoRelease(this);
     }
 
-    /**
-     * The operator: each message released once the downstream {@code onNext} returned, unless retained. Not a
-     * {@code FluxOperator}, for the reason {@link RdmaMessageFlux} is not one: Reactor would take it for its own
-     * and not restore ThreadLocals on its signals.
-     */
-    private static final class AutoRelease extends Flux<RdmaMessage> {
-        private final Flux<RdmaMessage> source;
-
+    /** The operator: each message released once the downstream {@code onNext} returned, unless retained. */
+    private static final class AutoRelease extends FluxOperator<RdmaMessage, RdmaMessage> {
         AutoRelease(Flux<RdmaMessage> source) {
-            this.source = source;
+            super(source);
         }
 
         @Override
