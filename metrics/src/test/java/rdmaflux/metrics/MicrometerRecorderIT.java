@@ -149,6 +149,8 @@ class MicrometerRecorderIT {
         for (RdmaConnection c : accepted) {
             c.onDispose().block(T);
         }
+        // The client disconnected, the server answered the peer's DISCONNECTED: each side's disconnect once.
+        eventually("disconnect steps of both sides", 2, () -> stepCount("disconnect"));
     }
 
     @Test

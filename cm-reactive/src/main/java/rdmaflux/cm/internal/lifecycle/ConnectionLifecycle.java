@@ -231,8 +231,8 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         assert cm.inLoop() : "CM loop only: the machine is never entered from another thread";
         while (t.changed()) {
             long now = System.nanoTime();
-            Step step = t.from().step();
-            if (step != null && step != Step.TRANSFER && !t.to().isTerminal()) {
+            Step step = t.completedStep();
+            if (step != null) {
                 recorder.stepDuration(step, now - stepStarted);
             }
             stepStarted = now;
