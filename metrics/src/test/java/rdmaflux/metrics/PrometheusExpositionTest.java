@@ -66,6 +66,26 @@ class PrometheusExpositionTest {
                 text.lines().filter(l -> l.startsWith("rdmaflux_operation_latency_seconds_bucket{op=\"send\"")).count());
     }
 
+    @Test
+    void configuredBucketsReplaceTheDefaults() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        MicrometerRdmaRecorder r = MicrometerRdmaRecorder.builder(registry)
+                .operationLatencyBuckets(java.time.Duration.ofNanos(50_000), java.time.Duration.ofMillis(1))
+                .connectStepBuckets(java.time.Duration.ofMillis(250))
+                .build();
+        r.operationLatency("read", 60_000); // 60 us: above the first bucket, inside the second
+        r.stepDuration(rdmaflux.cm.Step.ROUTE, 1_000_000);
+        String text = registry.scrape();
+        assertTrue(text.contains("rdmaflux_operation_latency_seconds_bucket{op=\"read\",le=\"5.0E-5\"} 0"), text);
+        assertTrue(text.contains("rdmaflux_operation_latency_seconds_bucket{op=\"read\",le=\"0.001\"} 1"), text);
+        assertEquals(3, text.lines()
+                .filter(l -> l.startsWith("rdmaflux_operation_latency_seconds_bucket{op=\"read\"")).count(),
+                "two boundaries and +Inf");
+        assertTrue(text.contains("rdmaflux_connect_step_seconds_bucket{step=\"route\",le=\"0.25\"} 1"), text);
+        assertEquals(2, text.lines()
+                .filter(l -> l.startsWith("rdmaflux_connect_step_seconds_bucket{step=\"route\"")).count());
+    }
+
     /**
      * The per-message calls a connection makes (post, poll, completion, receive, repost) must not
      * allocate: after warm-up, a million of them may allocate no more than a few TLAB refills' worth

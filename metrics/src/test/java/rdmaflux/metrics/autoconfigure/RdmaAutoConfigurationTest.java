@@ -142,6 +142,22 @@ class RdmaAutoConfigurationTest {
         });
     }
 
+    /** The recorder is a MeterBinder bean: Boot binds it (to its own registry: nothing changes), after the filters. */
+    @Test
+    void meterFilterBeansApplyToTheRecordersMeters() {
+        withMetrics.withBean(io.micrometer.core.instrument.config.MeterFilter.class,
+                        () -> io.micrometer.core.instrument.config.MeterFilter.renameTag("rdmaflux", "error", "exception"))
+                .run(context -> {
+                    assertNull(context.getStartupFailure());
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    MicrometerRdmaRecorder recorder = context.getBean(MicrometerRdmaRecorder.class);
+                    recorder.connectOutcome(false, RdmaRecorder.Outcome.FAILURE, "Rejected");
+                    assertEquals(1, registry.get(MicrometerRdmaRecorder.CONNECTS)
+                            .tags("outcome", "failure", "exception", "Rejected").counter().count());
+                    assertNull(registry.find(MicrometerRdmaRecorder.CONNECTS).tagKeys("error").counter());
+                });
+    }
+
     @Test
     void deviceMetersCanBeTurnedOff() {
         withMetrics.withPropertyValues("rdmaflux.metrics.devices=false").run(context -> {

@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import rdmaflux.cm.AcceptFilter;
@@ -77,5 +78,39 @@ public final class MetricsSnippets {
         ConnectionOptions options = base.toBuilder().recorder(recorder).build(); // per peer, client and server side
         // end::remote-tag[]
         return options;
+    }
+
+    /**
+     * docs/metrics.md: other histogram buckets.
+     *
+     * @param registry where the meters go
+     * @return a recorder whose latency and step timers have the application's buckets
+     */
+    public static MicrometerRdmaRecorder buckets(MeterRegistry registry) {
+        // tag::buckets[]
+        MicrometerRdmaRecorder recorder = MicrometerRdmaRecorder.builder(registry)
+                .operationLatencyBuckets(Duration.ofNanos(10_000), Duration.ofNanos(50_000),
+                        Duration.ofNanos(200_000), Duration.ofMillis(1), Duration.ofMillis(10))
+                .connectStepBuckets(Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(1))
+                .build();
+        // end::buckets[]
+        return recorder;
+    }
+
+    /**
+     * docs/metrics.md: the recorder as a {@code MeterBinder}, after the registry's filters.
+     *
+     * @param registry the application's registry, with nothing of rdmaflux's registered yet
+     * @return the recorder, bound to {@code registry}
+     */
+    public static MicrometerRdmaRecorder filtered(MeterRegistry registry) {
+        // tag::filter[]
+        registry.config()
+                .meterFilter(MeterFilter.denyNameStartsWith("rdmaflux.multicast"))     // no multicast series
+                .meterFilter(MeterFilter.renameTag("rdmaflux", "error", "exception")); // the house's tag name
+        MicrometerRdmaRecorder recorder = MicrometerRdmaRecorder.builder().build();  // nothing registered yet
+        recorder.bindTo(registry);                                                    // the filters apply
+        // end::filter[]
+        return recorder;
     }
 }
