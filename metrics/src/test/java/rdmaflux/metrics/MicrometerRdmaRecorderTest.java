@@ -75,14 +75,14 @@ class MicrometerRdmaRecorderTest {
 
     @Test
     void connectsAndAcceptsByOutcomeAndError() {
-        recorder.connectOutcome(false, Outcome.SUCCESS, null);
-        recorder.connectOutcome(false, Outcome.SUCCESS, null);
+        recorder.connectOutcome(false, Outcome.SUCCESS, (String) null);
+        recorder.connectOutcome(false, Outcome.SUCCESS, (String) null);
         recorder.connectOutcome(false, Outcome.FAILURE, "Rejected");
         recorder.connectOutcome(false, Outcome.FAILURE, "Rejected");
         recorder.connectOutcome(false, Outcome.FAILURE, "StepTimeout");
-        recorder.connectOutcome(false, Outcome.CANCELLED, null);
-        recorder.connectOutcome(true, Outcome.SUCCESS, null);
-        recorder.connectOutcome(true, Outcome.FAILURE, null);
+        recorder.connectOutcome(false, Outcome.CANCELLED, (String) null);
+        recorder.connectOutcome(true, Outcome.SUCCESS, (String) null);
+        recorder.connectOutcome(true, Outcome.FAILURE, (String) null);
         assertEquals(2, counter("rdmaflux.connects", "outcome", "success", "error", "none"));
         assertEquals(2, counter("rdmaflux.connects", "outcome", "failure", "error", "Rejected"));
         assertEquals(1, counter("rdmaflux.connects", "outcome", "failure", "error", "StepTimeout"));

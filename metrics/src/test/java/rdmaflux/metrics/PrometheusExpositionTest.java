@@ -94,7 +94,27 @@ class PrometheusExpositionTest {
     @Test
     void perMessageRecordingDoesNotAllocate() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        RdmaRecorder r = MicrometerRdmaRecorder.of(registry);
+        assertNoAllocationPerMessage(registry, MicrometerRdmaRecorder.of(registry));
+    }
+
+    /**
+     * A connection whose connect was observed records through the observing recorder's attempt: its
+     * per-message calls forward to the meters and allocate nothing either (the observation allocated once,
+     * when the attempt began, and has ended).
+     */
+    @Test
+    void perMessageRecordingOfAnObservedConnectionDoesNotAllocate() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        io.micrometer.observation.ObservationRegistry observations = io.micrometer.observation.ObservationRegistry.create();
+        observations.observationConfig().observationHandler(context -> true); // a real, non-noop registry
+        RdmaRecorder attempt = RdmaObservations.recorder(observations, MicrometerRdmaRecorder.of(registry))
+                .attempt(false, new java.net.InetSocketAddress("192.0.2.1", 7471), reactor.util.context.Context.empty());
+        attempt.connectOutcome(false, RdmaRecorder.Outcome.SUCCESS, (Throwable) null);
+        assertTrue(attempt.getClass().getName().contains("ObservingRecorder"), "the attempt is the observing one");
+        assertNoAllocationPerMessage(registry, attempt);
+    }
+
+    private static void assertNoAllocationPerMessage(PrometheusMeterRegistry registry, RdmaRecorder r) {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         for (int i = 0; i < 200_000; i++) {
             oneMessage(r, i);

@@ -1,19 +1,27 @@
 package rdmaflux.samples.docs;
 
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaConnection;
+import rdmaflux.cm.RdmaRecorder;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.metrics.MicrometerRdmaRecorder;
 import rdmaflux.metrics.RdmaDeviceMetrics;
 import rdmaflux.metrics.RdmaMetrics;
+import rdmaflux.metrics.RdmaObservations;
+import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 /**
  * The examples of docs/metrics.md. Every method runs on the calling thread; {@code DocSnippetsIT} runs
@@ -112,5 +120,34 @@ public final class MetricsSnippets {
         recorder.bindTo(registry);                                                    // the filters apply
         // end::filter[]
         return recorder;
+    }
+
+    /**
+     * docs/metrics.md: connects, accepts and an operation as observations, nested under the application's.
+     *
+     * @param observations where the observations go
+     * @param meters where the meters go
+     * @param address where the server listens
+     * @param peer the server a request connects to
+     * @return the server's bind and one request, neither subscribed yet
+     */
+    public static List<Mono<?>> observed(ObservationRegistry observations, MeterRegistry meters,
+                                         InetSocketAddress address, InetSocketAddress peer) {
+        // tag::observations[]
+        RdmaRecorder recorder = RdmaObservations.recorder(observations, MicrometerRdmaRecorder.of(meters));
+        ConnectionOptions options = ConnectionOptions.builder().recorder(recorder).build();
+
+        Observation serving = Observation.start("orders.server", observations);
+        Mono<RdmaServer> server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL)
+                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, serving));  // its accepts: children
+
+        Observation request = Observation.start("orders.request", observations);
+        Mono<Void> sent = RdmaConnection.connect(peer, options)                    // the connect: a child
+                .flatMap(c -> c.send(ByteBuffer.wrap(new byte[] {42}))
+                        .transform(RdmaObservations.operation(observations, "send", c)) // opt-in: a child
+                        .doFinally(s -> c.dispose()))
+                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, request));
+        // end::observations[]
+        return List.of(server, sent);
     }
 }

@@ -127,7 +127,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             CmEventLoop cm = c.cm;
             c.connectSink = sink;
             c.remote = remote;
-            c.recorder = options.recorder().forPeer(remote);
+            c.recorder = options.recorder().attempt(false, remote, sink.contextView());
             sink.onCancel(() -> {
                 // Either the subscriber gets the connection or the cancel closes it, never neither:
                 // whichever of delivery and cancel sets `settled` first owns the connection.
@@ -158,19 +158,21 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
      * Server side: called on the server's CM loop with the id of a connect request that was accepted.
      *
      * @param cm the server's CM loop ({@link Loops#serverCm()}), where the id's events arrive
+     * @param context the Reactor context of the server's bind, for the recorder's {@code attempt}
      * @return ends once everything allocated for the connection was freed
      * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
      */
     static Mono<Void> accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
                              CmEventLoop cm, MonoSink<RdmaConnection> established,
-                             java.util.function.Function<Registrations, ReceivePool> pools) {
+                             java.util.function.Function<Registrations, ReceivePool> pools,
+                             reactor.util.context.ContextView context) {
         assert cm.inLoop() : "the server's CM loop only";
         ConnectionLifecycle c = new ConnectionLifecycle(Role.SERVER, options, loops, cm);
         c.pools = pools;
         c.id = request.id();
         c.connectSink = established;
         c.remote = request.id().peerAddress();
-        c.recorder = options.recorder().forPeer(c.remote);
+        c.recorder = options.recorder().attempt(true, c.remote, context);
         c.request = request.connection();
         c.peer = PeerHello.of(options, hello, request.privateData(), Step.ACCEPT);
         loops.track(c);
@@ -331,7 +333,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
     }
 
     private void established() {
-        recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
+        recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, (Throwable) null);
         recorder.activeConnections(1);
         queue.start(peer.credits(), peer.largeMessages());
         api = new Connection(this, new Established(queue, id.localAddress(), remote, peer.applicationData(),
@@ -373,7 +375,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             recorder.activeConnections(-1);
         } else {
             recorder.connectOutcome(role == Role.SERVER, cause == null ? RdmaRecorder.Outcome.CANCELLED
-                    : RdmaRecorder.Outcome.FAILURE, cause == null ? null : cause.getClass().getSimpleName());
+                    : RdmaRecorder.Outcome.FAILURE, cause);
         }
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;
