@@ -300,4 +300,52 @@ class MicrometerRecorderIT {
                 .mapToDouble(c -> c.count()).sum();
         assertEquals(1, failures, "one failed connect, its error the same in the meter and the observation");
     }
+
+    /**
+     * A recorder built without a registry, bound as a MeterBinder after a filter, with its own buckets,
+     * measures a real connection: the filter applied, every latency lands in the configured buckets, and
+     * both sides' disconnect is timed.
+     */
+    @Test
+    void aBoundRecorderWithItsOwnBucketsMeasuresARealConnection() throws Exception {
+        SimpleMeterRegistry bound = new SimpleMeterRegistry();
+        bound.config().meterFilter(io.micrometer.core.instrument.config.MeterFilter
+                .denyNameStartsWith("rdmaflux.multicast"));
+        MicrometerRdmaRecorder own = MicrometerRdmaRecorder.builder()
+                .operationLatencyBuckets(Duration.ofNanos(50_000), Duration.ofMillis(5))
+                .connectStepBuckets(Duration.ofMillis(100))
+                .build();
+        own.bindTo(bound);
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().recorder(own).build();
+        RdmaServer server = server(options);
+        List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
+        Disposable sub = server.connections().subscribe(c -> {
+            accepted.add(c);
+            c.receive().subscribe(RdmaMessage::release, e -> { });
+        });
+        RdmaConnection client = RdmaConnection.connect(server.address(), options).block(T);
+        int messages = 20;
+        try {
+            client.send(Flux.range(0, messages).map(i -> ByteBuffer.wrap(new byte[] {i.byteValue()}))).block(T);
+            Timer send = bound.get(MicrometerRdmaRecorder.OPERATION_LATENCY).tag(RdmaTags.OP, "send").timer();
+            assertEquals(messages, send.count());
+            var buckets = send.takeSnapshot().histogramCounts();
+            assertEquals(2, buckets.length, "the configured boundaries, not the defaults");
+            assertEquals(50_000, buckets[0].bucket(java.util.concurrent.TimeUnit.NANOSECONDS), 1e-6);
+            assertTrue(bound.find("rdmaflux.multicast.groups").meters().isEmpty(), "the filter applied");
+        } finally {
+            client.disposeNow(T);
+            sub.dispose();
+            server.disposeNow(T);
+        }
+        for (RdmaConnection c : accepted) {
+            c.onDispose().block(T);
+        }
+        Timer disconnect = bound.get(MicrometerRdmaRecorder.CONNECT_STEP).tag(RdmaTags.STEP, "disconnect").timer();
+        Awaitility.await("both sides' disconnect").atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertEquals(2, disconnect.count()));
+        assertEquals(1, disconnect.takeSnapshot().histogramCounts().length);
+        assertEquals(0, registry.get(MicrometerRdmaRecorder.MESSAGES_SENT).counter().count(),
+                "nothing went to the other test registry");
+    }
 }

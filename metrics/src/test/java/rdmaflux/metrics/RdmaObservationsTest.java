@@ -168,6 +168,27 @@ class RdmaObservationsTest {
                         .hasLowCardinalityKeyValue(RdmaTags.ERROR, RdmaTags.NONE));
     }
 
+    @Test
+    void aConventionRenamesAndAGlobalOneAppliesWhenNoneIsGiven() {
+        RdmaObservationConvention renamed = new DefaultRdmaObservationConvention("orders.rdma.connect");
+        RdmaObservations.recorder(observations, renamed, metered).attempt(false, REMOTE, Context.empty())
+                .connectOutcome(false, Outcome.SUCCESS, (Throwable) null);
+        assertThat(observations).hasObservationWithNameEqualTo("orders.rdma.connect").that()
+                .hasLowCardinalityKeyValue(RdmaTags.OUTCOME, RdmaTags.SUCCESS);
+
+        TestObservationRegistry global = TestObservationRegistry.create();
+        final class Global extends DefaultRdmaObservationConvention
+                implements io.micrometer.observation.GlobalObservationConvention<RdmaObservationContext> {
+            Global() {
+                super("orders.rdma.any");
+            }
+        }
+        global.observationConfig().observationConvention(new Global());
+        RdmaObservations.recorder(global, metered).attempt(true, REMOTE, Context.empty())
+                .connectOutcome(true, Outcome.SUCCESS, (Throwable) null);
+        assertThat(global).hasObservationWithNameEqualTo("orders.rdma.any");
+    }
+
     /** With DefaultMeterObservationHandler an observation is a timer whose tags are the meters' vocabulary. */
     @Test
     void anObservationsTimerSharesTheMetersTags() {
