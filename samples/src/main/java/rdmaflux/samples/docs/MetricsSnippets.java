@@ -3,7 +3,6 @@ package rdmaflux.samples.docs;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -20,7 +19,6 @@ import rdmaflux.metrics.MicrometerRdmaRecorder;
 import rdmaflux.metrics.RdmaDeviceMetrics;
 import rdmaflux.metrics.RdmaMetrics;
 import rdmaflux.metrics.RdmaObservations;
-import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
 
 /**
@@ -124,30 +122,33 @@ public final class MetricsSnippets {
 
     /**
      * docs/metrics.md: connects, accepts and an operation as observations, nested under the application's.
+     * Binds a server, connects to it and sends one message; {@code DocSnippetsIT} runs it on real RDMA.
      *
      * @param observations where the observations go
      * @param meters where the meters go
-     * @param address where the server listens
-     * @param peer the server a request connects to
-     * @return the server's bind and one request, neither subscribed yet
+     * @param address an IP address of an RDMA interface and a port (0 for any)
      */
-    public static List<Mono<?>> observed(ObservationRegistry observations, MeterRegistry meters,
-                                         InetSocketAddress address, InetSocketAddress peer) {
+    public static void observed(ObservationRegistry observations, MeterRegistry meters, InetSocketAddress address) {
+        Duration timeout = Duration.ofSeconds(10);
         // tag::observations[]
         RdmaRecorder recorder = RdmaObservations.recorder(observations, MicrometerRdmaRecorder.of(meters));
         ConnectionOptions options = ConnectionOptions.builder().recorder(recorder).build();
 
         Observation serving = Observation.start("orders.server", observations);
-        Mono<RdmaServer> server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL)
-                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, serving));  // its accepts: children
+        RdmaServer server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL)
+                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, serving))   // its accepts: children
+                .block(timeout);
 
         Observation request = Observation.start("orders.request", observations);
-        Mono<Void> sent = RdmaConnection.connect(peer, options)                    // the connect: a child
+        RdmaConnection.connect(server.address(), options)                           // the connect: a child
                 .flatMap(c -> c.send(ByteBuffer.wrap(new byte[] {42}))
                         .transform(RdmaObservations.operation(observations, "send", c)) // opt-in: a child
                         .doFinally(s -> c.dispose()))
-                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, request));
+                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, request))
+                .block(timeout);
         // end::observations[]
-        return List.of(server, sent);
+        request.stop();
+        server.disposeNow(timeout);
+        serving.stop();
     }
 }
