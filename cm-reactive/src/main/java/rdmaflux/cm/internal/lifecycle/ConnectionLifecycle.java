@@ -172,10 +172,11 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         c.id = request.id();
         c.connectSink = established;
         c.remote = request.id().peerAddress();
-        c.recorder = options.recorder().attempt(true, c.remote, context);
         c.request = request.connection();
         c.peer = PeerHello.of(options, hello, request.privateData(), Step.ACCEPT);
         loops.track(c);
+        // Only once nothing above can throw: the attempt begun here always reaches connectOutcome.
+        c.recorder = options.recorder().attempt(true, c.remote, context);
         c.cm.register(c.id, c::onCmEvent);
         c.run(c.machine.start());
         return c.disposed.asMono();
