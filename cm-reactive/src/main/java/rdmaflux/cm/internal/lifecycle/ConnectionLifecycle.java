@@ -256,14 +256,14 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
                 } catch (RdmaException e) {
                     // rdma_resolve_addr fails at once (ENETUNREACH, EADDRNOTAVAIL, ...) when the kernel
                     // already knows there is no route: the same failure as a later ADDR_ERROR event.
-                    throw stepError(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
+                    throw StepErrors.of(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
                 }
             }
             case RESOLVE_ROUTE -> {
                 try {
                     id.resolveRoute(options.timeout(Step.ROUTE));
                 } catch (RdmaException e) {
-                    throw stepError(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
+                    throw StepErrors.of(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
                 }
             }
             case CONNECT -> {
@@ -288,7 +288,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
                 } catch (RdmaException e) {
                     // A peer that gave up on its request (it destroyed its id: the CM has its reject)
                     // makes rdma_create_qp or rdma_accept fail at once (EINVAL): the handshake failed.
-                    throw stepError(Step.ACCEPT, CmEventType.CONNECT_ERROR, e);
+                    throw StepErrors.of(Step.ACCEPT, CmEventType.CONNECT_ERROR, e);
                 }
             }
             case ESTABLISHED -> established();
@@ -311,19 +311,6 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             case NONE -> {
             }
         }
-    }
-
-    /**
-     * A CM call that failed synchronously, as the typed exception its error event would have produced
-     * (status = -errno, like an event's), so callers branch on one type whichever way it failed.
-     */
-    private static RdmaCmException stepError(Step step, CmEventType type, RdmaException cause) {
-        if (cause instanceof RdmaCmException typed) {
-            return typed;
-        }
-        RdmaCmException e = RdmaCmException.of(step, type, -cause.errno(), null);
-        e.addSuppressed(cause);
-        return e;
     }
 
     /** Before connect/accept, which move the QP to RTS with it. */
