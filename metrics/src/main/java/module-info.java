@@ -8,6 +8,7 @@ module rdmaflux.metrics {
     requires transitive rdmaflux.cm;
     requires transitive micrometer.core;
     requires transitive micrometer.observation;
+    requires transitive micrometer.commons; // KeyValues and KeyName, in the observation convention's signatures
 
     // Spring Boot and RSocket: present only in applications that use the auto-configuration.
     requires static spring.core;

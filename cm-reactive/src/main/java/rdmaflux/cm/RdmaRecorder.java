@@ -36,6 +36,19 @@ public interface RdmaRecorder {
     }
 
     /**
+     * A connect (client) or accept (server) finished, with the failure itself: what cm-reactive calls. By
+     * default {@link #connectOutcome(boolean, Outcome, String)} with the failure's simple name; implementations
+     * that need the exception (a trace marks its span failed with it) override this one.
+     *
+     * @param server whether this was an accept
+     * @param outcome how it ended
+     * @param error the failure for {@link Outcome#FAILURE}, else {@code null}
+     */
+    default void connectOutcome(boolean server, Outcome outcome, Throwable error) {
+        connectOutcome(server, outcome, error == null ? null : error.getClass().getSimpleName());
+    }
+
+    /**
      * A connection step finished successfully.
      *
      * @param step the step
@@ -145,6 +158,27 @@ public interface RdmaRecorder {
      * @param reason {@code overflow} (a subscriber's queue was full) or {@code error} (failed receive)
      */
     default void datagramDropped(String reason) {
+    }
+
+    /**
+     * A connection attempt begins: a client's connect was subscribed to, or a server accepted a connect
+     * request (its filter said yes), or refused one that broke the handshake's protocol. Called once per
+     * attempt, before anything else is recorded for it, never on a per-message path: on the subscribing
+     * thread for a connect, on the server's CM loop for an accept.
+     *
+     * <p>The recorder returned receives that attempt's {@link #connectOutcome} (exactly once) and, once
+     * established, everything its connection records. Implementations that observe attempts (tracing)
+     * start their observation here, taking its parent from {@code context}, and end it in
+     * {@code connectOutcome}.
+     *
+     * @param server whether this is an accept
+     * @param peer the peer's address
+     * @param context the Reactor context of the connect's subscriber, or of the subscriber of the server's
+     *                {@code RdmaServer.bind}
+     * @return the recorder for this attempt and its connection; by default {@link #forPeer forPeer(peer)}
+     */
+    default RdmaRecorder attempt(boolean server, java.net.InetSocketAddress peer, reactor.util.context.ContextView context) {
+        return forPeer(peer);
     }
 
     /**

@@ -2,18 +2,17 @@ package rdmaflux.metrics;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.Locale;
-import java.util.Map;
+import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import rdmaflux.cm.RdmaRecorder;
 import rdmaflux.cm.Step;
 import rdmaflux.verbs.CmEventType;
@@ -22,6 +21,13 @@ import rdmaflux.verbs.WcStatus;
 /**
  * The Micrometer implementation of {@link RdmaRecorder}: set it with
  * {@code ConnectionOptions.builder().recorder(MicrometerRdmaRecorder.of(registry))}.
+ *
+ * <p>It is a {@link MeterBinder}. A recorder built on a registry ({@link #of}, {@link #builder(MeterRegistry)})
+ * has registered its meters there already, and binding it to that registry again does nothing (Spring Boot
+ * binds every {@code MeterBinder} bean). One built with {@link #builder()} registers its meters when
+ * {@link #bindTo} is called, so meter filters configured on the registry until then apply to them; it records
+ * nothing before. A recorder records to one registry: to send its meters to several, bind a
+ * {@code CompositeMeterRegistry}.
  *
  * <p>Every meter is created up front, with the recorder ({@code RecorderMeters}), and kept in a field or an
  * array indexed by an enum's ordinal, so the per-message methods only increment: no registry lookup, no tag
@@ -39,14 +45,15 @@ import rdmaflux.verbs.WcStatus;
  * <p>One recorder may serve any number of connections and servers; recorders built on the same
  * registry with the same tags share their gauges, so creating several is harmless.
  *
- * <p>Threads: any; the recording methods run on the loops' threads and only increment thread-safe meters.
+ * <p>Threads: any; the recording methods run on the loops' threads and only increment thread-safe meters;
+ * {@link #bindTo} publishes the meters through a volatile field.
  */
-public final class MicrometerRdmaRecorder implements RdmaRecorder {
+public final class MicrometerRdmaRecorder implements RdmaRecorder, MeterBinder {
     /** Gauge: established connections. */
     public static final String CONNECTIONS_ACTIVE = "rdmaflux.connections.active";
-    /** Counter: client connects, tags {@code outcome}, {@code cause}. */
+    /** Counter: client connects, tags {@code outcome}, {@code error}. */
     public static final String CONNECTS = "rdmaflux.connects";
-    /** Counter: server accepts, tags {@code outcome}, {@code cause}. */
+    /** Counter: server accepts, tags {@code outcome}, {@code error}. */
     public static final String ACCEPTS = "rdmaflux.accepts";
     /** Timer: one successful connection step, tag {@code step}. */
     public static final String CONNECT_STEP = "rdmaflux.connect.step";
@@ -85,14 +92,30 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
     /** Counter: multicast datagrams dropped, tag {@code reason}. */
     public static final String MULTICAST_DROPPED = "rdmaflux.multicast.datagrams.dropped";
 
-    private final MeterRegistry registry;
-    private final Shared shared;
-    private final RecorderMeters meters;
+    private final RecorderSettings settings;
+    /** The registry bound to, {@code null} until {@link #bindTo}; written under {@code this}'s lock. */
+    private volatile MeterRegistry registry;
+    private volatile RecorderFamily shared;
+    private volatile RecorderMeters meters;
 
-    private MicrometerRdmaRecorder(MeterRegistry registry, Tags common, Shared shared, String remote) {
+    /** A recorder whose meters are registered in {@code registry} now (also a per-peer one). */
+    MicrometerRdmaRecorder(MeterRegistry registry, RecorderSettings settings, RecorderFamily shared, String remote) {
+        this.settings = settings;
         this.registry = registry;
         this.shared = shared;
-        this.meters = new RecorderMeters(registry, remote == null ? common : common.and("remote", remote));
+        this.meters = settings.meters(registry, remote);
+    }
+
+    /**
+     * A recorder not yet bound: its meters live in a registry of its own without children, where recording
+     * goes nowhere, until {@link #bindTo} replaces them.
+     */
+    private MicrometerRdmaRecorder(RecorderSettings settings) {
+        this.settings = settings;
+        MeterRegistry nowhere = new CompositeMeterRegistry();
+        RecorderSettings unbound = settings.withoutRemotes();
+        this.shared = new RecorderFamily(nowhere, unbound);
+        this.meters = unbound.meters(nowhere, null);
     }
 
     /**
@@ -106,13 +129,51 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
     }
 
     /**
-     * Starts a recorder with extra tags or the per-peer {@code remote} tag.
+     * Starts a recorder with extra tags, the per-peer {@code remote} tag or other buckets, whose meters are
+     * registered in {@code registry} when it is built.
      *
      * @param registry where the meters go
      * @return a builder for a recorder with tags or the {@code remote} tag
      */
     public static Builder builder(MeterRegistry registry) {
-        return new Builder(registry);
+        return new Builder(Objects.requireNonNull(registry, "registry"));
+    }
+
+    /**
+     * Starts a recorder whose meters are registered when it is bound ({@link #bindTo}), as a
+     * {@link MeterBinder}: the registry's meter filters configured until then apply to them.
+     *
+     * @return a builder for a recorder that is not bound yet
+     */
+    public static Builder builder() {
+        return new Builder(null);
+    }
+
+    /**
+     * Registers this recorder's meters in {@code registry}, once. Binding again to the registry it records to
+     * does nothing.
+     *
+     * @param registry where the meters go
+     * @throws IllegalStateException when this recorder records to another registry already
+     */
+    @Override
+    public synchronized void bindTo(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        MeterRegistry bound = this.registry;
+        if (bound == registry) {
+            return;
+        }
+        if (bound != null) {
+            throw new IllegalStateException("this MicrometerRdmaRecorder records to " + bound
+                    + " already and cannot be bound to " + registry + " as well: a recorder records to one "
+                    + "registry; bind a CompositeMeterRegistry holding both, or build one recorder per registry");
+        }
+        RecorderFamily s = new RecorderFamily(registry, settings);
+        RecorderMeters m = settings.meters(registry, settings.maxRemotes() == 0 ? null : RecorderMeters.UNKNOWN);
+        s.root = this;
+        this.shared = s;
+        this.meters = m;
+        this.registry = registry; // last: whoever sees it bound sees its meters
     }
 
     /**
@@ -124,13 +185,14 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
      * @return the recorder to use for that peer's connections
      */
     public MicrometerRdmaRecorder forPeer(InetSocketAddress peer) {
-        if (shared.maxRemotes == 0) {
+        if (shared.settings.maxRemotes() == 0) {
             return this;
         }
         String key = addressOf(peer);
         if (key == null) {
             return shared.root;
         }
+        RecorderFamily shared = this.shared;
         MicrometerRdmaRecorder r = shared.peers.get(key);
         if (r != null) {
             return r;
@@ -138,10 +200,10 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
         synchronized (shared) {
             r = shared.peers.get(key);
             if (r == null) {
-                if (shared.peerCount.get() >= shared.maxRemotes) {
+                if (shared.peerCount.get() >= shared.settings.maxRemotes()) {
                     return shared.overflow();
                 }
-                r = new MicrometerRdmaRecorder(registry, shared.common, shared, key);
+                r = new MicrometerRdmaRecorder(shared.registry, shared.settings, shared, key);
                 shared.peers.put(key, r);
                 shared.peerCount.incrementAndGet();
             }
@@ -157,9 +219,18 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
         return a != null ? a.getHostAddress() : peer.getHostString();
     }
 
-    /** {@return the registry the meters live in} */
+    /**
+     * {@return the registry the meters live in}
+     *
+     * @throws IllegalStateException before a recorder from {@link #builder()} is bound
+     */
     public MeterRegistry registry() {
-        return registry;
+        MeterRegistry r = registry;
+        if (r == null) {
+            throw new IllegalStateException("this MicrometerRdmaRecorder is not bound to a registry yet: "
+                    + "call bindTo(registry), or build it with MicrometerRdmaRecorder.builder(registry)");
+        }
+        return r;
     }
 
     /** {@return the tags every meter of this recorder carries (common tags, {@code remote} if enabled)} */
@@ -170,12 +241,13 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
     // ---------------------------------------------------------------- RdmaRecorder
 
     @Override
-    public void connectOutcome(boolean server, Outcome outcome, String cause) {
+    public void connectOutcome(boolean server, Outcome outcome, String error) {
         int side = server ? 1 : 0;
+        RecorderMeters meters = this.meters;
         switch (outcome) {
             case SUCCESS -> meters.connectOk[side].increment();
             case CANCELLED -> meters.connectCancelled[side].increment();
-            case FAILURE -> meters.failureCounter(server, cause).increment();
+            case FAILURE -> meters.failureCounter(server, error).increment();
         }
     }
 
@@ -199,12 +271,14 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
 
     @Override
     public void messageSent(int bytes) {
+        RecorderMeters meters = this.meters;
         meters.messagesSent.increment();
         meters.bytesSent.increment(bytes);
     }
 
     @Override
     public void messageReceived(int bytes) {
+        RecorderMeters meters = this.meters;
         meters.messagesReceived.increment();
         meters.bytesReceived.increment(bytes);
     }
@@ -243,6 +317,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
     @Override
     public void pollBatch(int completions) {
         if (completions > 0) {
+            RecorderMeters meters = this.meters;
             meters.cqPolls.increment();
             meters.cqCompletions.increment(completions);
         }
@@ -270,6 +345,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
      * @param bytes its payload
      */
     public void datagramSent(int bytes) {
+        RecorderMeters meters = this.meters;
         meters.multicastSent.increment();
         meters.multicastSentBytes.increment(bytes);
     }
@@ -280,6 +356,7 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
      * @param bytes its payload (without the 40-byte GRH)
      */
     public void datagramReceived(int bytes) {
+        RecorderMeters meters = this.meters;
         meters.multicastReceived.increment();
         meters.multicastReceivedBytes.increment(bytes);
     }
@@ -299,44 +376,16 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
         return "MicrometerRdmaRecorder" + meters.tags;
     }
 
-    /** State shared by a root recorder and its per-peer recorders. */
-    private static final class Shared {
-        final Tags common;
-        final int maxRemotes;
-        final Counter[] cmEvents = new Counter[CmEventType.values().length];
-        final Map<String, MicrometerRdmaRecorder> peers = new ConcurrentHashMap<>();
-        final AtomicInteger peerCount = new AtomicInteger();
-        MicrometerRdmaRecorder root;
-        private MicrometerRdmaRecorder other;
-
-        Shared(MeterRegistry registry, Tags common, int maxRemotes) {
-            this.common = common;
-            this.maxRemotes = maxRemotes;
-            // CM events belong to the process-wide event channel, not to a peer: never a remote tag.
-            for (CmEventType type : CmEventType.values()) {
-                cmEvents[type.ordinal()] = Counter.builder(CM_EVENTS)
-                        .description("Connection manager events read from the event channel, by type")
-                        .tags(common).tag("type", type.name().toLowerCase(Locale.ROOT))
-                        .register(registry);
-            }
-        }
-
-        synchronized MicrometerRdmaRecorder overflow() {
-            if (other == null) {
-                other = new MicrometerRdmaRecorder(root.registry, common, this, RecorderMeters.OTHER);
-            }
-            return other;
-        }
-    }
-
     /** Builds a {@link MicrometerRdmaRecorder}. */
     public static final class Builder {
         private final MeterRegistry registry;
         private Tags tags = Tags.empty();
         private int maxRemotes;
+        private Duration[] latencyBuckets = RecorderMeters.LATENCY_BUCKETS;
+        private Duration[] stepBuckets = RecorderMeters.STEP_BUCKETS;
 
         Builder(MeterRegistry registry) {
-            this.registry = Objects.requireNonNull(registry, "registry");
+            this.registry = registry;
         }
 
         /**
@@ -378,10 +427,61 @@ public final class MicrometerRdmaRecorder implements RdmaRecorder {
             return this;
         }
 
-        /** {@return the recorder; its meters are registered now} */
+        /**
+         * Sets the histogram buckets (service level objectives) of {@link #OPERATION_LATENCY}; the default
+         * is 1 µs, 2 µs, 5 µs ... 500 ms, 1 s.
+         *
+         * @param boundaries upper bounds of the buckets, positive and ascending; none: no buckets
+         * @return this
+         * @throws IllegalArgumentException when a boundary is not positive or not above the one before
+         */
+        public Builder operationLatencyBuckets(Duration... boundaries) {
+            latencyBuckets = checked("operationLatencyBuckets", boundaries);
+            return this;
+        }
+
+        /**
+         * Sets the histogram buckets (service level objectives) of {@link #CONNECT_STEP}; the default is
+         * 100 µs, 1 ms, 5 ms ... 5 s, 10 s.
+         *
+         * @param boundaries upper bounds of the buckets, positive and ascending; none: no buckets
+         * @return this
+         * @throws IllegalArgumentException when a boundary is not positive or not above the one before
+         */
+        public Builder connectStepBuckets(Duration... boundaries) {
+            stepBuckets = checked("connectStepBuckets", boundaries);
+            return this;
+        }
+
+        private static Duration[] checked(String what, Duration[] boundaries) {
+            Duration[] b = Objects.requireNonNull(boundaries, what).clone();
+            for (int i = 0; i < b.length; i++) {
+                Objects.requireNonNull(b[i], what + ": boundary " + i);
+                if (b[i].isNegative() || b[i].isZero()) {
+                    throw new IllegalArgumentException(what + ": boundaries must be positive, boundary " + i
+                            + " is " + b[i]);
+                }
+                if (i > 0 && b[i].compareTo(b[i - 1]) <= 0) {
+                    throw new IllegalArgumentException(what + ": boundaries must ascend, boundary " + i + " ("
+                            + b[i] + ") is not above boundary " + (i - 1) + " (" + b[i - 1] + ")");
+                }
+            }
+            return b;
+        }
+
+        /**
+         * Builds the recorder. With a registry ({@link #builder(MeterRegistry)}) its meters are registered
+         * now; without one ({@link #builder()}) when it is bound.
+         *
+         * @return the recorder
+         */
         public MicrometerRdmaRecorder build() {
-            Shared shared = new Shared(registry, tags, maxRemotes);
-            MicrometerRdmaRecorder root = new MicrometerRdmaRecorder(registry, tags, shared,
+            RecorderSettings settings = new RecorderSettings(tags, maxRemotes, latencyBuckets, stepBuckets);
+            if (registry == null) {
+                return new MicrometerRdmaRecorder(settings);
+            }
+            RecorderFamily shared = new RecorderFamily(registry, settings);
+            MicrometerRdmaRecorder root = new MicrometerRdmaRecorder(registry, settings, shared,
                     maxRemotes == 0 ? null : RecorderMeters.UNKNOWN);
             shared.root = root;
             return root;

@@ -37,7 +37,7 @@ import rdmaflux.verbs.WcStatus;
 /**
  * The meters of one {@link MicrometerRdmaRecorder} (one set of tags), registered up front with their
  * descriptions, units and buckets and kept in fields, or in arrays indexed by an enum's ordinal, so that
- * recording only increments. Only a connect failure's cause and a multicast drop's reason register a
+ * recording only increments. Only a connect failure's error and a multicast drop's reason register a
  * meter later, the first time they are seen, up to a bound.
  *
  * <p>Threads: any; the meters are thread-safe, the lazily registered ones are registered under a lock.
@@ -51,7 +51,7 @@ final class RecorderMeters {
     static final int OTHER_OPERATION = OPERATIONS.length - 1;
 
     /**
-     * Bucket boundaries of the latency timers: RDMA operations take microseconds; the top buckets
+     * Default bucket boundaries of the latency timers: RDMA operations take microseconds; the top buckets
      * catch retries and RNR waits. Fixed boundaries keep the series count small and aggregatable.
      */
     static final Duration[] LATENCY_BUCKETS = {
@@ -61,17 +61,17 @@ final class RecorderMeters {
             Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
             Duration.ofMillis(20), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(500),
             Duration.ofSeconds(1)};
-    /** Connection steps take from microseconds (address resolution on RoCE) to seconds (timeouts). */
+    /** Default step buckets: connection steps take from microseconds (address resolution on RoCE) to seconds (timeouts). */
     static final Duration[] STEP_BUCKETS = {
             Duration.ofNanos(100_000), Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10),
             Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofSeconds(1),
             Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10)};
 
-    /** Failure causes beyond this many distinct names share {@code cause="other"}. */
-    static final int MAX_CAUSES = 32;
-    static final String NONE = "none";
-    static final String OTHER = "other";
-    static final String UNKNOWN = "unknown";
+    /** Failures beyond this many distinct exception names share {@code error="other"}. */
+    static final int MAX_ERRORS = 32;
+    static final String NONE = RdmaTags.NONE;
+    static final String OTHER = RdmaTags.OTHER;
+    static final String UNKNOWN = RdmaTags.UNKNOWN;
 
     private final MeterRegistry registry;
     final Tags tags;
@@ -99,7 +99,15 @@ final class RecorderMeters {
     final Counter multicastReceivedBytes;
     private final Map<String, Counter> multicastDrops = new ConcurrentHashMap<>();
 
-    RecorderMeters(MeterRegistry registry, Tags t) {
+    /**
+     * Registers every meter of one tag set.
+     *
+     * @param registry where they go
+     * @param t the tags every meter carries
+     * @param latencyBuckets the {@link MicrometerRdmaRecorder#OPERATION_LATENCY} boundaries
+     * @param stepBuckets the {@link MicrometerRdmaRecorder#CONNECT_STEP} boundaries
+     */
+    RecorderMeters(MeterRegistry registry, Tags t, Duration[] latencyBuckets, Duration[] stepBuckets) {
         this.registry = registry;
         this.tags = t;
         active = GaugeState.adder(registry, CONNECTIONS_ACTIVE, t, "Established RDMA connections", null);
@@ -108,9 +116,9 @@ final class RecorderMeters {
         multicastGroups = GaugeState.adder(registry, MULTICAST_GROUPS, t, "Multicast groups joined", null);
 
         for (int server = 0; server < 2; server++) {
-            connectOk[server] = attemptCounter(server == 1, "success", NONE);
-            connectCancelled[server] = attemptCounter(server == 1, "cancelled", NONE);
-            connectFailureOther[server] = attemptCounter(server == 1, "failure", OTHER);
+            connectOk[server] = attemptCounter(server == 1, RdmaTags.SUCCESS, NONE);
+            connectCancelled[server] = attemptCounter(server == 1, RdmaTags.CANCELLED, NONE);
+            connectFailureOther[server] = attemptCounter(server == 1, RdmaTags.FAILURE, OTHER);
         }
         for (Step s : Step.values()) {
             if (s == Step.TRANSFER) {
@@ -118,8 +126,8 @@ final class RecorderMeters {
             }
             steps[s.ordinal()] = Timer.builder(CONNECT_STEP)
                     .description("Duration of one successful step of establishing or closing a connection")
-                    .tags(t).tag("step", s.name().toLowerCase(Locale.ROOT))
-                    .serviceLevelObjectives(STEP_BUCKETS)
+                    .tags(t).tag(RdmaTags.STEP, s.name().toLowerCase(Locale.ROOT))
+                    .serviceLevelObjectives(stepBuckets)
                     .register(registry);
         }
         messagesSent = Counter.builder(MESSAGES_SENT)
@@ -137,8 +145,8 @@ final class RecorderMeters {
         for (int i = 0; i < OPERATIONS.length; i++) {
             latency[i] = Timer.builder(OPERATION_LATENCY)
                     .description("Time from posting an operation to its successful completion")
-                    .tags(t).tag("op", OPERATIONS[i])
-                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                    .tags(t).tag(RdmaTags.OP, OPERATIONS[i])
+                    .serviceLevelObjectives(latencyBuckets)
                     .register(registry);
         }
         for (WcStatus s : WcStatus.values()) {
@@ -147,7 +155,7 @@ final class RecorderMeters {
             }
             completionErrors[s.ordinal()] = Counter.builder(COMPLETION_ERRORS)
                     .description("Work completions that failed, by status")
-                    .tags(t).tag("status", s.name().toLowerCase(Locale.ROOT))
+                    .tags(t).tag(RdmaTags.STATUS, s.name().toLowerCase(Locale.ROOT))
                     .register(registry);
         }
         creditWaits = Counter.builder(CREDIT_WAITS)
@@ -176,22 +184,22 @@ final class RecorderMeters {
                 .baseUnit("bytes").tags(t).register(registry);
         for (String reason : new String[] {"overflow", "error", OTHER}) {
             multicastDrops.put(reason, Counter.builder(MULTICAST_DROPPED)
-                    .description("Multicast datagrams dropped, by reason").tags(t).tag("reason", reason)
+                    .description("Multicast datagrams dropped, by reason").tags(t).tag(RdmaTags.REASON, reason)
                     .register(registry));
         }
     }
 
-    private Counter attemptCounter(boolean server, String outcome, String cause) {
+    private Counter attemptCounter(boolean server, String outcome, String error) {
         return Counter.builder(server ? ACCEPTS : CONNECTS)
-                .description(server ? "Accepted connection requests, by outcome and failure cause"
-                        : "Client connection attempts, by outcome and failure cause")
-                .tags(tags).tag("outcome", outcome).tag("cause", cause)
+                .description(server ? "Accepted connection requests, by outcome and error"
+                        : "Client connection attempts, by outcome and error")
+                .tags(tags).tag(RdmaTags.OUTCOME, outcome).tag(RdmaTags.ERROR, error)
                 .register(registry);
     }
 
     /** Failures are rare: a map lookup is fine here, and the first failure of a kind registers its counter. */
-    Counter failureCounter(boolean server, String cause) {
-        String c = cause == null || cause.isEmpty() ? UNKNOWN : cause;
+    Counter failureCounter(boolean server, String error) {
+        String c = error == null || error.isEmpty() ? UNKNOWN : error;
         String key = (server ? "a:" : "c:") + c;
         Counter counter = connectFailures.get(key);
         if (counter != null) {
@@ -200,10 +208,10 @@ final class RecorderMeters {
         synchronized (connectFailures) {
             counter = connectFailures.get(key);
             if (counter == null) {
-                if (connectFailures.size() >= MAX_CAUSES) {
+                if (connectFailures.size() >= MAX_ERRORS) {
                     return connectFailureOther[server ? 1 : 0];
                 }
-                counter = attemptCounter(server, "failure", c);
+                counter = attemptCounter(server, RdmaTags.FAILURE, c);
                 connectFailures.put(key, counter);
             }
             return counter;

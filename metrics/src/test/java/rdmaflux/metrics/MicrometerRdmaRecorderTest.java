@@ -74,34 +74,34 @@ class MicrometerRdmaRecorderTest {
     }
 
     @Test
-    void connectsAndAcceptsByOutcomeAndCause() {
-        recorder.connectOutcome(false, Outcome.SUCCESS, null);
-        recorder.connectOutcome(false, Outcome.SUCCESS, null);
+    void connectsAndAcceptsByOutcomeAndError() {
+        recorder.connectOutcome(false, Outcome.SUCCESS, (String) null);
+        recorder.connectOutcome(false, Outcome.SUCCESS, (String) null);
         recorder.connectOutcome(false, Outcome.FAILURE, "Rejected");
         recorder.connectOutcome(false, Outcome.FAILURE, "Rejected");
         recorder.connectOutcome(false, Outcome.FAILURE, "StepTimeout");
-        recorder.connectOutcome(false, Outcome.CANCELLED, null);
-        recorder.connectOutcome(true, Outcome.SUCCESS, null);
-        recorder.connectOutcome(true, Outcome.FAILURE, null);
-        assertEquals(2, counter("rdmaflux.connects", "outcome", "success", "cause", "none"));
-        assertEquals(2, counter("rdmaflux.connects", "outcome", "failure", "cause", "Rejected"));
-        assertEquals(1, counter("rdmaflux.connects", "outcome", "failure", "cause", "StepTimeout"));
-        assertEquals(1, counter("rdmaflux.connects", "outcome", "cancelled", "cause", "none"));
-        assertEquals(1, counter("rdmaflux.accepts", "outcome", "success", "cause", "none"));
-        assertEquals(1, counter("rdmaflux.accepts", "outcome", "failure", "cause", "unknown"));
-        assertEquals(0, counter("rdmaflux.accepts", "outcome", "failure", "cause", "other"));
+        recorder.connectOutcome(false, Outcome.CANCELLED, (String) null);
+        recorder.connectOutcome(true, Outcome.SUCCESS, (String) null);
+        recorder.connectOutcome(true, Outcome.FAILURE, (String) null);
+        assertEquals(2, counter("rdmaflux.connects", "outcome", "success", "error", "none"));
+        assertEquals(2, counter("rdmaflux.connects", "outcome", "failure", "error", "Rejected"));
+        assertEquals(1, counter("rdmaflux.connects", "outcome", "failure", "error", "StepTimeout"));
+        assertEquals(1, counter("rdmaflux.connects", "outcome", "cancelled", "error", "none"));
+        assertEquals(1, counter("rdmaflux.accepts", "outcome", "success", "error", "none"));
+        assertEquals(1, counter("rdmaflux.accepts", "outcome", "failure", "error", "unknown"));
+        assertEquals(0, counter("rdmaflux.accepts", "outcome", "failure", "error", "other"));
     }
 
     @Test
-    void failureCausesAreCapped() {
-        for (int i = 0; i < RecorderMeters.MAX_CAUSES + 10; i++) {
+    void failureErrorsAreCapped() {
+        for (int i = 0; i < RecorderMeters.MAX_ERRORS + 10; i++) {
             recorder.connectOutcome(false, Outcome.FAILURE, "Cause" + i);
         }
-        // MAX_CAUSES distinct causes, then "other" for the 10 beyond, plus the pre-created "other".
+        // MAX_ERRORS distinct causes, then "other" for the 10 beyond, plus the pre-created "other".
         long failureSeries = registry.get("rdmaflux.connects").tag("outcome", "failure").counters().size();
-        assertEquals(RecorderMeters.MAX_CAUSES + 1, failureSeries);
-        assertEquals(10, counter("rdmaflux.connects", "outcome", "failure", "cause", "other"));
-        assertEquals(1, counter("rdmaflux.connects", "outcome", "failure", "cause", "Cause0"));
+        assertEquals(RecorderMeters.MAX_ERRORS + 1, failureSeries);
+        assertEquals(10, counter("rdmaflux.connects", "outcome", "failure", "error", "other"));
+        assertEquals(1, counter("rdmaflux.connects", "outcome", "failure", "error", "Cause0"));
     }
 
     @Test
@@ -110,6 +110,7 @@ class MicrometerRdmaRecorderTest {
         recorder.stepDuration(Step.ADDRESS, 3_000_000);
         recorder.stepDuration(Step.ROUTE, 2_000_000);
         recorder.stepDuration(Step.CONNECT, 5_000_000);
+        recorder.stepDuration(Step.DISCONNECT, 6_000_000);
         recorder.stepDuration(Step.TRANSFER, 7); // not a step that finishes: ignored
         Timer address = registry.get("rdmaflux.connect.step").tag("step", "address").timer();
         assertEquals(2, address.count());
@@ -117,6 +118,7 @@ class MicrometerRdmaRecorderTest {
         assertEquals(1, registry.get("rdmaflux.connect.step").tag("step", "route").timer().count());
         assertEquals(1, registry.get("rdmaflux.connect.step").tag("step", "connect").timer().count());
         assertEquals(0, registry.get("rdmaflux.connect.step").tag("step", "accept").timer().count());
+        assertEquals(1, registry.get("rdmaflux.connect.step").tag("step", "disconnect").timer().count());
         assertNull(registry.find("rdmaflux.connect.step").tag("step", "transfer").timer());
     }
 

@@ -15,17 +15,23 @@ import java.util.function.DoubleSupplier;
 
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
+import reactor.util.context.Context;
 import reactor.test.StepVerifier;
 import rdmaflux.cm.AcceptFilter;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaMessage;
+import rdmaflux.cm.RdmaRecorder;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.RegisteredBuffer;
 import rdmaflux.testing.RdmaTestEnv;
@@ -62,14 +68,10 @@ class MicrometerRecorderIT {
         return registry.get(MicrometerRdmaRecorder.CONNECT_STEP).tag("step", step).timer().count();
     }
 
-    /** Gauges move on the CM and completion threads after the user-visible signal: poll them. */
-    private static void eventually(String what, double expected, DoubleSupplier actual) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        double v;
-        while ((v = actual.getAsDouble()) != expected && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertEquals(expected, v, what);
+    /** Gauges move on the CM and completion threads after the user-visible signal: wait for the value. */
+    private static void eventually(String what, double expected, DoubleSupplier actual) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                .untilAsserted(() -> assertEquals(expected, actual.getAsDouble(), what));
     }
 
     @Test
@@ -149,6 +151,8 @@ class MicrometerRecorderIT {
         for (RdmaConnection c : accepted) {
             c.onDispose().block(T);
         }
+        // The client disconnected, the server answered the peer's DISCONNECTED: each side's disconnect once.
+        eventually("disconnect steps of both sides", 2, () -> stepCount("disconnect"));
     }
 
     @Test
@@ -211,5 +215,137 @@ class MicrometerRecorderIT {
         eventually("active connections after the failure", 0,
                 () -> gauge(MicrometerRdmaRecorder.CONNECTIONS_ACTIVE));
         assertEquals(1, count(MicrometerRdmaRecorder.COMPLETION_ERRORS, "status", "rem_access_err"));
+    }
+
+    /**
+     * The observing recorder on both ends: the connect and a send are children of the client's observation,
+     * the accept a child of the observation the server was bound under; a refused connect is a failed
+     * observation whose error is the meters' error.
+     */
+    @Test
+    void connectAcceptAndASendAreObservedUnderTheApplicationsObservations() throws Exception {
+        TestObservationRegistry observations = TestObservationRegistry.create();
+        RdmaRecorder observed = RdmaObservations.recorder(observations, recorder);
+        ConnectionOptions options = options().toBuilder().recorder(observed).build();
+        Observation serving = Observation.start("app.serving", observations);
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), options,
+                        AcceptFilter.ACCEPT_ALL)
+                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, serving)).block(T);
+        List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
+        Disposable sub = server.connections().subscribe(c -> {
+            accepted.add(c);
+            c.receive().subscribe(RdmaMessage::release, e -> { });
+        });
+        Observation request = Observation.start("app.request", observations);
+        RdmaConnection client = RdmaConnection.connect(server.address(), options)
+                .flatMap(c -> c.send(ByteBuffer.wrap(new byte[] {1, 2, 3}))
+                        .transform(RdmaObservations.operation(observations, "send", c))
+                        .thenReturn(c))
+                .contextWrite(Context.of(RdmaObservations.PARENT_KEY, request))
+                .block(T);
+        InetSocketAddress refusedAt;
+        try {
+            eventually("accepted connections", 1, accepted::size);
+            String serverAt = server.address().getAddress().getHostAddress() + ":" + server.address().getPort();
+            String clientAt = client.localAddress().getAddress().getHostAddress() + ":" + client.localAddress().getPort();
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo(RdmaObservations.CONNECT).that()
+                    .hasParentObservationEqualTo(request)
+                    .hasLowCardinalityKeyValue(RdmaTags.OUTCOME, RdmaTags.SUCCESS)
+                    .hasLowCardinalityKeyValue(RdmaTags.ERROR, RdmaTags.NONE)
+                    .hasHighCardinalityKeyValue(RdmaTags.REMOTE, serverAt)
+                    .hasBeenStopped();
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo(RdmaObservations.ACCEPT).that()
+                    .hasParentObservationEqualTo(serving)
+                    .hasLowCardinalityKeyValue(RdmaTags.OUTCOME, RdmaTags.SUCCESS)
+                    .hasHighCardinalityKeyValue(RdmaTags.REMOTE, clientAt)
+                    .hasBeenStopped();
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo(RdmaObservations.OPERATION).that()
+                    .hasParentObservationEqualTo(request)
+                    .hasLowCardinalityKeyValue(RdmaTags.OP, "send")
+                    .hasLowCardinalityKeyValue(RdmaTags.OUTCOME, RdmaTags.SUCCESS)
+                    .hasBeenStopped();
+            assertEquals(1, count(MicrometerRdmaRecorder.ACCEPTS, "outcome", "success"), "the meters still count");
+            refusedAt = server.address();
+        } finally {
+            client.disposeNow(T);
+            sub.dispose();
+            server.disposeNow(T);
+        }
+        request.stop();
+        serving.stop();
+
+        // Nobody listens there any more: the connect is refused, observed as a failure like the meters count it.
+        Observation retry = Observation.start("app.retry", observations);
+        StepVerifier.create(RdmaConnection.connect(refusedAt, options)
+                        .contextWrite(Context.of(RdmaObservations.PARENT_KEY, retry)))
+                .expectError(RdmaCmException.class).verify(T);
+        retry.stop();
+        Awaitility.await("the refused connect's observation").atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> TestObservationRegistryAssert.assertThat(observations)
+                        .hasNumberOfObservationsWithNameEqualTo(RdmaObservations.CONNECT, 2));
+        TestObservationRegistryAssert.assertThat(observations).hasAnObservation(o -> o
+                .hasNameEqualTo(RdmaObservations.CONNECT)
+                .hasParentObservationEqualTo(retry)
+                .hasLowCardinalityKeyValue(RdmaTags.OUTCOME, RdmaTags.FAILURE)
+                .hasError()
+                .hasLowCardinalityKeyValueWithKey(RdmaTags.ERROR));
+        double failures = registry.get(MicrometerRdmaRecorder.CONNECTS).tag("outcome", "failure").counters().stream()
+                .filter(c -> c.count() > 0)
+                .peek(c -> TestObservationRegistryAssert.assertThat(observations).hasAnObservation(o -> o
+                        .hasNameEqualTo(RdmaObservations.CONNECT)
+                        .hasLowCardinalityKeyValue(RdmaTags.ERROR, c.getId().getTag(RdmaTags.ERROR))))
+                .mapToDouble(c -> c.count()).sum();
+        assertEquals(1, failures, "one failed connect, its error the same in the meter and the observation");
+    }
+
+    /**
+     * A recorder built without a registry, bound as a MeterBinder after a filter, with its own buckets,
+     * measures a real connection: the filter applied, every latency lands in the configured buckets, and
+     * both sides' disconnect is timed.
+     */
+    @Test
+    void aBoundRecorderWithItsOwnBucketsMeasuresARealConnection() throws Exception {
+        SimpleMeterRegistry bound = new SimpleMeterRegistry();
+        bound.config().meterFilter(io.micrometer.core.instrument.config.MeterFilter
+                .denyNameStartsWith("rdmaflux.multicast"));
+        MicrometerRdmaRecorder own = MicrometerRdmaRecorder.builder()
+                .operationLatencyBuckets(Duration.ofNanos(50_000), Duration.ofMillis(5))
+                .connectStepBuckets(Duration.ofMillis(100))
+                .build();
+        own.bindTo(bound);
+        ConnectionOptions options = ConnectionOptions.defaults().toBuilder().recorder(own).build();
+        RdmaServer server = server(options);
+        List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
+        Disposable sub = server.connections().subscribe(c -> {
+            accepted.add(c);
+            c.receive().subscribe(RdmaMessage::release, e -> { });
+        });
+        RdmaConnection client = RdmaConnection.connect(server.address(), options).block(T);
+        int messages = 20;
+        try {
+            client.send(Flux.range(0, messages).map(i -> ByteBuffer.wrap(new byte[] {i.byteValue()}))).block(T);
+            Timer send = bound.get(MicrometerRdmaRecorder.OPERATION_LATENCY).tag(RdmaTags.OP, "send").timer();
+            assertEquals(messages, send.count());
+            var buckets = send.takeSnapshot().histogramCounts();
+            assertEquals(2, buckets.length, "the configured boundaries, not the defaults");
+            assertEquals(50_000, buckets[0].bucket(java.util.concurrent.TimeUnit.NANOSECONDS), 1e-6);
+            assertTrue(bound.find("rdmaflux.multicast.groups").meters().isEmpty(), "the filter applied");
+        } finally {
+            client.disposeNow(T);
+            sub.dispose();
+            server.disposeNow(T);
+        }
+        for (RdmaConnection c : accepted) {
+            c.onDispose().block(T);
+        }
+        Timer disconnect = bound.get(MicrometerRdmaRecorder.CONNECT_STEP).tag(RdmaTags.STEP, "disconnect").timer();
+        Awaitility.await("both sides' disconnect").atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertEquals(2, disconnect.count()));
+        assertEquals(1, disconnect.takeSnapshot().histogramCounts().length);
+        assertEquals(0, registry.get(MicrometerRdmaRecorder.MESSAGES_SENT).counter().count(),
+                "nothing went to the other test registry");
     }
 }

@@ -66,6 +66,26 @@ class PrometheusExpositionTest {
                 text.lines().filter(l -> l.startsWith("rdmaflux_operation_latency_seconds_bucket{op=\"send\"")).count());
     }
 
+    @Test
+    void configuredBucketsReplaceTheDefaults() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        MicrometerRdmaRecorder r = MicrometerRdmaRecorder.builder(registry)
+                .operationLatencyBuckets(java.time.Duration.ofNanos(50_000), java.time.Duration.ofMillis(1))
+                .connectStepBuckets(java.time.Duration.ofMillis(250))
+                .build();
+        r.operationLatency("read", 60_000); // 60 us: above the first bucket, inside the second
+        r.stepDuration(rdmaflux.cm.Step.ROUTE, 1_000_000);
+        String text = registry.scrape();
+        assertTrue(text.contains("rdmaflux_operation_latency_seconds_bucket{op=\"read\",le=\"5.0E-5\"} 0"), text);
+        assertTrue(text.contains("rdmaflux_operation_latency_seconds_bucket{op=\"read\",le=\"0.001\"} 1"), text);
+        assertEquals(3, text.lines()
+                .filter(l -> l.startsWith("rdmaflux_operation_latency_seconds_bucket{op=\"read\"")).count(),
+                "two boundaries and +Inf");
+        assertTrue(text.contains("rdmaflux_connect_step_seconds_bucket{step=\"route\",le=\"0.25\"} 1"), text);
+        assertEquals(2, text.lines()
+                .filter(l -> l.startsWith("rdmaflux_connect_step_seconds_bucket{step=\"route\"")).count());
+    }
+
     /**
      * The per-message calls a connection makes (post, poll, completion, receive, repost) must not
      * allocate: after warm-up, a million of them may allocate no more than a few TLAB refills' worth
@@ -74,7 +94,27 @@ class PrometheusExpositionTest {
     @Test
     void perMessageRecordingDoesNotAllocate() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        RdmaRecorder r = MicrometerRdmaRecorder.of(registry);
+        assertNoAllocationPerMessage(registry, MicrometerRdmaRecorder.of(registry));
+    }
+
+    /**
+     * A connection whose connect was observed records through the observing recorder's attempt: its
+     * per-message calls forward to the meters and allocate nothing either (the observation allocated once,
+     * when the attempt began, and has ended).
+     */
+    @Test
+    void perMessageRecordingOfAnObservedConnectionDoesNotAllocate() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        io.micrometer.observation.ObservationRegistry observations = io.micrometer.observation.ObservationRegistry.create();
+        observations.observationConfig().observationHandler(context -> true); // a real, non-noop registry
+        RdmaRecorder attempt = RdmaObservations.recorder(observations, MicrometerRdmaRecorder.of(registry))
+                .attempt(false, new java.net.InetSocketAddress("192.0.2.1", 7471), reactor.util.context.Context.empty());
+        attempt.connectOutcome(false, RdmaRecorder.Outcome.SUCCESS, (Throwable) null);
+        assertTrue(attempt.getClass().getName().contains("ObservingRecorder"), "the attempt is the observing one");
+        assertNoAllocationPerMessage(registry, attempt);
+    }
+
+    private static void assertNoAllocationPerMessage(PrometheusMeterRegistry registry, RdmaRecorder r) {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         for (int i = 0; i < 200_000; i++) {
             oneMessage(r, i);

@@ -1,5 +1,6 @@
 package rdmaflux.metrics.autoconfigure;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -11,13 +12,15 @@ import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaLoops;
 import rdmaflux.cm.RdmaRecorder;
 import rdmaflux.cm.ServerOptions;
+import rdmaflux.metrics.RdmaObservations;
 import rdmaflux.verbs.Rdma;
 
 /**
  * rdmaflux in a Spring Boot application: an {@link RdmaLoops} bean disposed with the context, and the
- * {@link ConnectionOptions} and {@link ServerOptions} of the {@code rdmaflux.*} properties. Meters, health
- * and RSocket have auto-configurations of their own, which back off without Micrometer, Actuator or
- * RSocket.
+ * {@link ConnectionOptions} and {@link ServerOptions} of the {@code rdmaflux.*} properties, whose recorder
+ * also observes connects and accepts when the application has an {@link ObservationRegistry}
+ * ({@code rdmaflux.metrics.observations=false} turns that off). Meters, health and RSocket have
+ * auto-configurations of their own, which back off without Micrometer, Actuator or RSocket.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(RdmafluxProperties.class)
@@ -50,15 +53,19 @@ public final class RdmaAutoConfiguration {
     @ConditionalOnMissingBean
     ConnectionOptionsFactory rdmaConnectionOptionsFactory(RdmafluxProperties properties,
             ObjectProvider<RdmaLoops> loops, ObjectProvider<RdmaRecorder> recorder,
-            ObjectProvider<ConnectionOptionsCustomizer> customizers) {
+            ObjectProvider<ObservationRegistry> observations, ObjectProvider<ConnectionOptionsCustomizer> customizers) {
         RdmaLoops l = loops.getIfAvailable();
         if (l == null && !Rdma.isAvailable()) {
             System.getLogger(RdmaAutoConfiguration.class.getName()).log(System.Logger.Level.WARNING,
                     "rdmaflux: RDMA is unavailable here, so the application has no RdmaLoops and its RDMA connections "
                             + "will fail: " + Rdma.unavailabilityCause().getMessage());
         }
-        return new ConnectionOptionsFactory(properties.getConnection(), l,
-                recorder.getIfUnique(() -> RdmaRecorder.NOOP), customizers.orderedStream().toList());
+        RdmaRecorder r = recorder.getIfUnique(() -> RdmaRecorder.NOOP);
+        ObservationRegistry o = properties.getMetrics().isObservations() ? observations.getIfUnique() : null;
+        if (o != null && !o.isNoop()) {
+            r = RdmaObservations.recorder(o, r); // connects and accepts observed, everything recorded by r as well
+        }
+        return new ConnectionOptionsFactory(properties.getConnection(), l, r, customizers.orderedStream().toList());
     }
 
     @Bean

@@ -223,6 +223,12 @@ public class RdmafluxProperties {
         /** Whether to bind the device meters (devices, port state and MTU, hardware counters, resources). */
         private boolean devices = true;
 
+        /**
+         * Whether connects and accepts are Micrometer Observations (rdmaflux.connect, rdmaflux.accept) when the
+         * application has an ObservationRegistry bean.
+         */
+        private boolean observations = true;
+
         /** Creates the defaults. */
         public Metrics() {
         }
@@ -239,6 +245,20 @@ public class RdmafluxProperties {
          */
         public void setDevices(boolean devices) {
             this.devices = devices;
+        }
+
+        /** {@return whether connects and accepts are observed} */
+        public boolean isObservations() {
+            return observations;
+        }
+
+        /**
+         * Sets whether connects and accepts are observed.
+         *
+         * @param observations whether connects and accepts are observed
+         */
+        public void setObservations(boolean observations) {
+            this.observations = observations;
         }
     }
 }

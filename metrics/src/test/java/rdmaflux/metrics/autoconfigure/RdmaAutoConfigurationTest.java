@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -46,9 +47,12 @@ class RdmaAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = RUNNER;
 
-    private final ApplicationContextRunner withMetrics = runner.withConfiguration(AutoConfigurations.of(
+    /** The four, with Spring Boot's meter registry. */
+    static final ApplicationContextRunner WITH_METRICS = RUNNER.withConfiguration(AutoConfigurations.of(
             MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
             SimpleMetricsExportAutoConfiguration.class));
+
+    private final ApplicationContextRunner withMetrics = WITH_METRICS;
 
     @Test
     void bindsConnectionPropertiesOntoTheOptions() {
@@ -140,6 +144,47 @@ class RdmaAutoConfigurationTest {
             context.getBean(RdmaDeviceMetrics.class);
             assertNotNull(registry.find(RdmaDeviceMetrics.DEVICES).gauge(), "the device meters are bound");
         });
+    }
+
+    /** The recorder is a MeterBinder bean: Boot binds it (to its own registry: nothing changes), after the filters. */
+    @Test
+    void meterFilterBeansApplyToTheRecordersMeters() {
+        withMetrics.withBean(io.micrometer.core.instrument.config.MeterFilter.class,
+                        () -> io.micrometer.core.instrument.config.MeterFilter.renameTag("rdmaflux", "error", "exception"))
+                .run(context -> {
+                    assertNull(context.getStartupFailure());
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    MicrometerRdmaRecorder recorder = context.getBean(MicrometerRdmaRecorder.class);
+                    recorder.connectOutcome(false, RdmaRecorder.Outcome.FAILURE, "Rejected");
+                    assertEquals(1, registry.get(MicrometerRdmaRecorder.CONNECTS)
+                            .tags("outcome", "failure", "exception", "Rejected").counter().count());
+                    assertNull(registry.find(MicrometerRdmaRecorder.CONNECTS).tagKeys("error").counter());
+                });
+    }
+
+    /** With an ObservationRegistry, connects and accepts are observed, and still recorded by the meters. */
+    @Test
+    void connectsAndAcceptsAreObservedWhereTheApplicationHasAnObservationRegistry() {
+        io.micrometer.observation.tck.TestObservationRegistry observations =
+                io.micrometer.observation.tck.TestObservationRegistry.create();
+        withMetrics.withBean(io.micrometer.observation.ObservationRegistry.class, () -> observations).run(context -> {
+            assertNull(context.getStartupFailure());
+            MicrometerRdmaRecorder meters = context.getBean(MicrometerRdmaRecorder.class);
+            RdmaRecorder recorder = context.getBean(ConnectionOptions.class).recorder();
+            assertNotSame(meters, recorder, "the options' recorder observes");
+            assertSame(recorder, context.getBean(RdmaClientTransports.class).options().recorder());
+            recorder.attempt(true, new java.net.InetSocketAddress("192.0.2.1", 7471), reactor.util.context.Context.empty())
+                    .connectOutcome(true, RdmaRecorder.Outcome.SUCCESS, (Throwable) null);
+            io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo(rdmaflux.metrics.RdmaObservations.ACCEPT).that()
+                    .hasLowCardinalityKeyValue("outcome", "success");
+            assertEquals(1, context.getBean(MeterRegistry.class).get(MicrometerRdmaRecorder.ACCEPTS)
+                    .tags("outcome", "success").counter().count(), "and the meters counted it");
+        });
+        withMetrics.withBean(io.micrometer.observation.ObservationRegistry.class, () -> observations)
+                .withPropertyValues("rdmaflux.metrics.observations=false")
+                .run(context -> assertSame(context.getBean(MicrometerRdmaRecorder.class),
+                        context.getBean(ConnectionOptions.class).recorder()));
     }
 
     @Test

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -358,6 +359,31 @@ class DocSnippetsIT {
         assertTrue(Double.parseDouble(devices.group(1)) >= 1, scrape);
         assertTrue(Pattern.compile("(?m)^rdmaflux_port_state\\{[^}]*device=\"" + Pattern.quote(RdmaTestEnv.device())
                 + "\"[^}]*} 4\\.0$").matcher(scrape).find(), "port ACTIVE:\n" + scrape);
+    }
+
+    /** The observations example: each rdmaflux observation under the application's one it was made in. */
+    @Test
+    void metricsObserved() {
+        io.micrometer.observation.ObservationRegistry observations = io.micrometer.observation.ObservationRegistry.create();
+        Map<String, String> parents = new java.util.concurrent.ConcurrentHashMap<>();
+        observations.observationConfig().observationHandler(new io.micrometer.observation.ObservationHandler<>() {
+            @Override
+            public boolean supportsContext(io.micrometer.observation.Observation.Context context) {
+                return true;
+            }
+
+            @Override
+            public void onStop(io.micrometer.observation.Observation.Context context) {
+                var parent = context.getParentObservation();
+                parents.put(context.getName(), parent == null ? "none" : parent.getContextView().getName());
+            }
+        });
+        MetricsSnippets.observed(observations, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                new InetSocketAddress(address, 0));
+        org.awaitility.Awaitility.await("the accept's observation").atMost(T)
+                .until(() -> parents.containsKey("rdmaflux.accept"));
+        assertEquals(Map.of("rdmaflux.accept", "orders.server", "rdmaflux.connect", "orders.request",
+                "rdmaflux.operation", "orders.request", "orders.request", "none", "orders.server", "none"), parents);
     }
 
     /** The sender may start before the receiver's join is in place, so only order and content are certain. */

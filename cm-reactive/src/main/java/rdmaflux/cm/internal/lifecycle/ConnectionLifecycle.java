@@ -127,7 +127,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             CmEventLoop cm = c.cm;
             c.connectSink = sink;
             c.remote = remote;
-            c.recorder = options.recorder().forPeer(remote);
+            c.recorder = options.recorder().attempt(false, remote, sink.contextView());
             sink.onCancel(() -> {
                 // Either the subscriber gets the connection or the cancel closes it, never neither:
                 // whichever of delivery and cancel sets `settled` first owns the connection.
@@ -158,22 +158,25 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
      * Server side: called on the server's CM loop with the id of a connect request that was accepted.
      *
      * @param cm the server's CM loop ({@link Loops#serverCm()}), where the id's events arrive
+     * @param context the Reactor context of the server's bind, for the recorder's {@code attempt}
      * @return ends once everything allocated for the connection was freed
      * @throws IllegalStateException when the loops are disposed (the caller rejects the request)
      */
     static Mono<Void> accept(CmEvent request, Wire.Hello hello, ConnectionOptions options, Loops loops,
                              CmEventLoop cm, MonoSink<RdmaConnection> established,
-                             java.util.function.Function<Registrations, ReceivePool> pools) {
+                             java.util.function.Function<Registrations, ReceivePool> pools,
+                             reactor.util.context.ContextView context) {
         assert cm.inLoop() : "the server's CM loop only";
         ConnectionLifecycle c = new ConnectionLifecycle(Role.SERVER, options, loops, cm);
         c.pools = pools;
         c.id = request.id();
         c.connectSink = established;
         c.remote = request.id().peerAddress();
-        c.recorder = options.recorder().forPeer(c.remote);
         c.request = request.connection();
         c.peer = PeerHello.of(options, hello, request.privateData(), Step.ACCEPT);
         loops.track(c);
+        // Only once nothing above can throw: the attempt begun here always reaches connectOutcome.
+        c.recorder = options.recorder().attempt(true, c.remote, context);
         c.cm.register(c.id, c::onCmEvent);
         c.run(c.machine.start());
         return c.disposed.asMono();
@@ -231,8 +234,8 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         assert cm.inLoop() : "CM loop only: the machine is never entered from another thread";
         while (t.changed()) {
             long now = System.nanoTime();
-            Step step = t.from().step();
-            if (step != null && step != Step.TRANSFER && !t.to().isTerminal()) {
+            Step step = t.completedStep();
+            if (step != null) {
                 recorder.stepDuration(step, now - stepStarted);
             }
             stepStarted = now;
@@ -253,14 +256,14 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
                 } catch (RdmaException e) {
                     // rdma_resolve_addr fails at once (ENETUNREACH, EADDRNOTAVAIL, ...) when the kernel
                     // already knows there is no route: the same failure as a later ADDR_ERROR event.
-                    throw stepError(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
+                    throw StepErrors.of(Step.ADDRESS, CmEventType.ADDR_ERROR, e);
                 }
             }
             case RESOLVE_ROUTE -> {
                 try {
                     id.resolveRoute(options.timeout(Step.ROUTE));
                 } catch (RdmaException e) {
-                    throw stepError(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
+                    throw StepErrors.of(Step.ROUTE, CmEventType.ROUTE_ERROR, e);
                 }
             }
             case CONNECT -> {
@@ -285,7 +288,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
                 } catch (RdmaException e) {
                     // A peer that gave up on its request (it destroyed its id: the CM has its reject)
                     // makes rdma_create_qp or rdma_accept fail at once (EINVAL): the handshake failed.
-                    throw stepError(Step.ACCEPT, CmEventType.CONNECT_ERROR, e);
+                    throw StepErrors.of(Step.ACCEPT, CmEventType.CONNECT_ERROR, e);
                 }
             }
             case ESTABLISHED -> established();
@@ -310,19 +313,6 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         }
     }
 
-    /**
-     * A CM call that failed synchronously, as the typed exception its error event would have produced
-     * (status = -errno, like an event's), so callers branch on one type whichever way it failed.
-     */
-    private static RdmaCmException stepError(Step step, CmEventType type, RdmaException cause) {
-        if (cause instanceof RdmaCmException typed) {
-            return typed;
-        }
-        RdmaCmException e = RdmaCmException.of(step, type, -cause.errno(), null);
-        e.addSuppressed(cause);
-        return e;
-    }
-
     /** Before connect/accept, which move the QP to RTS with it. */
     private void setAckTimeout() {
         if (options.ackTimeout() != ConnectionOptions.DEVICE_DEFAULT) {
@@ -331,7 +321,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
     }
 
     private void established() {
-        recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, null);
+        recorder.connectOutcome(role == Role.SERVER, RdmaRecorder.Outcome.SUCCESS, (Throwable) null);
         recorder.activeConnections(1);
         queue.start(peer.credits(), peer.largeMessages());
         api = new Connection(this, new Established(queue, id.localAddress(), remote, peer.applicationData(),
@@ -373,7 +363,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             recorder.activeConnections(-1);
         } else {
             recorder.connectOutcome(role == Role.SERVER, cause == null ? RdmaRecorder.Outcome.CANCELLED
-                    : RdmaRecorder.Outcome.FAILURE, cause == null ? null : cause.getClass().getSimpleName());
+                    : RdmaRecorder.Outcome.FAILURE, cause);
         }
         MonoSink<RdmaConnection> s = connectSink;
         connectSink = null;

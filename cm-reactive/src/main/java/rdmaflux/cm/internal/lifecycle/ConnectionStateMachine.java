@@ -96,6 +96,29 @@ public final class ConnectionStateMachine {
         boolean changed() {
             return effect != Effect.NONE;
         }
+
+        /**
+         * The step this transition completed successfully, for its duration: a setup step that led to the
+         * next one, or a disconnect that ended in {@link Closed}. {@code null} for a failure, a cancel (a
+         * setup step that ended in {@link Closed}), an established connection (which never completes as a
+         * step) and no change.
+         *
+         * @return the step completed, or {@code null}
+         */
+        Step completedStep() {
+            if (!changed() || to instanceof Failed) {
+                return null;
+            }
+            Step step = from.step();
+            if (step == null || step == Step.TRANSFER) {
+                return null;
+            }
+            if (to instanceof Closed) {
+                // Closed after a disconnect is that step's successful end; closed during setup is a cancel.
+                return from instanceof Disconnecting ? Step.DISCONNECT : null;
+            }
+            return step;
+        }
     }
 
     private final Role role;

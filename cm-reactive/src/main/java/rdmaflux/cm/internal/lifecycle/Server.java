@@ -61,6 +61,8 @@ public final class Server implements RdmaServer {
     private CmId listener;
     private InetSocketAddress address;
     private boolean stopped;
+    /** The Reactor context of the bind's subscriber, handed to the recorder for each accept; set once at bind. */
+    private reactor.util.context.ContextView context = reactor.util.context.Context.empty();
     /** The shared receive pool's options, or null. */
     private final SharedReceivePool poolSpec;
     /** The shared receive pool on each device, made on its first connection; CM loop only. */
@@ -88,6 +90,7 @@ public final class Server implements RdmaServer {
             Server s;
             try {
                 s = new Server(options, serverOptions, filter, (Loops) options.loops());
+                s.context = sink.contextView();
                 s.loops.track(s);
             } catch (RuntimeException e) {
                 sink.error(e);
@@ -139,7 +142,8 @@ public final class Server implements RdmaServer {
             // Refused before the filter or any allocation: nothing of the request outlives this.
             RdmaCmException.ProtocolViolation v = PeerHello.notAHello(Step.ACCEPT);
             CmLog.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + v.getMessage());
-            options.recorder().connectOutcome(true, RdmaRecorder.Outcome.FAILURE, v.getClass().getSimpleName());
+            options.recorder().attempt(true, id.peerAddress(), context)
+                    .connectOutcome(true, RdmaRecorder.Outcome.FAILURE, v);
             reject(id, new byte[0]);
             return;
         }
@@ -192,7 +196,7 @@ public final class Server implements RdmaServer {
         }
         try {
             Mono<Void> freed = ConnectionLifecycle.accept(request, hello, options, loops, cm,
-                    new EstablishedSink(slot), poolSpec == null ? null : this::pool);
+                    new EstablishedSink(slot), poolSpec == null ? null : this::pool, context);
             // A request that ends without reaching the subscriber keeps its place until everything
             // allocated for it is freed, so the queue bounds memory, not just requests.
             freed.subscribe(null, err -> slot.release(), slot::release);

@@ -858,4 +858,41 @@ class ConnectionStateMachineTest {
         assertEquals(List.of(new Transition(l.state, f)), transitions);
         StepVerifier.create(sm.states()).expectNext(f).expectComplete().verify(VERIFY);
     }
+
+    // ---------------------------------------------------------------- the step a transition completed (its timer)
+
+    /** Every setup step and both ends of a disconnect report their duration; what is left is never a step. */
+    @Test
+    void everySuccessfulStepIsReportedOnceIncludingTheDisconnect() {
+        Sm client = machine(Role.CLIENT);
+        client.start();
+        client.onEvent(CmEventType.ADDR_RESOLVED, 0, NONE);
+        client.onEvent(CmEventType.ROUTE_RESOLVED, 0, NONE);
+        client.onEvent(CmEventType.ESTABLISHED, 0, NONE);
+        client.close();
+        client.onEvent(CmEventType.DISCONNECTED, 0, NONE);
+        assertEquals(java.util.Arrays.asList(null, Step.ADDRESS, Step.ROUTE, Step.CONNECT, null, Step.DISCONNECT),
+                client.returned.stream().map(ConnectionStateMachine.Transition::completedStep).toList(),
+                "IDLE and ESTABLISHED are not steps that complete");
+
+        Sm server = machine(Role.SERVER);
+        server.start();
+        server.onEvent(CmEventType.ESTABLISHED, 0, NONE);
+        server.onEvent(CmEventType.DISCONNECTED, 0, NONE); // the peer's disconnect
+        server.teardownComplete();
+        assertEquals(java.util.Arrays.asList(null, Step.ACCEPT, null, Step.DISCONNECT),
+                server.returned.stream().map(ConnectionStateMachine.Transition::completedStep).toList());
+    }
+
+    /** A failed, timed-out or cancelled step has no duration to report, and an input that changed nothing neither. */
+    @ParameterizedTest
+    @EnumSource(Live.class)
+    void failuresCancelsAndNoChangeCompleteNoStep(Live l) {
+        Sm failed = at(l);
+        assertNull(failed.machine.fail(new IllegalStateException("boom")).completedStep());
+        assertNull(failed.machine.fail(new IllegalStateException("again")).completedStep(), "no change");
+        if (l.state.step() != null && l.state.step() != Step.TRANSFER && !(l.state instanceof Disconnecting)) {
+            assertNull(at(l).machine.close().completedStep(), "closed during setup: a cancel");
+        }
+    }
 }
