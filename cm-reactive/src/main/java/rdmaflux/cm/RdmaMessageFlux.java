@@ -3,6 +3,7 @@ package rdmaflux.cm;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Function;
 
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
@@ -14,9 +15,9 @@ import reactor.core.publisher.Mono;
  * <ul>
  *   <li>subscribed as it is, each {@link RdmaMessage} is the subscriber's to {@link RdmaMessage#release()}:
  *       zero-copy, and with {@link ConnectionOptions#recycledMessages()} no allocation per message;
- *   <li>through {@link #autoRelease()} and the operators built on it ({@link #asByteArray()},
- *       {@link #asString()}, {@link #aggregate()}), rdmaflux releases each message once the subscriber's
- *       {@code onNext} returned, unless the subscriber {@linkplain RdmaMessage#retain() retained} it.
+ *   <li>through {@link #autoRelease()}, rdmaflux releases each message once the subscriber's {@code onNext}
+ *       returned, unless the subscriber {@linkplain RdmaMessage#retain() retained} it; {@link #asByteArray()},
+ *       {@link #asString()} and {@link #aggregate()} copy each payload and release its message at once.
  * </ul>
  * Either way a message that never reaches the subscriber (still queued when it cancels) is released for it.
  *
@@ -55,7 +56,7 @@ public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMess
 
     /** {@return each payload as a copy; every message released at once} */
     public final Flux<byte[]> asByteArray() {
-        return autoRelease().map(RdmaMessage::toByteArray);
+        return copied(RdmaMessage::toByteArray);
     }
 
     /** {@return each payload decoded as UTF-8; every message released at once} */
@@ -70,7 +71,21 @@ public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMess
      * @return each payload decoded; every message released at once
      */
     public final Flux<String> asString(Charset charset) {
-        return autoRelease().map(m -> charset.decode(m.asByteBuffer()).toString());
+        return copied(m -> charset.decode(m.asByteBuffer()).toString());
+    }
+
+    /**
+     * Each message turned into a copy, then released. The message never leaves {@code copy}, so it needs no
+     * object of its own delivery, as {@link #autoRelease()} gives: no allocation beyond the copy.
+     */
+    private <T> Flux<T> copied(Function<RdmaMessage, T> copy) {
+        return map(m -> {
+            try {
+                return copy.apply(m);
+            } finally {
+                m.release();
+            }
+        });
     }
 
     /**
@@ -80,9 +95,8 @@ public abstract class RdmaMessageFlux extends FluxOperator<RdmaMessage, RdmaMess
      * @return the payloads, joined, when the peer closed in order; the connection's failure otherwise
      */
     public final Mono<byte[]> aggregate() {
-        return autoRelease().collect(ByteArrayOutputStream::new, (out, m) -> {
-            byte[] payload = m.toByteArray();
-            out.write(payload, 0, payload.length);
-        }).map(ByteArrayOutputStream::toByteArray);
+        return asByteArray()
+                .collect(ByteArrayOutputStream::new, (out, payload) -> out.write(payload, 0, payload.length))
+                .map(ByteArrayOutputStream::toByteArray);
     }
 }
