@@ -178,6 +178,8 @@ class MessageReleaseIT {
                     kept.add(m.retain());
                 } else if (text.equals("keep")) {
                     kept.add(m);
+                } else if (text.equals("next")) {
+                    kept.add(m.retain());
                 }
             });
             try {
@@ -188,6 +190,12 @@ class MessageReleaseIT {
                 c.send(ascii("keep")).block(T);
                 RdmaMessage stale = kept.poll(T.toSeconds(), TimeUnit.SECONDS);
                 assertNotNull(stale, "no echo");
+                // The release follows the onNext that queued the message, on the receiving thread: the next
+                // onNext on that thread is what proves it happened.
+                c.send(ascii("next")).block(T);
+                RdmaMessage next = kept.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(next, "no echo");
+                next.release();
                 IllegalStateException e = assertThrows(IllegalStateException.class, stale::data);
                 assertEquals("message used after release()", e.getMessage());
 
