@@ -262,7 +262,10 @@ public final class ConnectionOptions extends QueuePairOptions {
      * <p>{@code false} buys a safety net for 24 bytes per message (on a 64-bit JVM with compressed
      * references): each message is an object of its own, so a reference kept past {@code release()} keeps
      * failing after its buffer took a newer message, and a late second release is ignored. Turn recycling
-     * off while hunting a use after release, as one turns on Netty's paranoid leak detection.
+     * off while hunting a use after release; {@link RdmaLeakDetection.Level#PARANOID} (for tests) does the same
+     * for every message, and reports the messages never released. Recycling stays the default because the
+     * safety net is there where it is cheap: in test suites run at that level, and for the messages that the
+     * default sampled leak detection tracks.
      *
      * <p>Applies to the messages of receive buffers (a connection's own, or a shared pool's); a large
      * message (docs/protocol.md) is an object of its own either way.

@@ -6,6 +6,9 @@ import java.lang.invoke.MethodType;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
+import java.util.function.Consumer;
+
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -25,6 +28,7 @@ final class Implementation {
     private static final MethodHandle BIND_DATAGRAM;
     private static final MethodHandle JOIN;
     private static final MethodHandle SENDER;
+    private static final MethodHandle ON_LEAK;
 
     static {
         try {
@@ -40,6 +44,7 @@ final class Implementation {
                     MethodType.methodType(Mono.class, InetAddress.class, MulticastOptions.class));
             SENDER = lookup.findStatic(entry, "sender",
                     MethodType.methodType(Mono.class, InetAddress.class, MulticastOptions.class));
+            ON_LEAK = lookup.findStatic(entry, "onLeak", MethodType.methodType(Disposable.class, Consumer.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -89,6 +94,14 @@ final class Implementation {
     static Mono<MulticastSender> sender(InetAddress group, MulticastOptions options) {
         try {
             return (Mono<MulticastSender>) (Mono<?>) SENDER.invokeExact(group, options);
+        } catch (Throwable t) {
+            throw LoopsImplementation.unchecked(t);
+        }
+    }
+
+    static Disposable onLeak(Consumer<? super RdmaLeak> listener) {
+        try {
+            return (Disposable) ON_LEAK.invokeExact((Consumer<?>) listener);
         } catch (Throwable t) {
             throw LoopsImplementation.unchecked(t);
         }

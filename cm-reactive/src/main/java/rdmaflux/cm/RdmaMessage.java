@@ -16,6 +16,10 @@ import java.nio.ByteBuffer;
  * {@link IllegalStateException}; after, the object is the newer message. With
  * {@code recycledMessages(false)} each message is an object of its own, and any access after release
  * throws for good.
+ *
+ * <p>A message that becomes unreachable without {@code release()} is a leak: {@link RdmaLeakDetection}
+ * (sampled by default) reports where it was received and last touched, and releases it. A message it
+ * tracks is an object of its own whatever {@code recycledMessages} says.
  */
 public interface RdmaMessage {
     /** {@return the payload, valid until {@link #release()}} */

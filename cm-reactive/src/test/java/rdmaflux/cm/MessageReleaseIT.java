@@ -218,6 +218,62 @@ class MessageReleaseIT {
         }
     }
 
+    /**
+     * A leak put back: a subscriber that reads each message and drops it without {@code release()}. The
+     * connection's receive buffers run out, so its peer cannot send; the leak detector reports every dropped
+     * message with the connection and the subscriber's touch, and releases it, so the connection works again.
+     */
+    @Test
+    void droppedMessagesAreReportedWhereTheyWereTouchedAndTheirBuffersComeBack() throws InterruptedException {
+        RdmaLeakDetection.Level level = RdmaLeakDetection.level();
+        RdmaLeakDetection.level(RdmaLeakDetection.Level.PARANOID);
+        int n = OPTIONS.receiveBuffers();
+        Queue<RdmaLeak> leaks = new ConcurrentLinkedQueue<>();
+        try (EchoServer echo = new EchoServer(OPTIONS)) {
+            RdmaConnection c = RdmaConnection.connect(echo.address(), OPTIONS).block(T);
+            String connection = c.localAddress() + " -> " + c.remoteAddress();
+            Disposable listening = RdmaLeakDetection.onLeak(l -> {
+                if (l.connection().equals(connection)) {
+                    leaks.add(l);
+                }
+            });
+            BlockingQueue<String> texts = new LinkedBlockingQueue<>();
+            AtomicInteger dropping = new AtomicInteger(n);
+            Disposable receiving = c.receive().subscribe(m -> {
+                texts.add(new String(m.toByteArray(), StandardCharsets.US_ASCII));
+                if (dropping.getAndDecrement() <= 0) {
+                    m.release();
+                }
+            });
+            try {
+                LeakCheck.expect(n);
+                for (int i = 0; i < n; i++) {
+                    c.send(ascii("d" + i)).block(T);
+                    assertEquals("d" + i, texts.poll(T.toSeconds(), TimeUnit.SECONDS), "no echo");
+                }
+                // Every buffer is held by a dropped message: what is sent now waits for a credit.
+                c.send(ascii("after")).subscribe();
+                await().atMost(T).until(() -> {
+                    System.gc();
+                    return leaks.size() >= n;
+                });
+                assertEquals("after", texts.poll(T.toSeconds(), TimeUnit.SECONDS),
+                        "the detector's release did not give the buffers back");
+                assertEquals(n, leaks.size(), "each dropped message is reported once: " + leaks);
+                for (RdmaLeak leak : leaks) {
+                    assertEquals(2, leak.length());
+                    assertTrue(leak.touches().getFirst().contains(
+                            "droppedMessagesAreReportedWhereTheyWereTouchedAndTheirBuffersComeBack"), leak.toString());
+                }
+            } finally {
+                listening.dispose();
+                receiving.dispose();
+                c.disposeNow(T);
+                RdmaLeakDetection.level(level);
+            }
+        }
+    }
+
     /** How a subscriber of {@code receive()} stops while messages are queued for it. */
     enum Ending {
         /** The subscriber cancels. */

@@ -53,7 +53,9 @@ final class PeerProcess implements AutoCloseable {
     static PeerProcess start(String mode, String... jvmOptions) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new java.util.ArrayList<>(List.of(java, "-ea", "--enable-native-access=ALL-UNNAMED",
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"));
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
+                // The peer tracks its messages as this JVM does; its reports go to its output.
+                "-D" + RdmaLeakDetection.LEVEL_PROPERTY + "=" + RdmaLeakDetection.level().name().toLowerCase()));
         cmd.addAll(List.of(jvmOptions));
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerMain.class.getName(), mode));
         Process p;

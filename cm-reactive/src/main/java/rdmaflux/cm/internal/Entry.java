@@ -3,6 +3,9 @@ package rdmaflux.cm.internal;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
+import java.util.function.Consumer;
+
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import rdmaflux.cm.AcceptFilter;
@@ -13,12 +16,14 @@ import rdmaflux.cm.MulticastOptions;
 import rdmaflux.cm.MulticastSender;
 import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaDatagramEndpoint;
+import rdmaflux.cm.RdmaLeak;
 import rdmaflux.cm.RdmaLoops;
 import rdmaflux.cm.RdmaServer;
 import rdmaflux.cm.ServerOptions;
 import rdmaflux.cm.internal.datagram.DatagramEndpoint;
 import rdmaflux.cm.internal.datagram.GroupSender;
 import rdmaflux.cm.internal.datagram.SharedGroup;
+import rdmaflux.cm.internal.leak.LeakTracker;
 import rdmaflux.cm.internal.lifecycle.ConnectionLifecycle;
 import rdmaflux.cm.internal.lifecycle.Server;
 import rdmaflux.cm.internal.loop.Loops;
@@ -124,5 +129,15 @@ public final class Entry {
                     + loops.getClass().getName());
         }
         return l.defaultScheduler();
+    }
+
+    /**
+     * {@code RdmaLeakDetection.onLeak}.
+     *
+     * @param listener what to call with each leak
+     * @return what ends the calls
+     */
+    public static Disposable onLeak(Consumer<? super RdmaLeak> listener) {
+        return LeakTracker.onLeak(listener);
     }
 }

@@ -9,6 +9,8 @@ import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
 import java.util.function.Supplier;
 
+import rdmaflux.cm.RdmaLeakDetection;
+
 /**
  * The rows of {@code --only stream} (issue #11): the reactive API's SEND stream against the verbs layer's,
  * and the heap each reactive API allocates per message ({@link RSocketRows} has {@code --only rsocket}'s).
@@ -42,6 +44,8 @@ final class StreamRows {
     static final String ALLOC_RECEIVE_LOOP = ALLOC_RECEIVE + ", signals on the completion loop";
     /** Metric of the allocation row of {@code receive()} and {@code release()} on the loop, messages not recycled. */
     static final String ALLOC_RECEIVE_CHECKED = ALLOC_RECEIVE + ", recycledMessages(false) on the completion loop";
+    /** Metric of the allocation row of {@code receive()} and {@code release()} with the default leak detection. */
+    static final String ALLOC_RECEIVE_SAMPLED = ALLOC_RECEIVE + ", leak detection sampled (the default)";
     /** Metric of the allocation row of {@code send(Publisher)}. */
     static final String ALLOC_PUBLISHER = ALLOC + "send(Publisher)";
     /** Heap bytes per message {@code send(Publisher)} may allocate (issue #11). */
@@ -296,6 +300,18 @@ final class StreamRows {
      * client's loops, scheduler and driving thread for the send APIs.
      */
     private List<Row> allocationRows(ReactiveStream pair) {
+        // The zero-allocation path tracks no message: each one the leak detector samples is an object of its
+        // own with the stacks of its accesses. What sampling costs is a row of its own.
+        RdmaLeakDetection.Level level = RdmaLeakDetection.level();
+        RdmaLeakDetection.level(RdmaLeakDetection.Level.OFF);
+        try {
+            return allocationRows(pair, level);
+        } finally {
+            RdmaLeakDetection.level(level);
+        }
+    }
+
+    private List<Row> allocationRows(ReactiveStream pair, RdmaLeakDetection.Level level) {
         int n = quick ? 2000 : 20000;
         int window = rdmaflux.cm.ConnectionOptions.defaults().sendBuffers();
         List<Double> receive = new ArrayList<>();
@@ -322,6 +338,20 @@ final class StreamRows {
             failed = true;
             error = "failed: " + e.getMessage();
         }
+        List<Double> sampled = new ArrayList<>();
+        String sampledError = null;
+        RdmaLeakDetection.level(RdmaLeakDetection.Level.SAMPLED);
+        try {
+            for (int r = 0; r < repeat; r++) {
+                sampled.add(ReactiveStream.Run.steady(pair.stream(2, n / 2), n / 2, pair.stream(2, n), n)
+                        .serverAlloc());
+            }
+        } catch (RuntimeException e) {
+            failed = true;
+            sampledError = "failed: " + e.getMessage();
+        } finally {
+            RdmaLeakDetection.level(RdmaLeakDetection.Level.OFF);
+        }
         // The same streams to a server whose receive() has no scheduler hop: what the data path itself
         // allocates; then without recycling, each delivery a view of its own.
         List<Double> onLoop = new ArrayList<>();
@@ -338,7 +368,12 @@ final class StreamRows {
         rows.add(allocRow(ALLOC_RECEIVE, Row.Target.ZERO, receive, runs + "; the server's threads (its completion "
                 + "loop, CM loop and signal thread: receive's signals and release's repost and credits) during the "
                 + "send(Publisher) streams; default options: receive() hops to the loops' signal thread and emits "
-                + "recycled messages" + range(receive) + err));
+                + "recycled messages; leak detection off (the bench JVM's level otherwise: " + level + ")"
+                + range(receive) + err));
+        rows.add(allocRow(ALLOC_RECEIVE_SAMPLED, Row.Target.NONE, sampled, runs + "; as the row above, with "
+                + "RdmaLeakDetection at SAMPLED: one message in " + RdmaLeakDetection.samplingInterval() + " on "
+                + "average is tracked, an object of its own with the stack of its delivery and of each access"
+                + range(sampled) + (sampledError != null ? "; " + sampledError : "")));
         rows.add(allocRow(ALLOC_RECEIVE_LOOP, Row.Target.ZERO, onLoop, runs + "; as the row above, to a server "
                 + "with Schedulers.immediate(): receive()'s messages and release() on its completion loop"
                 + range(onLoop) + ownCount(onLoopOwn, n) + (loopError != null ? "; " + loopError : "")));
