@@ -23,7 +23,8 @@ import rdmaflux.cm.RdmaLeakDetection;
  *
  * <p>Threads: {@link #sample} and {@link #track} on the thread that delivers (a completion loop, or the
  * holder of a connection's lock); a {@link Tracker} is touched and closed on any thread; leaks are handled
- * on the detector's daemon thread, or on the thread of {@link #collect}. A tracker is handled once:
+ * on the detector's daemon thread (which runs only while messages are tracked), or on the thread of
+ * {@link #collect}. A tracker is handled once:
  * {@link Tracker#closed} decides between its release and its report.
  */
 public final class LeakTracker {
@@ -39,11 +40,10 @@ public final class LeakTracker {
     /** Frames kept per stack in a report; the rest are counted. */
     private static final int MAX_FRAMES = 48;
 
-    static {
-        Thread t = new Thread(LeakTracker::run, "rdmaflux-leak-detector");
-        t.setDaemon(true);
-        t.start();
-    }
+    /** How long the detector's thread waits with nothing tracked before it ends. */
+    private static final long IDLE_MILLIS = 1000;
+    /** Whether the detector's thread runs: it runs only while messages are tracked, so none outlives them. */
+    private static final AtomicBoolean RUNNING = new AtomicBoolean();
 
     private LeakTracker() {
     }
@@ -67,6 +67,11 @@ public final class LeakTracker {
     public static Tracker track(Object message, Runnable release, String connection, int length) {
         Tracker t = new Tracker(message, release, connection, length);
         LIVE.add(t);
+        if (!RUNNING.get() && RUNNING.compareAndSet(false, true)) {
+            Thread detector = new Thread(LeakTracker::run, "rdmaflux-leak-detector");
+            detector.setDaemon(true);
+            detector.start();
+        }
         return t;
     }
 
@@ -109,16 +114,28 @@ public final class LeakTracker {
         return () -> LISTENERS.remove(listener);
     }
 
+    /**
+     * The detector's thread: handles the trackers the collector enqueued, and ends once nothing is tracked
+     * for {@link #IDLE_MILLIS}. A message tracked meanwhile either sees {@link #RUNNING} still set (this
+     * thread then finds it in {@link #LIVE} and goes on) or starts the next thread.
+     */
     private static void run() {
         while (true) {
             try {
-                if (QUEUE.remove() instanceof Tracker t) {
+                if (QUEUE.remove(IDLE_MILLIS) instanceof Tracker t) {
                     t.leaked();
+                    continue;
                 }
             } catch (InterruptedException e) {
-                // A daemon nobody interrupts on purpose: keep serving.
+                // Nobody interrupts it on purpose: it ends by itself once idle.
             } catch (RuntimeException | Error e) {
                 LOG.log(System.Logger.Level.ERROR, "rdmaflux leak detector: handling a leak failed", e);
+            }
+            if (LIVE.isEmpty()) {
+                RUNNING.set(false);
+                if (LIVE.isEmpty() || !RUNNING.compareAndSet(false, true)) {
+                    return;
+                }
             }
         }
     }

@@ -1,10 +1,12 @@
 package rdmaflux.cm.internal.rc;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -116,6 +118,20 @@ class TrackedMessageTest {
         }
         // 100 expected; the bounds are 6 standard deviations away.
         assertTrue(tracked >= 40 && tracked <= 160, tracked + " of " + deliveries + " tracked");
+    }
+
+    @Test
+    void theDetectorsThreadEndsOnceNothingIsTracked() {
+        ReceivedMessagesTest.Message delivery = new ReceivedMessagesTest.Message("t");
+        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION, 1);
+        assertTrue(detectorRuns(), "a tracked message starts the detector's thread");
+        m.release();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !detectorRuns());
+    }
+
+    private static boolean detectorRuns() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .anyMatch(t -> t.isAlive() && t.getName().equals("rdmaflux-leak-detector"));
     }
 
     private static void dropAfterTouching(ReceivedMessagesTest.Message delivery, int touches) {
