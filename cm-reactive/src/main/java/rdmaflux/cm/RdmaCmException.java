@@ -139,7 +139,10 @@ public class RdmaCmException extends RdmaException {
         }
     }
 
-    /** REJECTED: no listener on the port, or the server's accept filter said no. */
+    /**
+     * REJECTED: no listener on the port, the server's accept filter said no, its accept queue was full, or
+     * it speaks another protocol ({@link #isProtocolMismatch()}).
+     */
     public static final class Rejected extends RdmaCmException {
         private static final long serialVersionUID = 1L;
         /** IB CM reject reason: the server application rejected the request. */
@@ -156,11 +159,21 @@ public class RdmaCmException extends RdmaException {
         /** The private data the server sent with the rejection. */
         private final byte[] privateData;
 
+        /** {@link ServerOptions#HELLO_REFUSED} as the server sends it. */
+        private static final byte[] HELLO_REFUSED =
+                ServerOptions.HELLO_REFUSED.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        /** The most of the server's explanation quoted: the CM carries 148 bytes in a rejection. */
+        private static final int MAX_EXPLANATION = 140;
+
         Rejected(Step step, int reason, byte[] privateData) {
             super(step, CmEventType.REJECTED, reason, "connection rejected (reason " + reason
                     + (reason == INVALID_SERVICE_ID ? ": no listener on that port"
                     : reason == CONSUMER_REJECT ? (queueFull(reason, privateData)
-                    ? ": the server's accept queue is full" : ": rejected by the server") : "") + ")");
+                    ? ": the server's accept queue is full"
+                    : startsWith(reason, privateData, HELLO_REFUSED)
+                    ? ": the server speaks the rdmaflux protocol and refused this request's private data as a hello: "
+                            + explanation(privateData)
+                    : ": rejected by the server") : "") + ")");
             this.privateData = privateData == null ? new byte[0] : privateData.clone();
         }
 
@@ -182,10 +195,33 @@ public class RdmaCmException extends RdmaException {
             return queueFull(reason(), privateData);
         }
 
+        /**
+         * {@return whether an rdmaflux server refused the request because it carried no hello the server
+         * speaks: a {@link #CONSUMER_REJECT} whose private data starts with {@link ServerOptions#HELLO_REFUSED}}
+         * This side uses {@link ConnectionOptions.Protocol#RAW} against a server with the default
+         * {@link ConnectionOptions.Protocol#CREDITS}, or is an rdmaflux of a hello version the server does
+         * not know; the message quotes the server's explanation. Connecting again the same way fails again.
+         */
+        public boolean isProtocolMismatch() {
+            return startsWith(reason(), privateData, HELLO_REFUSED);
+        }
+
         private static boolean queueFull(int reason, byte[] data) {
-            byte[] full = QUEUE_FULL;
-            return reason == CONSUMER_REJECT && data != null && data.length >= full.length
-                    && java.util.Arrays.equals(data, 0, full.length, full, 0, full.length);
+            return startsWith(reason, data, QUEUE_FULL);
+        }
+
+        private static boolean startsWith(int reason, byte[] data, byte[] marker) {
+            return reason == CONSUMER_REJECT && data != null && data.length >= marker.length
+                    && java.util.Arrays.equals(data, 0, marker.length, marker, 0, marker.length);
+        }
+
+        /** The server's text after the marker, up to the CM's zero padding: printable ASCII only, as it is the peer's. */
+        private static String explanation(byte[] data) {
+            StringBuilder text = new StringBuilder();
+            for (int i = HELLO_REFUSED.length; i < data.length && data[i] != 0 && text.length() < MAX_EXPLANATION; i++) {
+                text.append(data[i] >= 0x20 && data[i] < 0x7F ? (char) data[i] : '?');
+            }
+            return text.toString().strip();
         }
     }
 

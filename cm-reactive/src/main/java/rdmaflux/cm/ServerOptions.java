@@ -38,6 +38,15 @@ public final class ServerOptions {
      */
     public static final String ACCEPT_QUEUE_FULL = "RFX1FULL";
 
+    /**
+     * The start of the private data of a rejection of a request that carried no hello this server speaks
+     * (a client with {@link ConnectionOptions.Protocol#RAW}, a plain verbs client, an rdmaflux of another
+     * hello version): ASCII {@code "RFX1HELO"}, then a line of ASCII text saying what to do
+     * ({@link RdmaCmException.Rejected#isProtocolMismatch()}). Only a server with the default
+     * {@link ConnectionOptions.Protocol#CREDITS} sends it.
+     */
+    public static final String HELLO_REFUSED = "RFX1HELO";
+
     private static final ServerOptions DEFAULTS = new Builder().build();
 
     private final int acceptQueue;

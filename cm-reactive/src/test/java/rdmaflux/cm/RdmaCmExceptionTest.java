@@ -160,6 +160,27 @@ class RdmaCmExceptionTest {
     }
 
     @Test
+    void aRefusedHelloIsAProtocolMismatchQuotingTheServersPrintableText() {
+        byte[] sent = "RFX1HELO no rdmaflux hello: connect with ConnectionOptions.Protocol.CREDITS\u0007"
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] padded = java.util.Arrays.copyOf(sent, 148);
+        RdmaCmException.Rejected r = (RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT,
+                CmEventType.REJECTED, RdmaCmException.Rejected.CONSUMER_REJECT, padded);
+        assertTrue(r.isProtocolMismatch());
+        assertFalse(r.isAcceptQueueFull());
+        assertFalse(r.isRetryable(), "the same connect would be refused again");
+        // Quoted up to the CM's zero padding, with the control character the peer sent made harmless.
+        assertTrue(r.getMessage().endsWith("refused this request's private data as a hello: no rdmaflux hello: "
+                + "connect with ConnectionOptions.Protocol.CREDITS?)"), r.getMessage());
+        // Another reason, or a queue-full rejection, is not that.
+        assertFalse(((RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.INVALID_SERVICE_ID, padded)).isProtocolMismatch());
+        assertFalse(((RdmaCmException.Rejected) RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
+                RdmaCmException.Rejected.CONSUMER_REJECT, "RFX1FULL".getBytes(java.nio.charset.StandardCharsets
+                        .US_ASCII))).isProtocolMismatch());
+    }
+
+    @Test
     void rejectedWithoutListenerSaysSo() {
         RdmaCmException.Rejected r = assertInstanceOf(RdmaCmException.Rejected.class, RdmaCmException.of(
                 Step.CONNECT, CmEventType.REJECTED, RdmaCmException.Rejected.INVALID_SERVICE_ID, null));

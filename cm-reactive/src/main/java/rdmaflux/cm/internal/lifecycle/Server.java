@@ -140,11 +140,12 @@ public final class Server implements RdmaServer {
         Wire.Hello hello = Wire.parse(raw);
         if (hello == null && options.protocol() == ConnectionOptions.Protocol.CREDITS) {
             // Refused before the filter or any allocation: nothing of the request outlives this.
-            RdmaCmException.ProtocolViolation v = PeerHello.notAHello(Step.ACCEPT);
+            RdmaCmException.ProtocolViolation v = PeerHello.notAHello(Step.ACCEPT, raw);
             CmLog.LOG.log(System.Logger.Level.WARNING, "rejecting " + id.peerAddress() + ": " + v.getMessage());
             options.recorder().attempt(true, id.peerAddress(), context)
                     .connectOutcome(true, RdmaRecorder.Outcome.FAILURE, v);
-            reject(id, new byte[0]);
+            // Says why, so the client fails with a Rejected that names the fix instead of a bare refusal.
+            reject(id, PeerHello.refusal(raw));
             return;
         }
         queued.incrementAndGet();

@@ -21,7 +21,8 @@ import java.util.Arrays;
  */
 public final class Wire {
     public static final int MAGIC = 0x52465831; // "RFX1"
-    static final int VERSION = 2;
+    /** The newest hello version this side speaks; it understands every one from 1 on. */
+    public static final int VERSION = 2;
     /** The first version with large messages. */
     static final int LARGE_MESSAGES = 2;
     public static final int HEADER = 12;
@@ -93,5 +94,20 @@ public final class Wire {
             return null;
         }
         return new Hello(version, credits, size, Arrays.copyOfRange(privateData, HEADER, HEADER + appLength));
+    }
+
+    /**
+     * The version a peer's private data claims, whether or not the rest is a valid hello: what tells a peer
+     * that is not rdmaflux from an rdmaflux peer of another version. Never throws.
+     *
+     * @param privateData the private data of a connect request or reply (null counts as none)
+     * @return the version byte, or -1 when the data does not start with the magic
+     */
+    public static int claimedVersion(byte[] privateData) {
+        if (privateData == null || privateData.length < 5) {
+            return -1;
+        }
+        ByteBuffer b = ByteBuffer.wrap(privateData).order(ByteOrder.BIG_ENDIAN);
+        return b.getInt() == MAGIC ? Byte.toUnsignedInt(b.get()) : -1;
     }
 }

@@ -74,6 +74,18 @@ class WireTest {
     }
 
     @Test
+    void theClaimedVersionTellsAnotherRdmafluxFromAForeignPeer() {
+        byte[] future = Wire.hello(8, 4096, new byte[0]);
+        future[4] = 9;
+        assertNull(Wire.parse(future));
+        assertEquals(9, Wire.claimedVersion(future));
+        assertEquals(Wire.VERSION, Wire.claimedVersion(Wire.hello(8, 4096, new byte[0])));
+        assertEquals(-1, Wire.claimedVersion(new byte[Wire.MAX_CONNECT_PRIVATE_DATA]));
+        assertEquals(-1, Wire.claimedVersion(Arrays.copyOf(future, 4)));
+        assertEquals(-1, Wire.claimedVersion(null));
+    }
+
+    @Test
     void zeroPaddedPrivateDataOfAForeignPeerIsNotOurs() {
         // What an rping client's connect request carries on RoCE: no data, padded to 56 bytes by the CM.
         assertNull(Wire.parse(new byte[Wire.MAX_CONNECT_PRIVATE_DATA]));
