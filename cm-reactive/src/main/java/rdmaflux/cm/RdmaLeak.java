@@ -19,6 +19,8 @@ public record RdmaLeak(String connection, int length, String received, List<Stri
     public static final int MAX_TOUCHES = 5;
 
     /**
+     * Checks the parts and copies the touches.
+     *
      * @throws NullPointerException when a part is null
      */
     public RdmaLeak {

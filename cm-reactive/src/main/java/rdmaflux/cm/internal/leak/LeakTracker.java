@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -25,7 +26,7 @@ import rdmaflux.cm.RdmaLeakDetection;
  * holder of a connection's lock); a {@link Tracker} is touched and closed on any thread; leaks are handled
  * on the detector's daemon thread (which runs only while messages are tracked), or on the thread of
  * {@link #collect}. A tracker is handled once:
- * {@link Tracker#closed} decides between its release and its report.
+ * {@link Tracker#state} decides between its release and its report.
  */
 public final class LeakTracker {
     private static final System.Logger LOG = System.getLogger("rdmaflux.leak");
@@ -33,7 +34,7 @@ public final class LeakTracker {
     /** The trackers of messages not yet released: what keeps each reference reachable until it is handled. */
     private static final Set<Tracker> LIVE = ConcurrentHashMap.newKeySet();
     private static final List<Consumer<? super RdmaLeak>> LISTENERS = new CopyOnWriteArrayList<>();
-    private static final AtomicLong REPORTED = new AtomicLong();
+    private static final AtomicLong REPORTS = new AtomicLong();
     /** Frames of the detector's own classes, left out of the stacks it reports. */
     private static final String OWN_PREFIX = "rdmaflux.cm.internal.leak.";
     private static final String WRAPPER = "rdmaflux.cm.internal.rc.TrackedMessage";
@@ -82,11 +83,17 @@ public final class LeakTracker {
      * @return how many leaks this call reported
      */
     public static int collect() {
+        List<Tracker> tracked = new ArrayList<>(LIVE);
         System.gc();
         int found = 0;
-        for (Tracker t : LIVE) {
-            // A phantom reference is cleared by the collection that finds its referent unreachable.
-            if (t.refersTo(null) && t.leaked()) {
+        for (Tracker t : tracked) {
+            // A phantom reference is cleared by the collection that finds its referent unreachable (and by
+            // the release, which is no leak). The detector's thread may be handling it already: wait for it.
+            if (t.refersTo(null) && t.state.get() != Tracker.RELEASED) {
+                t.leaked();
+                while (t.state.get() != Tracker.REPORTED) {
+                    Thread.onSpinWait();
+                }
                 found++;
             }
         }
@@ -95,7 +102,7 @@ public final class LeakTracker {
 
     /** {@return how many leaks were reported since the start} */
     public static long reported() {
-        return REPORTED.get();
+        return REPORTS.get();
     }
 
     /** {@return how many tracked messages are not released yet (reachable or not)} */
@@ -168,7 +175,7 @@ public final class LeakTracker {
     /**
      * One tracked message: where it was delivered and touched, and whether it was released.
      *
-     * <p>Threads: any; the touches are guarded by the tracker's monitor, {@link #closed} is the hand-over.
+     * <p>Threads: any; the touches are guarded by the tracker's monitor, {@link #state} is the hand-over.
      */
     public static final class Tracker extends PhantomReference<Object> {
         private final Runnable release;
@@ -178,7 +185,12 @@ public final class LeakTracker {
         /** The first access, then the latest ones in a ring; guarded by this. */
         private final Site[] touches = new Site[RdmaLeak.MAX_TOUCHES];
         private int touchCount;
-        private final AtomicBoolean closed = new AtomicBoolean();
+        static final int TRACKED = 0;
+        static final int RELEASED = 1;
+        static final int LEAKING = 2;
+        static final int REPORTED = 3;
+        /** {@link #TRACKED}, then released by the application or leaking and then reported; decided once. */
+        final AtomicInteger state = new AtomicInteger();
 
         private Tracker(Object message, Runnable release, String connection, int length) {
             super(message, QUEUE);
@@ -199,7 +211,7 @@ public final class LeakTracker {
 
         /** Any thread: the application released the message; it is no leak. */
         public void close() {
-            if (closed.compareAndSet(false, true)) {
+            if (state.compareAndSet(TRACKED, RELEASED)) {
                 LIVE.remove(this);
                 clear();
             }
@@ -207,21 +219,25 @@ public final class LeakTracker {
 
         /** Found unreachable: reports the leak and releases the message, unless it was released. */
         boolean leaked() {
-            if (!closed.compareAndSet(false, true)) {
+            if (!state.compareAndSet(TRACKED, LEAKING)) {
                 return false;
             }
-            LIVE.remove(this);
-            RdmaLeak leak = report();
-            REPORTED.incrementAndGet();
-            LOG.log(System.Logger.Level.ERROR, leak.toString());
-            for (Consumer<? super RdmaLeak> l : LISTENERS) {
-                try {
-                    l.accept(leak);
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.ERROR, "an RdmaLeakDetection.onLeak listener failed", e);
+            try {
+                LIVE.remove(this);
+                RdmaLeak leak = report();
+                REPORTS.incrementAndGet();
+                LOG.log(System.Logger.Level.ERROR, leak.toString());
+                for (Consumer<? super RdmaLeak> l : LISTENERS) {
+                    try {
+                        l.accept(leak);
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.ERROR, "an RdmaLeakDetection.onLeak listener failed", e);
+                    }
                 }
+                release.run();
+            } finally {
+                state.set(REPORTED);
             }
-            release.run();
             return true;
         }
 
