@@ -34,10 +34,13 @@ public final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
         EXPECTED.addAndGet(n);
     }
 
+    private static long trackedBefore;
+
     @Override
     public void beforeAll(ExtensionContext context) {
         LEAKS.clear();
         EXPECTED.set(0);
+        trackedBefore = LeakTracker.trackedSinceStart();
     }
 
     @Override
@@ -50,6 +53,10 @@ public final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
             LeakTracker.collect();
         }
         int unexpected = LEAKS.size() - EXPECTED.get();
+        // What shows in the run's log that the detector was on: how many messages it watched, how many leaked.
+        System.out.println("leak-check: " + context.getRequiredTestClass().getSimpleName() + ": "
+                + (LeakTracker.trackedSinceStart() - trackedBefore) + " messages tracked at "
+                + RdmaLeakDetection.level() + ", " + LEAKS.size() + " leaked (" + EXPECTED.get() + " on purpose)");
         if (unexpected > 0) {
             throw new AssertionError(unexpected + " received message(s) leaked in "
                     + context.getRequiredTestClass().getSimpleName() + " (" + LEAKS.size() + " reported, "

@@ -35,6 +35,7 @@ public final class LeakTracker {
     private static final Set<Tracker> LIVE = ConcurrentHashMap.newKeySet();
     private static final List<Consumer<? super RdmaLeak>> LISTENERS = new CopyOnWriteArrayList<>();
     private static final AtomicLong REPORTS = new AtomicLong();
+    private static final AtomicLong TRACKS = new AtomicLong();
     /** Frames of the detector's own classes, left out of the stacks it reports. */
     private static final String OWN_PREFIX = "rdmaflux.cm.internal.leak.";
     private static final String WRAPPER = "rdmaflux.cm.internal.rc.TrackedMessage";
@@ -68,6 +69,7 @@ public final class LeakTracker {
     public static Tracker track(Object message, Runnable release, String connection, int length) {
         Tracker t = new Tracker(message, release, connection, length);
         LIVE.add(t);
+        TRACKS.incrementAndGet();
         if (!RUNNING.get() && RUNNING.compareAndSet(false, true)) {
             Thread detector = new Thread(LeakTracker::run, "rdmaflux-leak-detector");
             detector.setDaemon(true);
@@ -103,6 +105,11 @@ public final class LeakTracker {
     /** {@return how many leaks were reported since the start} */
     public static long reported() {
         return REPORTS.get();
+    }
+
+    /** {@return how many messages were tracked since the start} */
+    public static long trackedSinceStart() {
+        return TRACKS.get();
     }
 
     /** {@return how many tracked messages are not released yet (reachable or not)} */
