@@ -9,7 +9,7 @@ import java.util.List;
  *
  * @param connection the connection it came from (local and remote address)
  * @param length its length in bytes
- * @param received the thread and stack that delivered it to the application
+ * @param received where it was delivered to the application: the thread (one of the loops' threads)
  * @param touches the application's accesses as the thread and stack of each, oldest first: the first one
  *                (usually the {@code onNext} that got it) and the latest ones, at most
  *                {@link #MAX_TOUCHES} in all
@@ -29,7 +29,7 @@ public record RdmaLeak(String connection, int length, String received, List<Stri
         touches = List.copyOf(touches);
     }
 
-    /** {@return the report: what leaked, what to do, where it was received and touched} */
+    /** {@return the report: what leaked, what to do, where it was delivered and touched} */
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("LEAK: an RdmaMessage of ").append(length)

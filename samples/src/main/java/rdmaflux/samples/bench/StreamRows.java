@@ -372,7 +372,7 @@ final class StreamRows {
                 + range(receive) + err));
         rows.add(allocRow(ALLOC_RECEIVE_SAMPLED, Row.Target.NONE, sampled, runs + "; as the row above, with "
                 + "RdmaLeakDetection at SAMPLED: one message in " + RdmaLeakDetection.samplingInterval() + " on "
-                + "average is tracked, an object of its own with the stack of its delivery and of each access"
+                + "average is tracked, an object of its own with the stack of each access"
                 + range(sampled) + (sampledError != null ? "; " + sampledError : "")));
         rows.add(allocRow(ALLOC_RECEIVE_LOOP, Row.Target.ZERO, onLoop, runs + "; as the row above, to a server "
                 + "with Schedulers.immediate(): receive()'s messages and release() on its completion loop"
