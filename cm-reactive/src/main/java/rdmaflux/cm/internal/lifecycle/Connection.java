@@ -201,7 +201,8 @@ public final class Connection implements RdmaConnection, StreamTarget {
         // take(n) and an error in an operator do) would keep its buffer and its credit for the connection's
         // life: released here. Only what is queued upstream of this point is discarded, never a message the
         // subscriber got, so this cannot release a message twice.
-        return new ReceivedMessages(out.doOnDiscard(RdmaMessage.class, RdmaMessage::release));
+        return new ReceivedMessages(out.doOnDiscard(RdmaMessage.class, RdmaMessage::release),
+                localAddress() + " -> " + remoteAddress());
     }
 
     @Override

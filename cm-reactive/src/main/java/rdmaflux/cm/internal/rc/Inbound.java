@@ -40,8 +40,6 @@ public final class Inbound {
     private final ControlMessages controls;
     private final Receives receives;
     private final Sinks.Many<RdmaMessage> sink;
-    /** The connection's addresses, for a leak report. */
-    private final String connection;
     /** Guarded by the lock (written while completions are dispatched). */
     private boolean peerClosed;
     /** The peer's protocol violation the connection failed with, or null; completion loop. */
@@ -51,12 +49,10 @@ public final class Inbound {
 
     /**
      * @param bufferedMessages how many messages the sink may hold for a slow subscriber (every receive)
-     * @param connection the connection's addresses, for a leak report
      */
     Inbound(ConnectionOptions options, RdmaRecorder recorder, ConnectionLock lock, CreditWindow window,
             Rendezvous rendezvous, SendQueue sends, ControlMessages control, Receives receives,
-            int bufferedMessages, String connection) {
-        this.connection = connection;
+            int bufferedMessages) {
         this.options = options;
         this.recorder = recorder;
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
@@ -212,8 +208,8 @@ public final class Inbound {
     }
 
     /**
-     * Hands a message to the application (a slot as a {@link ReceiveSlot#lend() lent view}, a message the leak
-     * detector samples as a {@link TrackedMessage}); released at once when the sink refuses it.
+     * Hands a message to the application (a slot as a {@link ReceiveSlot#lend() lent view}); released at
+     * once when the sink refuses it.
      *
      * @param message the message
      * @param len its length, for the recorder
@@ -222,8 +218,7 @@ public final class Inbound {
         recorder.messageReceived(len);
         // The application holds one delivery, never the slot, which takes newer messages; unless the options
         // trade that for no allocation per message.
-        RdmaMessage out = TrackedMessage.maybeTrack(message instanceof ReceiveSlot slot && !recycled ? slot.lend()
-                : message, connection, len);
+        RdmaMessage out = message instanceof ReceiveSlot slot && !recycled ? slot.lend() : message;
         if (sink.tryEmitNext(out).isFailure()) {
             out.release();
         }

@@ -170,7 +170,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
         }
         receives = recv;
         inbound = new Inbound(options, recorder, lock, window, rendezvous, sends, control, receives,
-                Math.max(recvCount, options.receiveBuffers() + CONTROL_SLOTS) + 1, describe(id));
+                Math.max(recvCount, options.receiveBuffers() + CONTROL_SLOTS) + 1);
         completions = new RcCompletions(owner, recorder, keepalive, receives, sends, control, inbound,
                 this::outstanding);
         port.bind(sends, receives, inbound);
@@ -190,15 +190,6 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
                 sends.postSealed();
             }
         });
-    }
-
-    /** {@return the id's addresses, as a leak report names the connection} */
-    private static String describe(CmId id) {
-        try {
-            return id.localAddress() + " -> " + id.peerAddress();
-        } catch (RuntimeException e) {
-            return "an RC connection whose addresses are unknown (" + e.getMessage() + ")";
-        }
     }
 
     /**

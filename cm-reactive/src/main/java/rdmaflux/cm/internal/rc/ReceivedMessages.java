@@ -24,12 +24,15 @@ import rdmaflux.cm.RdmaMessageFlux;
 public final class ReceivedMessages extends RdmaMessageFlux {
 
     /**
-     * Wraps a connection's messages.
+     * Wraps a connection's messages, each one {@linkplain TrackedMessage tracked} if the leak detector samples
+     * it as it reaches the subscriber: a message queued in the connection (for a subscriber that never came,
+     * or one that left) is the connection's to release, never the application's leak.
      *
      * @param source the connection's messages, released when discarded upstream
+     * @param connection the connection's addresses, for a leak report
      */
-    public ReceivedMessages(Flux<RdmaMessage> source) {
-        super(source);
+    public ReceivedMessages(Flux<RdmaMessage> source, String connection) {
+        super(source.map(m -> TrackedMessage.maybeTrack(m, connection)));
     }
 
     @Override

@@ -34,13 +34,13 @@ final class TrackedMessage implements RdmaMessage, Retainable {
      *
      * @param message the delivery as it would go out ({@code ReceiveSlot} when messages are recycled)
      * @param connection the connection, for a report
-     * @param length the message's length
      */
-    static RdmaMessage maybeTrack(RdmaMessage message, String connection, int length) {
+    static RdmaMessage maybeTrack(RdmaMessage message, String connection) {
         if (!LeakTracker.sample()) {
             return message;
         }
-        return new TrackedMessage(message instanceof ReceiveSlot slot ? slot.lend() : message, connection, length);
+        return new TrackedMessage(message instanceof ReceiveSlot slot ? slot.lend() : message, connection,
+                message.length());
     }
 
     @Override

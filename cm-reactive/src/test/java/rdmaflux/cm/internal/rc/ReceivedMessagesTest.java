@@ -83,7 +83,7 @@ class ReceivedMessagesTest {
     }
 
     private static ReceivedMessages of(List<Message> list) {
-        return new ReceivedMessages(Flux.fromIterable(list));
+        return new ReceivedMessages(Flux.fromIterable(list), "synthetic");
     }
 
     @Test

@@ -92,7 +92,7 @@ class TrackedMessageTest {
     @Test
     void retainReachesTheDeliveryAndIsATouch() {
         ReceivedMessagesTest.Message delivery = new ReceivedMessagesTest.Message("kept");
-        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION, 4);
+        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION);
         Retainable r = assertInstanceOf(Retainable.class, m);
         assertSame(m, m.retain());
         assertTrue(r.retained());
@@ -104,13 +104,13 @@ class TrackedMessageTest {
     void offTracksNothingAndSampledAboutOneInTheInterval() {
         ReceivedMessagesTest.Message delivery = new ReceivedMessagesTest.Message("m");
         RdmaLeakDetection.level(RdmaLeakDetection.Level.OFF);
-        assertSame(delivery, TrackedMessage.maybeTrack(delivery, CONNECTION, 1));
+        assertSame(delivery, TrackedMessage.maybeTrack(delivery, CONNECTION));
         RdmaLeakDetection.level(RdmaLeakDetection.Level.SAMPLED);
         int interval = RdmaLeakDetection.samplingInterval();
         int deliveries = 100 * interval;
         int tracked = 0;
         for (int i = 0; i < deliveries; i++) {
-            RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION, 1);
+            RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION);
             if (m != delivery) {
                 tracked++;
                 m.release();
@@ -123,7 +123,7 @@ class TrackedMessageTest {
     @Test
     void theDetectorsThreadEndsOnceNothingIsTracked() {
         ReceivedMessagesTest.Message delivery = new ReceivedMessagesTest.Message("t");
-        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION, 1);
+        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION);
         assertTrue(detectorRuns(), "a tracked message starts the detector's thread");
         m.release();
         await().atMost(Duration.ofSeconds(30)).until(() -> !detectorRuns());
@@ -135,7 +135,7 @@ class TrackedMessageTest {
     }
 
     private static void dropAfterTouching(ReceivedMessagesTest.Message delivery, int touches) {
-        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION, delivery.payload.length);
+        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION);
         assertInstanceOf(TrackedMessage.class, m);
         if (touches > 0) {
             firstTouch(m);
@@ -157,7 +157,7 @@ class TrackedMessageTest {
     }
 
     private static void releaseAfterUse(ReceivedMessagesTest.Message delivery) {
-        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION, delivery.payload.length);
+        RdmaMessage m = TrackedMessage.maybeTrack(delivery, CONNECTION);
         m.data();
         m.release();
     }
