@@ -10,7 +10,8 @@ import java.util.List;
  * @param connection the connection it came from (local and remote address)
  * @param length its length in bytes
  * @param received where it was delivered to the application: the thread (one of the loops' threads)
- * @param touches the application's accesses as the thread and stack of each, oldest first: the first one
+ * @param touches the application's accesses to the bytes (and {@code retain()}) as the thread and stack of
+ *                each, oldest first: the first one
  *                (usually the {@code onNext} that got it) and the latest ones, at most
  *                {@link #MAX_TOUCHES} in all
  */

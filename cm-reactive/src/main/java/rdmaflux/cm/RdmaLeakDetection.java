@@ -13,7 +13,8 @@ import reactor.core.Disposable;
  * gets its buffer back. Netty's {@code ResourceLeakDetector} is the model.
  *
  * <p>A tracked message is an object of its own delivery (also with
- * {@link ConnectionOptions#recycledMessages()}), and each of its accesses records the caller's stack: the
+ * {@link ConnectionOptions#recycledMessages()}), and each access to its bytes ({@code data()},
+ * {@code asByteBuffer()}, {@code toByteArray()}) and {@code retain()} records the caller's stack: the
  * tracking costs an allocation and a stack walk per access, which is why it is sampled by default.
  * A report needs a garbage collection to find the message unreachable, so it comes some time after the
  * leak.

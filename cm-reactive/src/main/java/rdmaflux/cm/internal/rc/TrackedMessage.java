@@ -10,8 +10,9 @@ import rdmaflux.cm.internal.leak.LeakTracker;
 
 /**
  * A message the {@linkplain RdmaLeakDetection leak detector} tracks: the application's object of one delivery,
- * which records each access and, when the garbage collector finds it unreachable unreleased, is reported
- * and its delivery released. The tracker holds the delivery, never this object, so this one can become
+ * which records the stack of each access to its bytes and of {@link #retain()} (reading its length or flags
+ * records nothing: a stack walk per call would double what a frame decoder pays) and, when the garbage
+ * collector finds it unreachable unreleased, is reported and its delivery released. The tracker holds the delivery, never this object, so this one can become
  * unreachable while the delivery waits for its release.
  *
  * <p>Threads: any, as the delivery it wraps; {@link #retain()} as {@link Retainable} says.
@@ -51,7 +52,6 @@ final class TrackedMessage implements RdmaMessage, Retainable {
 
     @Override
     public int length() {
-        tracker.touch();
         return delivery.length();
     }
 
@@ -69,13 +69,11 @@ final class TrackedMessage implements RdmaMessage, Retainable {
 
     @Override
     public boolean isWriteNotification() {
-        tracker.touch();
         return delivery.isWriteNotification();
     }
 
     @Override
     public int immediate() {
-        tracker.touch();
         return delivery.immediate();
     }
 
