@@ -384,7 +384,8 @@ class LoopsIT {
         // a message dropped unreleased is left until a collection finds it (and LeakCheck then fails the class).
         await().atMost(T).untilAsserted(() -> {
             System.gc();
-            assertEquals(Set.of(), liveThreads("rdmaflux-"));
+            assertEquals(Set.of(), liveThreads("rdmaflux-"), () -> "messages tracked and not released: "
+                    + rdmaflux.cm.internal.leak.LeakTracker.unreleased());
         });
         RdmaLoops second = RdmaLoops.shared();
         assertFalse(second == first, "a disposed shared instance must be replaced");

@@ -112,6 +112,20 @@ public final class LeakTracker {
         return TRACKS.get();
     }
 
+    /**
+     * For tests that find a tracked message still held: what each one not released yet is, as a leak
+     * report would say, whether it is reachable or not.
+     *
+     * @return one report per tracked message not released
+     */
+    public static List<String> unreleased() {
+        List<String> all = new ArrayList<>();
+        for (Tracker t : LIVE) {
+            all.add(t.report().toString());
+        }
+        return all;
+    }
+
     /** {@return how many tracked messages are not released yet (reachable or not)} */
     public static int tracked() {
         return LIVE.size();
