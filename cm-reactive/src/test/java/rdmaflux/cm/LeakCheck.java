@@ -56,7 +56,9 @@ public final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
         // What shows in the run's log that the detector was on: how many messages it watched, how many leaked.
         System.out.println("leak-check: " + context.getRequiredTestClass().getSimpleName() + ": "
                 + (LeakTracker.trackedSinceStart() - trackedBefore) + " messages tracked at "
-                + RdmaLeakDetection.level() + ", " + LEAKS.size() + " leaked (" + EXPECTED.get() + " on purpose)");
+                + RdmaLeakDetection.level() + ", " + LEAKS.size() + " leaked (" + EXPECTED.get() + " on purpose), "
+                + LeakTracker.tracked() + " still held" + (LeakTracker.tracked() == 0 ? ""
+                : "; the first of them: " + LeakTracker.unreleased().stream().findFirst().orElse("-")));
         if (unexpected > 0) {
             throw new AssertionError(unexpected + " received message(s) leaked in "
                     + context.getRequiredTestClass().getSimpleName() + " (" + LEAKS.size() + " reported, "
