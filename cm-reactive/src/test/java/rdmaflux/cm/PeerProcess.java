@@ -55,7 +55,7 @@ final class PeerProcess implements AutoCloseable {
         List<String> cmd = new java.util.ArrayList<>(List.of(java, "-ea", "--enable-native-access=ALL-UNNAMED",
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
                 // The peer tracks its messages as this JVM does; its reports go to its output.
-                "-D" + RdmaLeakDetection.LEVEL_PROPERTY + "=" + RdmaLeakDetection.level().name().toLowerCase()));
+                "-D" + RdmaLeakDetection.LEVEL_PROPERTY + "=" + RdmaLeakDetection.level().name().toLowerCase(java.util.Locale.ROOT)));
         cmd.addAll(List.of(jvmOptions));
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerMain.class.getName(), mode));
         Process p;
