@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -55,7 +56,7 @@ final class PeerProcess implements AutoCloseable {
         List<String> cmd = new java.util.ArrayList<>(List.of(java, "-ea", "--enable-native-access=ALL-UNNAMED",
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
                 // The peer tracks its messages as this JVM does; its reports go to its output.
-                "-D" + RdmaLeakDetection.LEVEL_PROPERTY + "=" + RdmaLeakDetection.level().name().toLowerCase(java.util.Locale.ROOT)));
+                "-D" + RdmaLeakDetection.LEVEL_PROPERTY + "=" + RdmaLeakDetection.level().name().toLowerCase(Locale.ROOT)));
         cmd.addAll(List.of(jvmOptions));
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerMain.class.getName(), mode));
         Process p;
