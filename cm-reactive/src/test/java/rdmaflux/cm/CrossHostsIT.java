@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -34,7 +35,8 @@ import rdmaflux.verbs.RemoteBuffer;
 /**
  * Traffic that crosses a wire: this JVM on host 1 of {@code scripts/sandbox/hosts} (192.0.2.1), peers on
  * hosts 2 and 3, each with its own rxe device on its own virtio NIC. Run with {@code RDMAFLUX_IT_HOSTS=3
- * scripts/it}. Host 3 crashes in test 6 and restarts in test 7; host 2 crashes in the last test.
+ * scripts/it}. Host 3 crashes in test 6 and restarts in test 7; host 2 crashes in the last test. The tests
+ * that need only an echo peer on host 2 share one ({@link #echoPeer()}).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CrossHostsIT {
@@ -56,6 +58,29 @@ class CrossHostsIT {
     /** rping's server prints nothing once it listens, but its listening CM id shows in the kernel's table. */
     private static final String UNTIL_LISTENING =
             "until rdma resource show cm_id | grep -q LISTEN; do sleep 0.1; done";
+
+    /**
+     * The echo peer on host 2 ({@link HostsPeerMain}'s {@code echo}) that the tests needing only a live echo
+     * server or UD echo share: under emulation a peer JVM's start costs more than most of those tests, so
+     * one JVM serves them all until the last test crashes its host. Each test opens its own connections.
+     */
+    private static RemoteProcess echoPeer;
+
+    private static RemoteProcess echoPeer() {
+        if (echoPeer == null) {
+            echoPeer = SandboxHosts.startJava(2, HostsPeerMain.class, "echo");
+        }
+        assertTrue(echoPeer.exitCode().isEmpty(), () -> "the shared echo peer on host 2 exited: "
+                + echoPeer.stderr());
+        return echoPeer;
+    }
+
+    @AfterAll
+    static void stopEchoPeer() {
+        if (echoPeer != null) {
+            echoPeer.close();
+        }
+    }
 
     @Test
     @Order(1)
@@ -84,8 +109,8 @@ class CrossHostsIT {
     @Order(2)
     void echoReadWriteAndAtomicsAcrossHosts() {
         SandboxHosts.require(2);
-        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve");
-             Arena local = Arena.ofShared()) {
+        RemoteProcess peer = echoPeer();
+        try (Arena local = Arena.ofShared()) {
             int port = Integer.parseInt(peer.awaitLine(l -> l.startsWith("PORT "), STARTUP).substring(5).trim());
             RdmaConnection c = RdmaConnection.connect(new InetSocketAddress(SandboxHosts.address(2), port),
                     SLOW_HANDSHAKE).block(T);
@@ -133,25 +158,24 @@ class CrossHostsIT {
     @Order(3)
     void udDatagramsEchoAcrossHosts() {
         SandboxHosts.require(2);
-        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "udecho")) {
-            int port = Integer.parseInt(peer.awaitLine(l -> l.startsWith("UDPORT "), STARTUP).substring(7).trim());
-            RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(SandboxHosts.address(1), 0))
-                    .block(T);
-            DatagramPeer there = ep.resolve(new InetSocketAddress(SandboxHosts.address(2), port)).block(T);
-            int n = 30;
-            Flux<Datagram> replies = ep.receive().take(n).cache();
-            replies.subscribe();
-            Flux.range(0, n).concatMap(i -> ep.send(there, MulticastTestSupport.payload(i, 64 + i))).then().block(T);
-            List<Datagram> got = replies.collectList().block(T);
-            assertEquals(n, got.size());
-            for (int i = 0; i < n; i++) {
-                Datagram d = got.get(i);
-                assertTrue(MulticastTestSupport.isPayload(d, i, 64 + i), "reply " + i);
-                assertEquals(SandboxHosts.address(2), d.source(), "the echo came from the other host");
-            }
-            ep.dispose();
-            ep.onDispose().block(T);
+        String udPort = echoPeer().awaitLine(l -> l.startsWith("UDPORT "), STARTUP);
+        int port = Integer.parseInt(udPort.substring(7).trim());
+        RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(SandboxHosts.address(1), 0))
+                .block(T);
+        DatagramPeer there = ep.resolve(new InetSocketAddress(SandboxHosts.address(2), port)).block(T);
+        int n = 30;
+        Flux<Datagram> replies = ep.receive().take(n).cache();
+        replies.subscribe();
+        Flux.range(0, n).concatMap(i -> ep.send(there, MulticastTestSupport.payload(i, 64 + i))).then().block(T);
+        List<Datagram> got = replies.collectList().block(T);
+        assertEquals(n, got.size());
+        for (int i = 0; i < n; i++) {
+            Datagram d = got.get(i);
+            assertTrue(MulticastTestSupport.isPayload(d, i, 64 + i), "reply " + i);
+            assertEquals(SandboxHosts.address(2), d.source(), "the echo came from the other host");
         }
+        ep.dispose();
+        ep.onDispose().block(T);
     }
 
     @Test
@@ -286,55 +310,53 @@ class CrossHostsIT {
     @Order(8)
     void aPortGoingDownFailsAConnectionThatAsksForItAndSparesTheOthers() {
         SandboxHosts.require(2);
-        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
-            Echo failing = Echo.connect(peer, SLOW_HANDSHAKE.toBuilder()
-                    .portDownPolicy(ConnectionOptions.PortDownPolicy.FAIL).build());
-            Echo waiting = Echo.connect(peer, SLOW_HANDSHAKE);
-            long asked = System.nanoTime();
-            SandboxHosts.link(SandboxHosts.self(), false); // this host's own port goes down
-            long cut = System.nanoTime();
-            try {
-                Throwable e = awaitFailure(failing.inbox, Duration.ofSeconds(10));
-                Duration took = Duration.ofNanos(System.nanoTime() - cut);
-                System.out.println("port down: the FAIL connection ended with " + e + " after " + took.toMillis()
-                        + " ms (the cut request took " + (cut - asked) / 1_000_000 + " ms)");
-                assertInstanceOf(RdmaCmException.PortDown.class, e, e.toString());
-            } finally {
-                SandboxHosts.link(SandboxHosts.self(), true);
-            }
-            // The default policy waits for the transport: the port came back within its retry time.
-            waiting.c.send(Payloads.message(9, 2000)).block(T);
-            Payloads.verify(take(waiting.inbox), 9, 2000);
-            waiting.c.disposeNow(T);
-            failing.c.disposeNow(T);
+        RemoteProcess peer = echoPeer();
+        Echo failing = Echo.connect(peer, SLOW_HANDSHAKE.toBuilder()
+                .portDownPolicy(ConnectionOptions.PortDownPolicy.FAIL).build());
+        Echo waiting = Echo.connect(peer, SLOW_HANDSHAKE);
+        long asked = System.nanoTime();
+        SandboxHosts.link(SandboxHosts.self(), false); // this host's own port goes down
+        long cut = System.nanoTime();
+        try {
+            Throwable e = awaitFailure(failing.inbox, Duration.ofSeconds(10));
+            Duration took = Duration.ofNanos(System.nanoTime() - cut);
+            System.out.println("port down: the FAIL connection ended with " + e + " after " + took.toMillis()
+                    + " ms (the cut request took " + (cut - asked) / 1_000_000 + " ms)");
+            assertInstanceOf(RdmaCmException.PortDown.class, e, e.toString());
+        } finally {
+            SandboxHosts.link(SandboxHosts.self(), true);
         }
+        // The default policy waits for the transport: the port came back within its retry time.
+        waiting.c.send(Payloads.message(9, 2000)).block(T);
+        Payloads.verify(take(waiting.inbox), 9, 2000);
+        waiting.c.disposeNow(T);
+        failing.c.disposeNow(T);
     }
 
     @Test
     @Order(9)
     void wireCutShorterThanTheRetryBoundLosesNothing() {
         SandboxHosts.require(2);
-        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
-            Echo echo = Echo.connect(peer, SLOW_HANDSHAKE);
-            int n = 60;
-            int size = 1000;
-            // Paced, so that sends are on the wire before, during and after the cut.
-            java.util.concurrent.CompletableFuture<Void> sent = echo.c.send(Flux.range(0, n)
-                    .concatMap(i -> reactor.core.publisher.Mono.delay(Duration.ofMillis(20)).thenReturn(i))
-                    .map(i -> Payloads.message(i, size))).toFuture();
-            for (int i = 0; i < 10; i++) {
-                Payloads.verify(take(echo.inbox), i, size);
-            }
-            SandboxHosts.link(2, false);
-            Resources.sleep(1000);
-            SandboxHosts.link(2, true);
-            for (int i = 10; i < n; i++) {
-                Payloads.verify(take(echo.inbox), i, size); // nothing lost, duplicated or reordered
-            }
-            sent.join();
-            System.out.println("a 1 s wire cut on a connection whose retries last " + retryBound(echo.c) + ": resumed");
-            echo.c.disposeNow(T);
+        RemoteProcess peer = echoPeer();
+        Echo echo = Echo.connect(peer, SLOW_HANDSHAKE);
+        int n = 60;
+        int size = 1000;
+        // Paced, so that sends are on the wire before, during and after the cut.
+        java.util.concurrent.CompletableFuture<Void> sent = echo.c.send(Flux.range(0, n)
+                .concatMap(i -> reactor.core.publisher.Mono.delay(Duration.ofMillis(20)).thenReturn(i))
+                .map(i -> Payloads.message(i, size))).toFuture();
+        for (int i = 0; i < 10; i++) {
+            Payloads.verify(take(echo.inbox), i, size);
         }
+        SandboxHosts.link(2, false);
+        Resources.sleep(1000);
+        SandboxHosts.link(2, true);
+        for (int i = 10; i < n; i++) {
+            Payloads.verify(take(echo.inbox), i, size); // nothing lost, duplicated or reordered
+        }
+        sent.join();
+        System.out.println("a 1 s wire cut on a connection whose retries last " + retryBound(echo.c) + ": resumed");
+        echo.c.disposeNow(T);
     }
 
     @Test
@@ -342,33 +364,32 @@ class CrossHostsIT {
     void wireCutMidStreamFailsTypedWithinTheRetryBound() {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();
-        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
-            Echo echo = Echo.connect(peer, SLOW_HANDSHAKE);
-            // Soft-RoCE was measured taking up to twice the spec's retry time with a stream in flight.
-            Duration bound = retryBound(echo.c).multipliedBy(2);
-            reactor.core.Disposable sending = echo.c.send(Flux.interval(Duration.ofMillis(20))
-                    .onBackpressureDrop().map(i -> Payloads.message((int) (i % 1000), 500))).subscribe(null, e -> { });
-            for (int i = 0; i < 10; i++) {
-                Payloads.verify(take(echo.inbox), i, 500);
-            }
-            long asked = System.nanoTime();
-            SandboxHosts.link(2, false);
-            // The cut took effect between the request and its acknowledgement, which can take seconds on a
-            // loaded host: the bound is measured from the acknowledgement, the request's latency printed.
-            long cut = System.nanoTime();
-            try {
-                Throwable e = awaitFailure(echo.inbox, bound.plus(SLACK));
-                Duration took = Duration.ofNanos(System.nanoTime() - cut);
-                System.out.println("wire cut mid-stream: " + e + " after " + took.toMillis() + " ms (retry bound "
-                        + bound.toMillis() + " ms; the cut request took " + (cut - asked) / 1_000_000 + " ms)");
-                assertRetriesExhausted(e);
-                assertTrue(took.compareTo(bound.plus(SLACK)) < 0, "failed within the retry bound: " + took);
-            } finally {
-                sending.dispose();
-                SandboxHosts.link(2, true);
-            }
-            echo.c.disposeNow(T);
+        RemoteProcess peer = echoPeer();
+        Echo echo = Echo.connect(peer, SLOW_HANDSHAKE);
+        // Soft-RoCE was measured taking up to twice the spec's retry time with a stream in flight.
+        Duration bound = retryBound(echo.c).multipliedBy(2);
+        reactor.core.Disposable sending = echo.c.send(Flux.interval(Duration.ofMillis(20))
+                .onBackpressureDrop().map(i -> Payloads.message((int) (i % 1000), 500))).subscribe(null, e -> { });
+        for (int i = 0; i < 10; i++) {
+            Payloads.verify(take(echo.inbox), i, 500);
         }
+        long asked = System.nanoTime();
+        SandboxHosts.link(2, false);
+        // The cut took effect between the request and its acknowledgement, which can take seconds on a
+        // loaded host: the bound is measured from the acknowledgement, the request's latency printed.
+        long cut = System.nanoTime();
+        try {
+            Throwable e = awaitFailure(echo.inbox, bound.plus(SLACK));
+            Duration took = Duration.ofNanos(System.nanoTime() - cut);
+            System.out.println("wire cut mid-stream: " + e + " after " + took.toMillis() + " ms (retry bound "
+                    + bound.toMillis() + " ms; the cut request took " + (cut - asked) / 1_000_000 + " ms)");
+            assertRetriesExhausted(e);
+            assertTrue(took.compareTo(bound.plus(SLACK)) < 0, "failed within the retry bound: " + took);
+        } finally {
+            sending.dispose();
+            SandboxHosts.link(2, true);
+        }
+        echo.c.disposeNow(T);
         Resources.awaitBaseline(baseline, T, "after a connection failed on a cut wire");
     }
 
@@ -379,25 +400,24 @@ class CrossHostsIT {
         SandboxHosts.require(2);
         Map<String, Integer> baseline = Resources.baseline();
         Duration keepalive = Duration.ofSeconds(2);
-        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "serve")) {
-            Echo echo = Echo.connect(peer, SLOW_HANDSHAKE.toBuilder().keepalive(keepalive).build());
-            // Idle for several keepalive periods first: probes to a live peer must not disturb anything.
-            Resources.sleep(3 * keepalive.toMillis());
-            echo.c.send(Payloads.message(1, 100)).block(T);
-            Payloads.verify(take(echo.inbox), 1, 100);
-            Duration bound = keepalive.multipliedBy(3).dividedBy(2).plus(retryBound(echo.c).multipliedBy(2));
+        RemoteProcess peer = echoPeer();
+        Echo echo = Echo.connect(peer, SLOW_HANDSHAKE.toBuilder().keepalive(keepalive).build());
+        // Idle for several keepalive periods first: probes to a live peer must not disturb anything.
+        Resources.sleep(3 * keepalive.toMillis());
+        echo.c.send(Payloads.message(1, 100)).block(T);
+        Payloads.verify(take(echo.inbox), 1, 100);
+        Duration bound = keepalive.multipliedBy(3).dividedBy(2).plus(retryBound(echo.c).multipliedBy(2));
 
-            long asked = System.nanoTime();
-            SandboxHosts.kill(2); // no DREQ, no FIN: the host is just gone, and nothing is being sent
-            long crash = System.nanoTime(); // as for the wire cut: measured from the acknowledgement
-            Throwable e = awaitFailure(echo.inbox, bound.plus(SLACK));
-            Duration took = Duration.ofNanos(System.nanoTime() - crash);
-            System.out.println("idle peer's host crashed: " + e + " after " + took.toMillis() + " ms (bound "
-                    + bound.toMillis() + " ms; the kill request took " + (crash - asked) / 1_000_000 + " ms)");
-            assertRetriesExhausted(e);
-            assertTrue(took.compareTo(bound.plus(SLACK)) < 0, "detected within the keepalive bound: " + took);
-            echo.c.disposeNow(T);
-        }
+        long asked = System.nanoTime();
+        SandboxHosts.kill(2); // no DREQ, no FIN: the host is just gone, and nothing is being sent
+        long crash = System.nanoTime(); // as for the wire cut: measured from the acknowledgement
+        Throwable e = awaitFailure(echo.inbox, bound.plus(SLACK));
+        Duration took = Duration.ofNanos(System.nanoTime() - crash);
+        System.out.println("idle peer's host crashed: " + e + " after " + took.toMillis() + " ms (bound "
+                + bound.toMillis() + " ms; the kill request took " + (crash - asked) / 1_000_000 + " ms)");
+        assertRetriesExhausted(e);
+        assertTrue(took.compareTo(bound.plus(SLACK)) < 0, "detected within the keepalive bound: " + took);
+        echo.c.disposeNow(T);
         Resources.awaitBaseline(baseline, T, "after the keepalive found the peer's host dead");
     }
 

@@ -24,6 +24,8 @@ import rdmaflux.verbs.RemoteBuffer;
  *       {@link #WORD_START}), then every message it sends is echoed. Prints {@code PORT <n>}.</li>
  *   <li>{@code udecho}: a UD endpoint that sends every datagram back to its sender. Prints
  *       {@code UDPORT <n>}.</li>
+ *   <li>{@code echo}: both of the above in one JVM, which the tests that only need a live echo peer
+ *       share (a JVM's start under emulation costs more than most of those tests).</li>
  *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
  *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
  *       exits 0.</li>
@@ -45,15 +47,23 @@ public final class HostsPeerMain {
         switch (args.length > 0 ? args[0] : "") {
             case "serve" -> serve(args.length > 1 ? Integer.parseInt(args[1]) : 0);
             case "udecho" -> udEcho();
-            case "mcast" -> mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
+            case "echo" -> {
+                serve(0);
+                udEcho();
+            }
+            case "mcast" -> {
+                mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
+                return;
+            }
             default -> {
-                System.err.println("usage: HostsPeerMain serve [PORT] | udecho | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve [PORT] | udecho | echo | mcast GROUP COUNT");
                 System.exit(2);
             }
         }
+        Thread.sleep(Long.MAX_VALUE);
     }
 
-    private static void serve(int port) throws InterruptedException {
+    private static void serve(int port) {
         Arena arena = Arena.ofShared();
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), port),
                 CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
@@ -71,15 +81,13 @@ public final class HostsPeerMain {
         });
         System.out.println("PORT " + server.address().getPort());
         System.out.flush();
-        Thread.sleep(Long.MAX_VALUE);
     }
 
-    private static void udEcho() throws InterruptedException {
+    private static void udEcho() {
         RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(T);
         ep.receive().concatMap(d -> ep.send(ep.peerOf(d), d.data())).subscribe();
         System.out.println("UDPORT " + ep.localAddress().getPort());
         System.out.flush();
-        Thread.sleep(Long.MAX_VALUE);
     }
 
     private static void mcast(InetAddress group, int count) {
