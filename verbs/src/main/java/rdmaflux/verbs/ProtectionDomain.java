@@ -53,7 +53,9 @@ public final class ProtectionDomain extends NativeResource {
      * @param access what the local device and remote peers may do with it
      * @return the region
      * @throws IllegalArgumentException for a heap or empty segment
-     * @throws RdmaResourceException when the memlock limit is exceeded
+     * @throws RdmaMemlockException when pinning it would pass the locked-memory limit (the message says how
+     *         to raise it)
+     * @throws RdmaResourceException when the kernel or device has no room for it otherwise
      */
     public MemoryRegion register(MemorySegment segment, AccessFlags access) {
         if (segment == null || access == null) {
@@ -71,7 +73,7 @@ public final class ProtectionDomain extends NativeResource {
         }
         MemorySegment pd = acquire();
         try {
-            MemorySegment mr = Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+            MemorySegment mr = registerRaw(pd, segment, access);
             return new MemoryRegion(this, mr, segment, access);
         } finally {
             release();
@@ -89,7 +91,9 @@ public final class ProtectionDomain extends NativeResource {
      * @param alignment a power of two, e.g. 4096 for page-aligned memory
      * @param access what the local device and remote peers may do with it
      * @return the region
-     * @throws RdmaResourceException when the memlock limit is exceeded
+     * @throws RdmaMemlockException when pinning it would pass the locked-memory limit (the message says how
+     *         to raise it)
+     * @throws RdmaResourceException when the kernel or device has no room for it otherwise
      */
     public MemoryRegion allocateRegion(long size, long alignment, AccessFlags access) {
         if (access == null) {
@@ -104,7 +108,7 @@ public final class ProtectionDomain extends NativeResource {
             MemorySegment segment = arena.allocate(size, alignment);
             MemorySegment pd = acquire();
             try {
-                MemorySegment mr = Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+                MemorySegment mr = registerRaw(pd, segment, access);
                 MemoryRegion region = new MemoryRegion(this, mr, segment, access, arena);
                 made = true;
                 return region;
@@ -115,6 +119,15 @@ public final class ProtectionDomain extends NativeResource {
             if (!made) {
                 arena.close();
             }
+        }
+    }
+
+    /** {@code ibv_reg_mr}, its ENOMEM or EAGAIN explained by the locked-memory limit when that is the cause. */
+    private static MemorySegment registerRaw(MemorySegment pd, MemorySegment segment, AccessFlags access) {
+        try {
+            return Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+        } catch (RdmaResourceException e) {
+            throw Memlock.explain(e, segment.address(), segment.byteSize());
         }
     }
 
