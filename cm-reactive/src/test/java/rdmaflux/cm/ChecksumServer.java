@@ -61,7 +61,16 @@ final class ChecksumServer implements AutoCloseable {
      * position and with {@code seq}, so a misplaced or stale chunk changes the checksum.
      */
     static MemorySegment payload(Arena arena, int seq, long size) {
-        MemorySegment m = arena.allocate(Math.max(size, 1), 8).asSlice(0, size);
+        return fill(arena.allocate(Math.max(size, 1), 8).asSlice(0, size), seq);
+    }
+
+    /**
+     * Writes message {@code seq} of {@link #payload} into {@code m}, for a sender that reuses its memory.
+     *
+     * @return {@code m}
+     */
+    static MemorySegment fill(MemorySegment m, int seq) {
+        long size = m.byteSize();
         long first = Math.min(size, MIB);
         long words = first / 8;
         long x = 0x9E3779B97F4A7C15L * (seq + 1);

@@ -81,29 +81,30 @@ final class ForkExecScenario {
                 RemoteBuffer remote = target.get(STEP.toSeconds(), TimeUnit.SECONDS);
                 LinkedBlockingQueue<Object> replies = new LinkedBlockingQueue<>();
                 msg.receiveBytes().subscribe(replies::add, replies::add);
+                // One buffer for every off-heap message, rewritten by the CPU for each while children start:
+                // the sender's pages the peer READs. Shared: the worker threads register it.
+                MemorySegment reused = Arena.ofAuto().allocate(SIZES[SIZES.length - 1], 4096);
                 CompletableFuture<Void> sending = worker("fork-exec-messages", stop, seq -> {
                     long size = SIZES[seq % SIZES.length];
-                    try (Arena a = Arena.ofConfined()) {
-                        MemorySegment m = ChecksumServer.payload(a, seq, size);
-                        if (seq % 2 == 0) {
-                            msg.send(m).block(STEP); // off-heap: the peer reads it where it is
-                        } else {
-                            ByteBuffer heap = ByteBuffer.allocate((int) size);
-                            MemorySegment.copy(m, 0, MemorySegment.ofBuffer(heap), 0, size);
-                            msg.send(heap).block(STEP); // heap: copied into registered memory first
-                        }
-                        Object got = replies.poll(STEP.toSeconds(), TimeUnit.SECONDS);
-                        if (!(got instanceof byte[] r)) {
-                            throw new AssertionError("large message " + seq + ": reply " + got, got instanceof Throwable t ? t : null);
-                        }
-                        ByteBuffer reply = ByteBuffer.wrap(r).order(ByteOrder.BIG_ENDIAN);
-                        long length = reply.getLong();
-                        long crc = reply.getLong();
-                        if (length != size || crc != ChecksumServer.crc(m)) {
-                            throw new AssertionError("large message " + seq + " (" + size + " bytes) arrived as "
-                                    + length + " bytes with CRC32C " + Long.toHexString(crc) + ", sent "
-                                    + Long.toHexString(ChecksumServer.crc(m)));
-                        }
+                    MemorySegment m = ChecksumServer.fill(reused.asSlice(0, size), seq);
+                    if (seq % 2 == 0) {
+                        msg.send(m).block(STEP); // off-heap: the peer reads it where it is
+                    } else {
+                        ByteBuffer heap = ByteBuffer.allocate((int) size);
+                        MemorySegment.copy(m, 0, MemorySegment.ofBuffer(heap), 0, size);
+                        msg.send(heap).block(STEP); // heap: copied into registered memory first
+                    }
+                    Object got = replies.poll(STEP.toSeconds(), TimeUnit.SECONDS);
+                    if (!(got instanceof byte[] r)) {
+                        throw new AssertionError("large message " + seq + ": reply " + got, got instanceof Throwable t ? t : null);
+                    }
+                    ByteBuffer reply = ByteBuffer.wrap(r).order(ByteOrder.BIG_ENDIAN);
+                    long length = reply.getLong();
+                    long crc = reply.getLong();
+                    if (length != size || crc != ChecksumServer.crc(m)) {
+                        throw new AssertionError("large message " + seq + " (" + size + " bytes) arrived as "
+                                + length + " bytes with CRC32C " + Long.toHexString(crc) + ", sent "
+                                + Long.toHexString(ChecksumServer.crc(m)));
                     }
                     bytes.addAndGet(size);
                     messages.incrementAndGet();
