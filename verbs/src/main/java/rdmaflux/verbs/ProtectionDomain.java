@@ -122,12 +122,16 @@ public final class ProtectionDomain extends NativeResource {
         }
     }
 
-    /** {@code ibv_reg_mr}, its ENOMEM or EAGAIN explained by the locked-memory limit when that is the cause. */
-    private static MemorySegment registerRaw(MemorySegment pd, MemorySegment segment, AccessFlags access) {
+    /**
+     * {@code ibv_reg_mr}, its failure explained by the locked-memory limit when that is the cause, else by the
+     * device's or the rdma cgroup's ({@link DeviceLimits}).
+     */
+    private MemorySegment registerRaw(MemorySegment pd, MemorySegment segment, AccessFlags access) {
         try {
             return Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
-        } catch (RdmaResourceException e) {
-            throw Memlock.explain(e, segment.address(), segment.byteSize());
+        } catch (RdmaException e) {
+            RdmaException memlock = Memlock.explain(e, segment.address(), segment.byteSize());
+            throw memlock != e ? memlock : DeviceLimits.explain(e, context, DeviceLimits.Kind.MEMORY_REGION, null);
         }
     }
 
@@ -160,7 +164,12 @@ public final class ProtectionDomain extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment init = ibv_qp_init_attr.allocate(arena);
             try (var leases = attributes.writeTo(init)) {
-                MemorySegment qp = Calls.IBV_CREATE_QP.callPointer(pd, init);
+                MemorySegment qp;
+                try {
+                    qp = Calls.IBV_CREATE_QP.callPointer(pd, init);
+                } catch (RdmaException e) {
+                    throw DeviceLimits.explain(e, context, DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
+                }
                 return new QueuePair(this, qp, attributes, init, null);
             }
         } finally {
@@ -211,7 +220,8 @@ public final class ProtectionDomain extends NativeResource {
                         throw new RdmaUnsupportedException("ibv_create_qp_ex", context.deviceName() + " cannot create a "
                                 + attributes.type() + " QP with " + sendOps);
                     }
-                    throw RdmaException.of("ibv_create_qp_ex", errno == 0 ? Errno.ENOMEM : errno, null);
+                    throw DeviceLimits.explain(RdmaException.of("ibv_create_qp_ex", errno == 0 ? Errno.ENOMEM : errno, null),
+                            context, DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
                 }
                 QueuePair created = new QueuePair(this, qp, attributes, classic, null);
                 created.attachExtended(ops);
@@ -242,7 +252,12 @@ public final class ProtectionDomain extends NativeResource {
             ibv_srq_attr.max_wr(attr, maxWr);
             ibv_srq_attr.max_sge(attr, maxSge);
             ibv_srq_attr.srq_limit(attr, limit);
-            MemorySegment srq = Calls.IBV_CREATE_SRQ.callPointer(pd, init);
+            MemorySegment srq;
+            try {
+                srq = Calls.IBV_CREATE_SRQ.callPointer(pd, init);
+            } catch (RdmaException e) {
+                throw DeviceLimits.explain(e, context, DeviceLimits.Kind.SHARED_RECEIVE_QUEUE, null);
+            }
             return new SharedReceiveQueue(this, srq, ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr));
         } finally {
             release();
