@@ -69,14 +69,14 @@ final class ForkExecScenario {
         AtomicInteger messages = new AtomicInteger();
         AtomicInteger writes = new AtomicInteger();
         java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
-        try (ChecksumServer sums = new ChecksumServer(ConnectionOptions.defaults(), Duration.ZERO);
+        try (ChecksumServer sums = new ChecksumServer(PeerMain.OPTIONS, Duration.ZERO);
              Arena targetMemory = Arena.ofShared()) {
-            RdmaServer writeServer = RdmaServer.bind(any, ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL).block(STEP);
+            RdmaServer writeServer = RdmaServer.bind(any, PeerMain.OPTIONS, AcceptFilter.ACCEPT_ALL).block(STEP);
             // The target of the writes: registered by the server's side, its key handed over in this JVM.
             Disposable serving = writeServer.connections().subscribe(c -> target.complete(
                     c.register(targetMemory.allocate(MIB, 4096), AccessFlags.REMOTE_ALL).remote()));
-            RdmaConnection msg = RdmaConnection.connect(sums.address()).block(STEP);
-            RdmaConnection rma = RdmaConnection.connect(writeServer.address()).block(STEP);
+            RdmaConnection msg = RdmaConnection.connect(sums.address(), PeerMain.OPTIONS).block(STEP);
+            RdmaConnection rma = RdmaConnection.connect(writeServer.address(), PeerMain.OPTIONS).block(STEP);
             try {
                 RemoteBuffer remote = target.get(STEP.toSeconds(), TimeUnit.SECONDS);
                 LinkedBlockingQueue<Object> replies = new LinkedBlockingQueue<>();

@@ -39,7 +39,7 @@ class MemlockIT {
     void registrationsPastTheLimitFailTypedNamingTheFixAndOtherConnectionsKeepWorking(@TempDir Path dir)
             throws Exception {
         Map<String, Integer> baseline = Resources.baseline();
-        try (EchoServer echo = new EchoServer(ConnectionOptions.defaults())) {
+        try (EchoServer echo = new EchoServer(PeerMain.OPTIONS)) {
             InetSocketAddress at = echo.address();
             List<String> cmd = new ArrayList<>(List.of("prlimit", "--memlock=" + SOFT + ":" + HARD,
                     "setpriv", "--inh-caps=-ipc_lock", "--ambient-caps=-ipc_lock", "--bounding-set=-ipc_lock", "--"));
@@ -71,7 +71,7 @@ class MemlockIT {
                 assertEquals("ok", steps.get("after"), child.describe());
             }
             // The server's side, in a process the limit does not bind, served through it all and still does.
-            RdmaConnection c = RdmaConnection.connect(at).block(T);
+            RdmaConnection c = RdmaConnection.connect(at, PeerMain.OPTIONS).block(T);
             StepVerifier.create(c.receiveBytes().take(1))
                     .then(() -> c.send(Payloads.message(7, 1024)).subscribe())
                     .assertNext(data -> Payloads.verify(data, 7, 1024))

@@ -23,7 +23,7 @@ import rdmaflux.verbs.AccessFlags;
  */
 public final class MemlockPeerMain {
     /** A step's bound: setups and echoes under emulation, nothing that waits for a timeout. */
-    private static final Duration T = Duration.ofSeconds(90);
+    private static final Duration T = rdmaflux.testing.RdmaTestEnv.scaled(Duration.ofSeconds(90));
     private static final int MIB = 1 << 20;
     /** Far above the test's 32 MiB limit: refused whatever else is pinned. */
     static final long TOO_MUCH = 48L * MIB;
@@ -46,7 +46,8 @@ public final class MemlockPeerMain {
             }
         }
         try (Arena arena = Arena.ofShared()) {
-            RdmaConnection a = RdmaConnection.connect(server).block(T);
+            // The test peers' connect and accept timeouts: a slow machine's CM exchange can pass the default.
+            RdmaConnection a = RdmaConnection.connect(server, PeerMain.OPTIONS).block(T);
             LinkedBlockingQueue<Object> echoes = new LinkedBlockingQueue<>();
             a.receiveBytes().subscribe(echoes::add, echoes::add);
             echo(a, echoes, 0);
@@ -59,13 +60,13 @@ public final class MemlockPeerMain {
             step("send", () -> a.send(ByteBuffer.allocate((int) TOO_MUCH)).block(T));
             echo(a, echoes, 200);
 
-            ConnectionOptions big = ConnectionOptions.builder().bufferSize(MIB).receiveBuffers(48).build();
+            ConnectionOptions big = PeerMain.OPTIONS.toBuilder().bufferSize(MIB).receiveBuffers(48).build();
             step("connect", () -> RdmaConnection.connect(server, big).block(T).disposeNow(T));
             echo(a, echoes, 300);
 
             // Connection B sends HALF from memory registered for the peer's READ (nothing new to pin), and the
             // server echoes it: B's region for the echo would be a second HALF, past the limit.
-            RdmaConnection b = RdmaConnection.connect(server).block(T);
+            RdmaConnection b = RdmaConnection.connect(server, PeerMain.OPTIONS).block(T);
             LinkedBlockingQueue<Object> bEchoes = new LinkedBlockingQueue<>();
             b.receiveBytes().subscribe(bEchoes::add, bEchoes::add);
             MemorySegment half = ChecksumServer.payload(arena, 1, HALF);
