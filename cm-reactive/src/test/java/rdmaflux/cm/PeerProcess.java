@@ -52,13 +52,7 @@ final class PeerProcess implements AutoCloseable {
      * @return the running peer
      */
     static PeerProcess start(String mode, String... jvmOptions) {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new java.util.ArrayList<>(List.of(java, "-ea", "--enable-native-access=ALL-UNNAMED",
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
-                // The peer tracks its messages as this JVM does; its reports go to its output.
-                "-D" + RdmaLeakDetection.LEVEL_PROPERTY + "=" + RdmaLeakDetection.level().name().toLowerCase(Locale.ROOT)));
-        cmd.addAll(List.of(jvmOptions));
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerMain.class.getName(), mode));
+        List<String> cmd = javaCommand(PeerMain.class, List.of(jvmOptions), mode);
         Process p;
         try {
             p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -85,6 +79,27 @@ final class PeerProcess implements AutoCloseable {
             p.destroyForcibly();
             throw new AssertionError("the peer JVM did not start listening within " + STARTUP, e);
         }
+    }
+
+    /**
+     * The command line of a test JVM like this one (same java, class path, compiler and leak detection),
+     * for fixtures that run a main class of their own in another process.
+     *
+     * @param main the main class, from the test class path
+     * @param jvmOptions options after the common ones, e.g. a direct memory limit
+     * @param args the main class's arguments
+     * @return the command
+     */
+    static List<String> javaCommand(Class<?> main, List<String> jvmOptions, String... args) {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new java.util.ArrayList<>(List.of(java, "-ea", "--enable-native-access=ALL-UNNAMED",
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
+                // The peer tracks its messages as this JVM does; its reports go to its output.
+                "-D" + RdmaLeakDetection.LEVEL_PROPERTY + "=" + RdmaLeakDetection.level().name().toLowerCase(Locale.ROOT)));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+        cmd.addAll(List.of(args));
+        return cmd;
     }
 
     /** @return where the peer listens */

@@ -75,7 +75,8 @@ final class Availability {
             return new RdmaUnavailableException(Reason.MEMLOCK_TOO_LOW, "the locked-memory limit is " + memlock
                     + " bytes, below " + p.minMemlock() + ": memory registration pins pages against it. Raise it "
                     + "(ulimit -l unlimited, or 'memlock' in /etc/security/limits.conf, or LimitMEMLOCK= for systemd "
-                    + "services) or set -Drdmaflux.memlock.min to what your application needs");
+                    + "services, or a container's --ulimit memlock=-1:-1 or --cap-add IPC_LOCK) or set "
+                    + "-Drdmaflux.memlock.min to what your application needs");
         }
         return null;
     }

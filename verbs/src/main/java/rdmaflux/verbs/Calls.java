@@ -145,7 +145,27 @@ final class Calls {
      * its own so that these calls do not link {@link Calls}' table.
      */
     static final class Plain {
+        /**
+         * {@code ibv_is_fork_initialized}, which the generated bindings lack (their header selection predates
+         * it): found in libibverbs by name. It reports no error.
+         */
+        private static final MethodHandle IBV_IS_FORK_INITIALIZED = Native.LINKER.downcallHandle(
+                java.lang.foreign.SymbolLookup.libraryLookup("libibverbs.so.1", java.lang.foreign.Arena.global())
+                        .findOrThrow("ibv_is_fork_initialized"),
+                java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT));
+
         private Plain() {
+        }
+
+        /** {@return {@code ibv_is_fork_initialized()}: an {@code enum ibv_fork_status} value} */
+        static int isForkInitialized() {
+            try {
+                return (int) IBV_IS_FORK_INITIALIZED.invokeExact();
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("ibv_is_fork_initialized threw " + t, t);
+            }
         }
 
         static void ackCqEvents(MemorySegment cq, int count) {

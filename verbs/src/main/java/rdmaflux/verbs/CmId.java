@@ -195,6 +195,8 @@ public final class CmId extends NativeResource {
             MemorySegment pdHandle = pd.acquire();
             try (var leases = attributes.writeTo(init)) {
                 CmCalls.createQp(s, id, pdHandle);
+            } catch (RdmaException e) {
+                throw DeviceLimits.explain(e, pd.context(), DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
             } finally {
                 pd.release();
             }

@@ -30,6 +30,10 @@ final class Posix {
     private static final Native.Fn WRITE = Native.libc("write", READ_WRITE_TYPE);
     private static final Native.Fn CLOSE = Native.libc("close",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    /** {@code RLIMIT_MEMLOCK} in Linux's generic resource numbering, which x86-64 and AArch64 both use. */
+    private static final int RLIMIT_MEMLOCK = 8;
+    private static final Native.Fn GETRLIMIT = Native.libc("getrlimit",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
 
     private Posix() {
     }
@@ -221,5 +225,20 @@ final class Posix {
 
     static void close(int fd) {
         CLOSE.callInt(fd);
+    }
+
+    /**
+     * {@code getrlimit(RLIMIT_MEMLOCK)}: the most memory this process may pin, as the kernel checks it when
+     * a registration pins pages ({@code struct rlimit}: two unsigned longs, soft then hard).
+     *
+     * @return {soft, hard} in bytes; {@code RLIM_INFINITY} (all ones) reads as -1, "unlimited"
+     * @throws RdmaException naming {@code getrlimit} and its errno when the call fails
+     */
+    static long[] memlockLimit() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment rlimit = arena.allocate(ValueLayout.JAVA_LONG, 2);
+            GETRLIMIT.callInt(RLIMIT_MEMLOCK, rlimit);
+            return new long[] {rlimit.getAtIndex(ValueLayout.JAVA_LONG, 0), rlimit.getAtIndex(ValueLayout.JAVA_LONG, 1)};
+        }
     }
 }

@@ -53,7 +53,9 @@ public final class ProtectionDomain extends NativeResource {
      * @param access what the local device and remote peers may do with it
      * @return the region
      * @throws IllegalArgumentException for a heap or empty segment
-     * @throws RdmaResourceException when the memlock limit is exceeded
+     * @throws RdmaMemlockException when pinning it would pass the locked-memory limit (the message says how
+     *         to raise it)
+     * @throws RdmaResourceException when the kernel or device has no room for it otherwise
      */
     public MemoryRegion register(MemorySegment segment, AccessFlags access) {
         if (segment == null || access == null) {
@@ -71,7 +73,7 @@ public final class ProtectionDomain extends NativeResource {
         }
         MemorySegment pd = acquire();
         try {
-            MemorySegment mr = Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+            MemorySegment mr = registerRaw(pd, segment, access);
             return new MemoryRegion(this, mr, segment, access);
         } finally {
             release();
@@ -89,7 +91,9 @@ public final class ProtectionDomain extends NativeResource {
      * @param alignment a power of two, e.g. 4096 for page-aligned memory
      * @param access what the local device and remote peers may do with it
      * @return the region
-     * @throws RdmaResourceException when the memlock limit is exceeded
+     * @throws RdmaMemlockException when pinning it would pass the locked-memory limit (the message says how
+     *         to raise it)
+     * @throws RdmaResourceException when the kernel or device has no room for it otherwise
      */
     public MemoryRegion allocateRegion(long size, long alignment, AccessFlags access) {
         if (access == null) {
@@ -104,7 +108,7 @@ public final class ProtectionDomain extends NativeResource {
             MemorySegment segment = arena.allocate(size, alignment);
             MemorySegment pd = acquire();
             try {
-                MemorySegment mr = Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+                MemorySegment mr = registerRaw(pd, segment, access);
                 MemoryRegion region = new MemoryRegion(this, mr, segment, access, arena);
                 made = true;
                 return region;
@@ -115,6 +119,19 @@ public final class ProtectionDomain extends NativeResource {
             if (!made) {
                 arena.close();
             }
+        }
+    }
+
+    /**
+     * {@code ibv_reg_mr}, its failure explained by the locked-memory limit when that is the cause, else by the
+     * device's or the rdma cgroup's ({@link DeviceLimits}).
+     */
+    private MemorySegment registerRaw(MemorySegment pd, MemorySegment segment, AccessFlags access) {
+        try {
+            return Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
+        } catch (RdmaException e) {
+            RdmaException memlock = Memlock.explain(e, segment.address(), segment.byteSize());
+            throw memlock != e ? memlock : DeviceLimits.explain(e, context, DeviceLimits.Kind.MEMORY_REGION, null);
         }
     }
 
@@ -147,7 +164,12 @@ public final class ProtectionDomain extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment init = ibv_qp_init_attr.allocate(arena);
             try (var leases = attributes.writeTo(init)) {
-                MemorySegment qp = Calls.IBV_CREATE_QP.callPointer(pd, init);
+                MemorySegment qp;
+                try {
+                    qp = Calls.IBV_CREATE_QP.callPointer(pd, init);
+                } catch (RdmaException e) {
+                    throw DeviceLimits.explain(e, context, DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
+                }
                 return new QueuePair(this, qp, attributes, init, null);
             }
         } finally {
@@ -198,7 +220,8 @@ public final class ProtectionDomain extends NativeResource {
                         throw new RdmaUnsupportedException("ibv_create_qp_ex", context.deviceName() + " cannot create a "
                                 + attributes.type() + " QP with " + sendOps);
                     }
-                    throw RdmaException.of("ibv_create_qp_ex", errno == 0 ? Errno.ENOMEM : errno, null);
+                    throw DeviceLimits.explain(RdmaException.of("ibv_create_qp_ex", errno == 0 ? Errno.ENOMEM : errno, null),
+                            context, DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
                 }
                 QueuePair created = new QueuePair(this, qp, attributes, classic, null);
                 created.attachExtended(ops);
@@ -229,7 +252,12 @@ public final class ProtectionDomain extends NativeResource {
             ibv_srq_attr.max_wr(attr, maxWr);
             ibv_srq_attr.max_sge(attr, maxSge);
             ibv_srq_attr.srq_limit(attr, limit);
-            MemorySegment srq = Calls.IBV_CREATE_SRQ.callPointer(pd, init);
+            MemorySegment srq;
+            try {
+                srq = Calls.IBV_CREATE_SRQ.callPointer(pd, init);
+            } catch (RdmaException e) {
+                throw DeviceLimits.explain(e, context, DeviceLimits.Kind.SHARED_RECEIVE_QUEUE, null);
+            }
             return new SharedReceiveQueue(this, srq, ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr));
         } finally {
             release();

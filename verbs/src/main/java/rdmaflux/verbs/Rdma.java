@@ -64,6 +64,21 @@ public final class Rdma {
     }
 
     /**
+     * Whether registered memory is safe in a process that forks ({@code ibv_is_fork_initialized()}):
+     * {@link ForkStatus#UNNEEDED} when the kernel copies pinned pages for the child at fork time, which makes
+     * {@code ProcessBuilder}'s launch mechanisms, {@code fork()} included, safe while data moves.
+     *
+     * @return the status libibverbs reports
+     * @throws RdmaUnavailableException when rdma-core is not installed
+     */
+    public static ForkStatus forkStatus() {
+        if (Holder.CAUSE != null && Holder.CAUSE.reason() == RdmaUnavailableException.Reason.LIBRARY_MISSING) {
+            throw Holder.CAUSE;
+        }
+        return ForkStatus.of(Calls.Plain.isForkInitialized());
+    }
+
+    /**
      * Opens a device by name.
      *
      * @param name e.g. {@code rxe0} or {@code mlx5_0}

@@ -351,7 +351,11 @@ public final class RdmaContext extends NativeResource {
     public ProtectionDomain allocateProtectionDomain() {
         MemorySegment ctx = acquire();
         try {
-            return new ProtectionDomain(this, Calls.IBV_ALLOC_PD.callPointer(ctx));
+            try {
+                return new ProtectionDomain(this, Calls.IBV_ALLOC_PD.callPointer(ctx));
+            } catch (RdmaException e) {
+                throw DeviceLimits.explain(e, this, DeviceLimits.Kind.PROTECTION_DOMAIN, null);
+            }
         } finally {
             release();
         }
@@ -407,17 +411,15 @@ public final class RdmaContext extends NativeResource {
         MemorySegment ctx = acquire();
         try {
             if (channel == null) {
-                return new CompletionQueue(this, null,
-                        Calls.IBV_CREATE_CQ.callPointer(ctx, capacity, MemorySegment.NULL, MemorySegment.NULL,
-                                completionVector), -1);
+                return new CompletionQueue(this, null, createCq(ctx, capacity, MemorySegment.NULL, MemorySegment.NULL,
+                        completionVector), -1);
             }
             MemorySegment ch = channel.acquire();
             int slot = channel.reserve();
             boolean made = false;
             try {
                 // The CQ's context carries its slot in the channel: an event finds its CQ by index.
-                MemorySegment cq = Calls.IBV_CREATE_CQ.callPointer(ctx, capacity,
-                        MemorySegment.ofAddress(slot + 1L), ch, completionVector);
+                MemorySegment cq = createCq(ctx, capacity, MemorySegment.ofAddress(slot + 1L), ch, completionVector);
                 CompletionQueue q = new CompletionQueue(this, channel, cq, slot);
                 channel.fill(slot, q);
                 made = true;
@@ -430,6 +432,16 @@ public final class RdmaContext extends NativeResource {
             }
         } finally {
             release();
+        }
+    }
+
+    /** {@code ibv_create_cq}, its failure explained by the limit that refused it ({@link DeviceLimits}). */
+    private MemorySegment createCq(MemorySegment ctx, int capacity, MemorySegment cqContext, MemorySegment channel,
+            int completionVector) {
+        try {
+            return Calls.IBV_CREATE_CQ.callPointer(ctx, capacity, cqContext, channel, completionVector);
+        } catch (RdmaException e) {
+            throw DeviceLimits.explain(e, this, DeviceLimits.Kind.COMPLETION_QUEUE, DeviceLimits.cq(capacity));
         }
     }
 

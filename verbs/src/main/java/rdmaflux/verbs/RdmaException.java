@@ -6,7 +6,7 @@ package rdmaflux.verbs;
  * <p>Every native failure in rdmaflux surfaces as this type or one of its subclasses, chosen by the
  * errno so that callers can branch on the kind of failure rather than on message text:
  * {@link RdmaPermissionException} (EPERM, EACCES), {@link RdmaResourceException} (ENOMEM, ENOSPC,
- * EAGAIN, EMFILE), {@link RdmaNoDeviceException} (ENODEV, ENXIO, EADDRNOTAVAIL) and
+ * EAGAIN, EMFILE; {@link RdmaMemlockException} when a registration hit the locked-memory limit), {@link RdmaNoDeviceException} (ENODEV, ENXIO, EADDRNOTAVAIL) and
  * {@link RdmaTimeoutException} (ETIMEDOUT). Errors that do not come from a system call (a failed work
  * completion, a rejected connection) have errno 0 and their own subclasses elsewhere.
  */

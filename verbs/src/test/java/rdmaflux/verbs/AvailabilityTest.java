@@ -67,6 +67,7 @@ class AvailabilityTest {
         RdmaUnavailableException low = Availability.diagnose(probe(true, 1));
         assertEquals(Reason.MEMLOCK_TOO_LOW, low.reason());
         assertTrue(low.getMessage().contains("ulimit -l"), low.getMessage());
+        assertTrue(low.getMessage().contains("--cap-add IPC_LOCK"), low.getMessage());
 
         // CAP_IPC_LOCK (bit 14) lifts the limit, as for root.
         stage("65536", "0000000000004000");

@@ -11,7 +11,9 @@ import java.util.Map;
 
 import reactor.core.publisher.Flux;
 import rdmaflux.verbs.AsyncEvent;
+import rdmaflux.verbs.Errno;
 import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.RdmaResourceException;
 
 /**
  * What one {@link Loops} keeps for one device, shared by every connection, endpoint and group of those
@@ -36,6 +38,8 @@ public final class DeviceResources {
     private final Map<CompletionLoop, SharedCq.Group> sharedCqs = new HashMap<>();
     /** Set, under this, once closed: nothing may be made after. */
     private boolean closed;
+    /** The device's {@code max_cqe}, queried on first use; guarded by this. */
+    private int maxCqe;
 
     /**
      * CM loop: nothing native is made yet.
@@ -79,6 +83,34 @@ public final class DeviceResources {
         assert loops.inCmLoop() : "a CM loop of the loops only";
         checkOpen();
         return sharedCqs.computeIfAbsent(loop, l -> new SharedCq.Group(l, device));
+    }
+
+    /**
+     * CM loop: refuses a connection whose completions could not fit in one CQ of the device, before anything is
+     * made for it, naming the options to lower.
+     *
+     * @param sendQueueDepth its send queue depth
+     * @param receives the receives that can complete for it
+     * @param receivesOption the option that sets {@code receives}
+     * @throws RdmaResourceException (EINVAL, as {@code ibv_create_cq} would fail) when the sum is more than the
+     *         device's {@code max_cqe}
+     */
+    public void checkCompletions(int sendQueueDepth, int receives, String receivesOption) {
+        int max;
+        synchronized (this) {
+            if (maxCqe == 0) {
+                maxCqe = device.queryDevice().maxCqe();
+            }
+            max = maxCqe;
+        }
+        long entries = (long) sendQueueDepth + receives;
+        if (entries > max) {
+            throw new RdmaResourceException("ibv_create_cq", Errno.EINVAL, "a connection with sendQueueDepth "
+                    + sendQueueDepth + " and " + receives + " receives needs " + entries + " completion queue entries, "
+                    + "more than " + device.deviceName() + " allows in one completion queue (max_cqe " + max
+                    + "): lower ConnectionOptions.sendQueueDepth or " + receivesOption + " so that they add up to at most "
+                    + max);
+        }
     }
 
     /**

@@ -137,6 +137,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
         int recvCount = pool != null ? pool.perConnection() : options.receiveBuffers() + (credits ? CONTROL_SLOTS : 0);
         int depth = options.sendQueueDepth();
         busyPolling = options.completionMode() == ConnectionOptions.CompletionMode.BUSY_POLL;
+        device.checkCompletions(depth, recvCount, pool != null ? "the SharedReceivePool's quota or loanCap" : "ConnectionOptions.receiveBuffers");
         // What can be in flight: each posted send and each receive that can complete for it.
         cqs = new CqBinding(id, device, loop, options, depth + recvCount, this, owner::afterIdClosed);
         drain = cqs.source;
