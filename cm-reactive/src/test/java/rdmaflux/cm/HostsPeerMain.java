@@ -22,10 +22,9 @@ import rdmaflux.verbs.RemoteBuffer;
  *   <li>{@code serve [PORT]}: a server (on PORT, default any); every connection first gets an advert of
  *       two registered buffers (a {@link #REGION}-byte region holding {@code Payloads.message(1, REGION)} and an 8-byte word holding
  *       {@link #WORD_START}), then every message it sends is echoed. Prints {@code PORT <n>}.</li>
- *   <li>{@code udecho}: a UD endpoint that sends every datagram back to its sender. Prints
- *       {@code UDPORT <n>}.</li>
- *   <li>{@code echo}: both of the above in one JVM, which the tests that only need a live echo peer
- *       share (a JVM's start under emulation costs more than most of those tests).</li>
+ *   <li>{@code echo}: that server on any port, and a UD endpoint that sends every datagram back to its
+ *       sender (prints {@code UDPORT <n>} too), in one JVM, which the tests that only need a live echo
+ *       peer share (a JVM's start under emulation costs more than most of those tests).</li>
  *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
  *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
  *       exits 0.</li>
@@ -46,7 +45,6 @@ public final class HostsPeerMain {
     public static void main(String[] args) throws Exception {
         switch (args.length > 0 ? args[0] : "") {
             case "serve" -> serve(args.length > 1 ? Integer.parseInt(args[1]) : 0);
-            case "udecho" -> udEcho();
             case "echo" -> {
                 serve(0);
                 udEcho();
@@ -56,7 +54,7 @@ public final class HostsPeerMain {
                 return;
             }
             default -> {
-                System.err.println("usage: HostsPeerMain serve [PORT] | udecho | echo | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve [PORT] | echo | mcast GROUP COUNT");
                 System.exit(2);
             }
         }
