@@ -24,6 +24,9 @@ import rdmaflux.verbs.RemoteBuffer;
  *       {@link #WORD_START}), then every message it sends is echoed. Prints {@code PORT <n>}.</li>
  *   <li>{@code udecho}: a UD endpoint that sends every datagram back to its sender. Prints
  *       {@code UDPORT <n>}.</li>
+ *   <li>{@code rsocket}: an RSocket server with resumption ({@link RSocketResumeHostsIT#resume}) on the
+ *       RDMA transport, whose request-stream sends the asked number of sequence-numbered items. Prints
+ *       {@code PORT <n>}.</li>
  *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
  *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
  *       exits 0.</li>
@@ -45,9 +48,10 @@ public final class HostsPeerMain {
         switch (args.length > 0 ? args[0] : "") {
             case "serve" -> serve(args.length > 1 ? Integer.parseInt(args[1]) : 0);
             case "udecho" -> udEcho();
+            case "rsocket" -> rsocket();
             case "mcast" -> mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
             default -> {
-                System.err.println("usage: HostsPeerMain serve [PORT] | udecho | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve [PORT] | udecho | rsocket | mcast GROUP COUNT");
                 System.exit(2);
             }
         }
@@ -78,6 +82,18 @@ public final class HostsPeerMain {
         RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(T);
         ep.receive().concatMap(d -> ep.send(ep.peerOf(d), d.data())).subscribe();
         System.out.println("UDPORT " + ep.localAddress().getPort());
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    private static void rsocket() throws InterruptedException {
+        rdmaflux.cm.rsocket.RdmaCloseableServer server = io.rsocket.core.RSocketServer
+                .create(io.rsocket.SocketAcceptor.with(RSocketResumeHostsIT.responder()))
+                .resume(RSocketResumeHostsIT.resume("server"))
+                .bind(rdmaflux.cm.rsocket.RdmaServerTransport.create(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                        RSocketResumeHostsIT.options(), AcceptFilter.ACCEPT_ALL))
+                .block(T);
+        System.out.println("PORT " + server.address().getPort());
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
     }
