@@ -109,14 +109,16 @@ class RSocketResumeHostsIT {
             } finally {
                 SandboxHosts.link(2, true);
             }
-            System.out.printf("wire cut at item %d for %d ms; the connection failed after %d ms%n", atCut,
-                    (System.nanoTime() - cut) / 1_000_000, (client.firstClose.get() - cut) / 1_000_000);
+            System.out.printf("wire cut at %d ms, item %d, for %d ms; the connection failed after %d ms%n",
+                    (cut - client.start) / 1_000_000, atCut, (System.nanoTime() - cut) / 1_000_000,
+                    (client.firstClose.get() - cut) / 1_000_000);
             assertTrue(atCut < COUNT, "the stream was still running when the wire was cut");
             Throwable end = client.awaitEnd(STREAM);
             assertNull(end, "the stream completed");
             assertEquals(COUNT, client.received.get(), "every item once, in order (each was checked on arrival)");
             assertTrue(client.connections.get() >= 2, "resumed over a new connection: " + client.connections.get());
-            System.out.printf("resumed: %d connections, stream of %d done%n", client.connections.get(), COUNT);
+            System.out.printf("resumed: %d connections, stream of %d done; %s%n", client.connections.get(), COUNT,
+                    client.lives);
             client.rsocket.dispose();
         }
     }
@@ -145,6 +147,9 @@ class RSocketResumeHostsIT {
         final AtomicInteger connections = new AtomicInteger();
         final AtomicInteger closed = new AtomicInteger();
         final AtomicLong firstClose = new AtomicLong();
+        /** Each connection's life, for the report: how many a cut took, and whether resumed ones lasted. */
+        final java.util.Queue<String> lives = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        final long start = System.nanoTime();
         final CompletableFuture<Throwable> ended = new CompletableFuture<>();
         final AtomicReference<String> disorder = new AtomicReference<>();
         RSocket rsocket;
@@ -164,8 +169,14 @@ class RSocketResumeHostsIT {
         }
 
         private void track(DuplexConnection connection) {
-            connections.incrementAndGet();
-            connection.onClose().subscribe(null, e -> closedNow(), this::closedNow);
+            int n = connections.incrementAndGet();
+            long up = System.nanoTime();
+            Runnable closed = () -> {
+                lives.add("connection " + n + ": up at " + (up - start) / 1_000_000 + " ms, closed after "
+                        + (System.nanoTime() - up) / 1_000_000 + " ms at item " + received.get());
+                closedNow();
+            };
+            connection.onClose().subscribe(null, e -> closed.run(), closed);
         }
 
         private void closedNow() {
