@@ -19,7 +19,7 @@ import rdmaflux.cm.rsocket.RdmaCloseableServer;
  * resumable: {@code metadataPush10} and {@code largePayloadMetadataPush10}. A METADATA_PUSH travels on stream 0,
  * whose frames RSocket does not keep for resumption, so one sent on a connection the kit cuts can be lost. Run by hand as {@link RSocketTransportTck} is, with this class's name:
  * {@code RDMAFLUX_SANDBOX_CPUS=1 RDMAFLUX_IT_INCLUDE='.*\.RSocketResumableTransportTck$' scripts/it}
- * ({@code RDMAFLUX_IT_METHODS} narrows it to some tests).
+ * ({@code RDMAFLUX_IT_METHODS='.*\b(requestStream5|requestChannel3)\b.*'} narrows it to some tests).
  */
 @Timeout(value = 60, unit = TimeUnit.MINUTES) // the kit's own timeouts (getTimeout) bound each step
 @ExtendWith(LowPriorityTestThread.class) // the kit's verifiers poll without sleeping: see there
