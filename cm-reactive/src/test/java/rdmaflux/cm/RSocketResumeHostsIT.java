@@ -159,7 +159,7 @@ class RSocketResumeHostsIT {
             Client c = new Client();
             RdmaClientTransport rdma = RdmaClientTransport.create(
                     new InetSocketAddress(SandboxHosts.address(2), port), options());
-            ClientTransport counting = () -> rdma.connect().doOnNext(c::track);
+            ClientTransport counting = () -> rdma.connect().map(c::track);
             // RSocket's keepalive carries the acknowledged position that empties the frame store.
             c.rsocket = RSocketConnector.create().resume(resume("client"))
                     .keepAlive(Duration.ofSeconds(1), SESSION)
@@ -168,15 +168,60 @@ class RSocketResumeHostsIT {
             return c;
         }
 
-        private void track(DuplexConnection connection) {
+        /** {@return the connection, its frame stream's end noted: the cause RSocket does not pass on} */
+        private DuplexConnection track(DuplexConnection connection) {
             int n = connections.incrementAndGet();
             long up = System.nanoTime();
+            AtomicReference<Object> why = new AtomicReference<>("disposed");
             Runnable closed = () -> {
                 lives.add("connection " + n + ": up at " + (up - start) / 1_000_000 + " ms, closed after "
-                        + (System.nanoTime() - up) / 1_000_000 + " ms at item " + received.get());
+                        + (System.nanoTime() - up) / 1_000_000 + " ms at item " + received.get() + " (" + why + ")");
                 closedNow();
             };
             connection.onClose().subscribe(null, e -> closed.run(), closed);
+            return new DuplexConnection() {
+                @Override
+                public void sendFrame(int streamId, ByteBuf frame) {
+                    connection.sendFrame(streamId, frame);
+                }
+
+                @Override
+                public void sendErrorAndClose(io.rsocket.RSocketErrorException e) {
+                    why.set("closed by RSocket: " + e);
+                    connection.sendErrorAndClose(e);
+                }
+
+                @Override
+                public reactor.core.publisher.Flux<ByteBuf> receive() {
+                    return connection.receive().doOnError(e -> why.compareAndSet("disposed", e.toString()));
+                }
+
+                @Override
+                public io.netty.buffer.ByteBufAllocator alloc() {
+                    return connection.alloc();
+                }
+
+                @Override
+                public java.net.SocketAddress remoteAddress() {
+                    return connection.remoteAddress();
+                }
+
+                @Override
+                public reactor.core.publisher.Mono<Void> onClose() {
+                    return connection.onClose();
+                }
+
+                @Override
+                public void dispose() {
+                    why.compareAndSet("disposed", "disposed by RSocket");
+                    connection.dispose();
+                }
+
+                @Override
+                public boolean isDisposed() {
+                    return connection.isDisposed();
+                }
+            };
         }
 
         private void closedNow() {
