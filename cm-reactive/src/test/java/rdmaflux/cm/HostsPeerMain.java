@@ -25,6 +25,9 @@ import rdmaflux.verbs.RemoteBuffer;
  *   <li>{@code echo}: that server on any port, and a UD endpoint that sends every datagram back to its
  *       sender (prints {@code UDPORT <n>} too), in one JVM, which the tests that only need a live echo
  *       peer share (a JVM's start under emulation costs more than most of those tests).</li>
+ *   <li>{@code rsocket}: an RSocket server with resumption ({@link RSocketResumeHostsIT#resume}) on the
+ *       RDMA transport, whose request-stream sends the asked number of sequence-numbered items. Prints
+ *       {@code PORT <n>}.</li>
  *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
  *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
  *       exits 0.</li>
@@ -49,12 +52,13 @@ public final class HostsPeerMain {
                 serve(0);
                 udEcho();
             }
+            case "rsocket" -> rsocket();
             case "mcast" -> {
                 mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
                 return;
             }
             default -> {
-                System.err.println("usage: HostsPeerMain serve [PORT] | echo | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve [PORT] | echo | rsocket | mcast GROUP COUNT");
                 System.exit(2);
             }
         }
@@ -85,6 +89,17 @@ public final class HostsPeerMain {
         RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(RdmaTestEnv.address(), 0)).block(T);
         ep.receive().concatMap(d -> ep.send(ep.peerOf(d), d.data())).subscribe();
         System.out.println("UDPORT " + ep.localAddress().getPort());
+        System.out.flush();
+    }
+
+    private static void rsocket() {
+        rdmaflux.cm.rsocket.RdmaCloseableServer server = io.rsocket.core.RSocketServer
+                .create(io.rsocket.SocketAcceptor.with(RSocketResumeHostsIT.responder()))
+                .resume(RSocketResumeHostsIT.resume("server"))
+                .bind(rdmaflux.cm.rsocket.RdmaServerTransport.create(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                        RSocketResumeHostsIT.options(), AcceptFilter.ACCEPT_ALL))
+                .block(T);
+        System.out.println("PORT " + server.address().getPort());
         System.out.flush();
     }
 

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import rdmaflux.cm.rsocket.RdmaClientTransport;
+import rdmaflux.cm.rsocket.RdmaCloseableServer;
 import rdmaflux.cm.rsocket.RdmaServerTransport;
 import rdmaflux.testing.RdmaTestEnv;
 
@@ -29,12 +30,24 @@ import rdmaflux.testing.RdmaTestEnv;
 @Timeout(value = 60, unit = TimeUnit.MINUTES) // the kit's own timeouts (getTimeout) bound each step
 @ExtendWith(LowPriorityTestThread.class) // the kit's verifiers poll without sleeping: see there
 class RSocketTransportTck implements TransportTest {
-    private final TransportPair<InetSocketAddress, rdmaflux.cm.rsocket.RdmaCloseableServer> pair = new TransportPair<>(
-            () -> new InetSocketAddress(RdmaTestEnv.address(), 0),
-            (address, server, alloc) -> RdmaClientTransport.create(server.address(), SLOW_SETUP.apply(
-                    RdmaClientTransport.defaultOptions())).allocator(alloc),
-            (address, alloc) -> RdmaServerTransport.create(address, SLOW_SETUP.apply(
-                    RdmaServerTransport.defaultOptions()), AcceptFilter.ACCEPT_ALL).allocator(alloc));
+    private final TransportPair<InetSocketAddress, RdmaCloseableServer> pair = pair(false);
+
+    /**
+     * The kit's client and server over the RDMA transport, connected (the kit's constructor binds and connects).
+     *
+     * @param resumable whether both sides resume sessions, over connections the kit cuts at random
+     *                  ({@link RSocketResumableTransportTck})
+     * @return the pair
+     */
+    static TransportPair<InetSocketAddress, RdmaCloseableServer> pair(boolean resumable) {
+        return new TransportPair<>(
+                () -> new InetSocketAddress(RdmaTestEnv.address(), 0),
+                (address, server, alloc) -> RdmaClientTransport.create(server.address(), SLOW_SETUP.apply(
+                        RdmaClientTransport.defaultOptions())).allocator(alloc),
+                (address, alloc) -> RdmaServerTransport.create(address, SLOW_SETUP.apply(
+                        RdmaServerTransport.defaultOptions()), AcceptFilter.ACCEPT_ALL).allocator(alloc),
+                false, resumable);
+    }
 
     /** Longer connection steps: the emulator's JIT may take the one CPU for seconds at the start. */
     private static final java.util.function.UnaryOperator<ConnectionOptions> SLOW_SETUP = o -> o.toBuilder()

@@ -104,6 +104,11 @@ class DocSnippetsIT {
     }
 
     @Test
+    void rsocketResumableRequestResponse() {
+        assertEquals("hello, RDMA", RSocketSnippets.resumable(address));
+    }
+
+    @Test
     void readmeEcho() {
         assertEquals("hello, RDMA", ReactiveSnippets.readme(address));
     }

@@ -54,6 +54,11 @@ public final class DeviceResources {
         this.events = RdmaDeviceEvents.events(device.deviceName()).publish().refCount();
     }
 
+    /** {@return where the connections on this device run work that may take milliseconds: the loops' workers} */
+    public reactor.core.scheduler.Scheduler worker() {
+        return loops.worker();
+    }
+
     /**
      * CM loop: the loops' protection domain on this device, and its registration cache; made on first use
      * (again if something closed it). Nothing closes it before the loops are disposed and every connection

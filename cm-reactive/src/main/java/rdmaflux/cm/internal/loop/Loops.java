@@ -46,6 +46,8 @@ public final class Loops implements RdmaLoops {
     private final CompletionLoop[] completions;
     /** Where the connections' signals run when their options name no scheduler; one thread per completion loop. */
     private final SignalScheduler signals;
+    /** Where the connections' work that may take milliseconds runs. */
+    private final Workers workers;
     private final AtomicInteger next = new AtomicInteger();
     private final Set<Disposable> handles = ConcurrentHashMap.newKeySet();
     private final Object attachmentLock = new Object();
@@ -74,9 +76,11 @@ public final class Loops implements RdmaLoops {
             completions[i] = new CompletionLoop(prefix + "-completion-" + i, i);
         }
         this.signals = signals != null ? signals : new SignalScheduler(prefix, completionLoops);
+        this.workers = new Workers(prefix);
         // The signal threads end last: the connections' final signals run there.
         Runnable end = () -> {
             this.signals.dispose();
+            workers.shutdown();
             terminated.tryEmitEmpty();
         };
         Flux.fromArray(completions).flatMap(EventLoop::terminated).then(cm.terminated())
@@ -252,6 +256,11 @@ public final class Loops implements RdmaLoops {
         return signals;
     }
 
+    /** {@return where the connections' work that may take milliseconds runs (never a loop): the loops' workers} */
+    public reactor.core.scheduler.Scheduler worker() {
+        return workers.scheduler();
+    }
+
     /**
      * {@return the default scheduler of options on these loops: the signal threads; once they are shut
      * down (the loops disposed and their other threads ended), {@code Schedulers.immediate()}, so that a
@@ -352,12 +361,36 @@ public final class Loops implements RdmaLoops {
 
     /**
      * Completes when every thread has ended: each loop signals as its last act, so the threads are joined
-     * (on {@code boundedElastic}, never on a loop thread) before this completes.
+     * (on a virtual thread, never on a loop thread) before this completes.
      */
     @Override
     public Mono<Void> onDispose() {
-        return terminated.asMono().publishOn(reactor.core.scheduler.Schedulers.boundedElastic())
-                .then(Mono.fromRunnable(() -> join(threads())));
+        return terminated.asMono().then(afterJoining(prefix + "-join", () -> {
+            Thread[] t = threads();
+            workers.await();
+            return t;
+        }));
+    }
+
+    /**
+     * Completes once the threads have ended, waited for by a virtual thread of its own. Not on Reactor's
+     * {@code boundedElastic()}: a waiter there is lost to whoever shuts Reactor's shared schedulers down
+     * ({@code Schedulers.shutdownNow()}), and the loops' end would never be signalled.
+     *
+     * @param name the waiting thread's name
+     * @param threads which threads, asked once the wait starts (may wait for other work first)
+     * @return completes on the waiting thread; fails if it is interrupted
+     */
+    static Mono<Void> afterJoining(String name, java.util.function.Supplier<Thread[]> threads) {
+        return Mono.create(sink -> Thread.ofVirtual().name(name).start(() -> {
+            try {
+                join(threads.get());
+            } catch (RuntimeException e) {
+                sink.error(e);
+                return;
+            }
+            sink.success();
+        }));
     }
 
     /**

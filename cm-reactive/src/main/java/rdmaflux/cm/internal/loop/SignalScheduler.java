@@ -4,6 +4,8 @@ import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaLoops;
 
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,7 +28,10 @@ import reactor.core.scheduler.Schedulers;
  * whenever the worker's previous undelayed task has started, which is how {@code publishOn} schedules its
  * drain. So a connection's {@code receive()} hops from the completion loop to the application's thread
  * with no garbage per message, where {@code Schedulers.parallel()} makes a task object per hop.
- * Delayed and periodic tasks wait on Reactor's parallel scheduler, then run here.
+ * Delayed and periodic tasks wait on a timer thread of its own ({@code prefix-signal-timer}, started by the
+ * first of them), then run here. Not on Reactor's parallel scheduler: that one is shared, and whoever calls
+ * {@code Schedulers.shutdownNow()} (rsocket-test's kit does, per transport pair) would drop the waits under
+ * way, so a timeout on these threads would never fire.
  *
  * <p>One departure from Reactor's workers: a task that its worker's disposal caught before it started is
  * dropped, unless it reports itself cancelled ({@link Scannable.Attr#CANCELLED}); that one runs, as its
@@ -41,6 +46,13 @@ import reactor.core.scheduler.Schedulers;
 public final class SignalScheduler implements Scheduler {
     private final SignalThread[] threads;
     private final AtomicInteger next = new AtomicInteger();
+    private final String prefix;
+    /** Made by the first delayed task; guarded by {@code this}. */
+    private ScheduledThreadPoolExecutor timer;
+    /** The timer's thread once it started: the loops wait for it to end. */
+    private volatile Thread timerThread;
+    /** Set, under {@code this}, by {@link #dispose()}: no timer starts after. */
+    private boolean timerStopped;
 
     /**
      * Starts the threads.
@@ -49,6 +61,7 @@ public final class SignalScheduler implements Scheduler {
      * @param nThreads how many, at least 1
      */
     SignalScheduler(String prefix, int nThreads) {
+        this.prefix = prefix;
         threads = new SignalThread[nThreads];
         for (int i = 0; i < nThreads; i++) {
             threads[i] = new SignalThread(prefix + "-signal-" + i);
@@ -77,7 +90,7 @@ public final class SignalScheduler implements Scheduler {
 
     @Override
     public Worker createWorker() {
-        return new SignalWorker(nextThread());
+        return new SignalWorker(this, nextThread());
     }
 
     /** Ends the threads once what is queued has run; tasks scheduled after are refused. */
@@ -85,6 +98,15 @@ public final class SignalScheduler implements Scheduler {
     public void dispose() {
         for (SignalThread t : threads) {
             t.shutdown();
+        }
+        ScheduledThreadPoolExecutor t;
+        synchronized (this) {
+            timerStopped = true;
+            t = timer;
+        }
+        if (t != null) {
+            // A wait still under way would end in a refused submit: the signal threads are shut down.
+            t.shutdownNow();
         }
     }
 
@@ -95,13 +117,40 @@ public final class SignalScheduler implements Scheduler {
 
     @Override
     public Mono<Void> disposeGracefully() {
-        return Mono.fromRunnable(this::dispose)
-                .then(Mono.<Void>fromRunnable(() -> Loops.join(threads)).subscribeOn(Schedulers.boundedElastic()));
+        return Mono.fromRunnable(this::dispose).then(Loops.afterJoining(prefix + "-signal-join", this::threads));
     }
 
-    /** {@return the threads (the loops join them; tests check they end)} */
+    /** {@return the threads, the timer's last once it started (the loops join them; tests check they end)} */
     public Thread[] threads() {
-        return threads.clone();
+        Thread t = timerThread;
+        if (t == null) {
+            return threads.clone();
+        }
+        Thread[] all = java.util.Arrays.copyOf(threads, threads.length + 1, Thread[].class);
+        all[threads.length] = t;
+        return all;
+    }
+
+    /** {@return the timer, started now if it was not} @throws RejectedExecutionException once disposed */
+    private synchronized ScheduledThreadPoolExecutor timer() {
+        if (timerStopped) {
+            throw Exceptions.failWithRejected();
+        }
+        if (timer == null) {
+            timer = new ScheduledThreadPoolExecutor(1, r -> {
+                Thread t = new Thread(r, prefix + "-signal-timer");
+                t.setDaemon(true);
+                timerThread = t;
+                return t;
+            });
+            // Cancelled timeouts (most of them: the awaited signal came) must not pile up until their time.
+            timer.setRemoveOnCancelPolicy(true);
+        }
+        return timer;
+    }
+
+    private static Disposable cancelling(ScheduledFuture<?> f) {
+        return Disposables.composite(() -> f.cancel(false));
     }
 
     private static <T extends TaskQueue.Task> T submit(SignalThread thread, T task) {
@@ -113,28 +162,29 @@ public final class SignalScheduler implements Scheduler {
         return task;
     }
 
-    private static Disposable delayed(SignalThread thread, SignalWorker worker, Runnable task, long delay,
-                                      TimeUnit unit) {
+    private Disposable delayed(SignalThread thread, SignalWorker worker, Runnable task, long delay,
+                               TimeUnit unit) {
         OneShot t = new OneShot(worker, Schedulers.onSchedule(task));
         if (delay <= 0) {
             return submit(thread, t);
         }
-        t.timer = Schedulers.parallel().schedule(() -> {
+        t.timer = cancelling(timer().schedule(() -> {
             if (!t.isDisposed()) {
                 submit(thread, t);
             }
-        }, delay, unit);
+        }, delay, unit));
         return t;
     }
 
-    private static Disposable periodic(SignalThread thread, SignalWorker worker, Runnable task, long initialDelay,
-                                       long period, TimeUnit unit) {
+    private Disposable periodic(SignalThread thread, SignalWorker worker, Runnable task, long initialDelay,
+                                long period, TimeUnit unit) {
         Runnable decorated = Schedulers.onSchedule(task);
         Disposable.Swap cancel = Disposables.swap();
         // A run still queued or running when the next is due makes that one skip, as a fixed rate lets no
         // two runs of one task overlap.
         AtomicBoolean pending = new AtomicBoolean();
-        Disposable timer = Schedulers.parallel().schedulePeriodically(() -> {
+        // A period of 0 asks for runs back to back, which a fixed rate cannot take; 1 ns with the skip is that.
+        Disposable periodicTimer = cancelling(timer().scheduleAtFixedRate(() -> {
             if (!cancel.isDisposed() && (worker == null || !worker.isDisposed()) && pending.compareAndSet(false, true)) {
                 submit(thread, new OneShot(worker, () -> {
                     try {
@@ -146,8 +196,8 @@ public final class SignalScheduler implements Scheduler {
                     }
                 }));
             }
-        }, initialDelay, period, unit);
-        cancel.update(timer);
+        }, unit.toNanos(Math.max(0, initialDelay)), Math.max(1, unit.toNanos(period)), TimeUnit.NANOSECONDS));
+        cancel.update(periodicTimer);
         return cancel;
     }
 
@@ -201,11 +251,13 @@ public final class SignalScheduler implements Scheduler {
      * scheduled again only after its last task started (a {@code publishOn} drain) allocates nothing.
      */
     static final class SignalWorker implements Worker {
+        private final SignalScheduler scheduler;
         private final SignalThread thread;
         private final Reusable reusable = new Reusable(this);
         private volatile boolean disposed;
 
-        SignalWorker(SignalThread thread) {
+        SignalWorker(SignalScheduler scheduler, SignalThread thread) {
+            this.scheduler = scheduler;
             this.thread = thread;
         }
 
@@ -236,7 +288,7 @@ public final class SignalScheduler implements Scheduler {
             if (disposed) {
                 throw Exceptions.failWithRejected();
             }
-            return delayed(thread, this, task, delay, unit);
+            return scheduler.delayed(thread, this, task, delay, unit);
         }
 
         @Override
@@ -244,7 +296,7 @@ public final class SignalScheduler implements Scheduler {
             if (disposed) {
                 throw Exceptions.failWithRejected();
             }
-            return periodic(thread, this, task, initialDelay, period, unit);
+            return scheduler.periodic(thread, this, task, initialDelay, period, unit);
         }
 
         /** Tasks not started yet never run, except those that report themselves cancelled. */

@@ -16,14 +16,17 @@ public final class RcPort implements Rendezvous.Port {
     private final QueueOwner owner;
     private final Registrations registrations;
     private final ConnectionLock lock;
+    private final reactor.core.scheduler.Scheduler worker;
     private SendQueue sends;
     private Receives receives;
     private Inbound inbound;
 
-    RcPort(QueueOwner owner, Registrations registrations, ConnectionLock lock) {
+    RcPort(QueueOwner owner, Registrations registrations, ConnectionLock lock,
+           reactor.core.scheduler.Scheduler worker) {
         this.owner = owner;
         this.registrations = registrations;
         this.lock = lock;
+        this.worker = worker;
     }
 
     /** Once, in the queue's constructor: the parts made after the {@link Rendezvous}. */
@@ -35,7 +38,7 @@ public final class RcPort implements Rendezvous.Port {
 
     @Override
     public reactor.core.scheduler.Scheduler worker() {
-        return reactor.core.scheduler.Schedulers.boundedElastic();
+        return worker;
     }
 
     @Override

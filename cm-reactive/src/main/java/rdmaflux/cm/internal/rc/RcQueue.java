@@ -127,7 +127,7 @@ public final class RcQueue implements CompletionLoop.Handler, CqDrain.Sink, Shar
         this.loop = loop;
         this.credits = options.protocol() == ConnectionOptions.Protocol.CREDITS;
         this.window = new CreditWindow(options.receiveBuffers(), 0);
-        RcPort port = new RcPort(owner, registrations, lock);
+        RcPort port = new RcPort(owner, registrations, lock, device.worker());
         this.rendezvous = new Rendezvous(port, options.largeMessageBudget(), options.largeMessageMemory());
         int maxRead = (int) Math.min(SendQueue.READ_PIECE, Math.max(4096,
                 registrations.maxMessageSize(id.context(), id.portNumber())));

@@ -249,9 +249,11 @@ class EventLoopTest {
         assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(50), "emitted early");
         assertEquals("loop", on.get());
         AtomicBoolean fired = new AtomicBoolean();
-        Disposable d = loop.delay(Duration.ofMillis(20)).subscribe(x -> fired.set(true));
+        // Long enough that a test thread descheduled between subscribe and dispose on a loaded host does
+        // not see it fire legitimately (a 20 ms delay did).
+        Disposable d = loop.delay(Duration.ofMillis(500)).subscribe(x -> fired.set(true));
         d.dispose();
-        loop.delay(Duration.ofMillis(100)).block(T);
+        loop.delay(Duration.ofMillis(600)).block(T);
         assertFalse(fired.get(), "a cancelled delay fired");
         loop.shutdown();
         loop.terminated().block(T);

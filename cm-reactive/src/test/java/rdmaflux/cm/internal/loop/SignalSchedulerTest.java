@@ -24,6 +24,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 public class SignalSchedulerTest {
@@ -262,6 +263,26 @@ public class SignalSchedulerTest {
             assertTrue(name.startsWith("rdmaflux-test-signal-"), name);
         }
         w.dispose();
+    }
+
+    @Test
+    void delayedTasksOutliveReactorsSharedSchedulersAndTheTimerEndsWithTheThreads() throws InterruptedException {
+        CountDownLatch ran = new CountDownLatch(2);
+        scheduler.schedule(ran::countDown, 100, TimeUnit.MILLISECONDS);
+        Scheduler.Worker w = scheduler.createWorker();
+        Disposable periodic = w.schedulePeriodically(ran::countDown, 100, 10_000, TimeUnit.MILLISECONDS);
+        // What rsocket-test's kit does for every transport pair: Reactor's cached schedulers end, with their timers.
+        Schedulers.shutdownNow();
+        await(ran);
+        periodic.dispose();
+        Thread[] threads = scheduler.threads();
+        assertEquals("rdmaflux-test-signal-timer", threads[threads.length - 1].getName());
+        scheduler.dispose();
+        assertThrows(RejectedExecutionException.class, () -> scheduler.schedule(() -> { }, 1, TimeUnit.SECONDS));
+        StepVerifier.create(scheduler.disposeGracefully()).expectComplete().verify(T);
+        for (Thread t : threads) {
+            assertFalse(t.isAlive(), t.getName() + " still alive");
+        }
     }
 
     @Test
