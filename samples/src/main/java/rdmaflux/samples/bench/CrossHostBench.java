@@ -271,10 +271,7 @@ public final class CrossHostBench implements Callable<Integer> {
     private void report(List<Row> rows, Instant started, InetAddress server) throws IOException {
         pw.println();
         pw.print(Table.text(rows));
-        List<Row> missed = rows.stream().filter(Row::missed).toList();
-        String verdict = missed.isEmpty() ? "All targets met." : "**Targets missed (" + missed.size() + "):** "
-                + String.join("; ", missed.stream().map(r -> r.metric() + " " + Row.sizeText(r.size()) + " (ratio "
-                + Row.fmt(r.ratio()) + ", target " + r.targetText() + ")").toList()) + ".";
+        String verdict = Table.summary(rows);
         pw.println();
         pw.println("bench: " + verdict.replace("**", ""));
         pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);

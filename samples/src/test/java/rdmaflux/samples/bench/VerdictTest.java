@@ -26,6 +26,8 @@ class VerdictTest {
         Verdict.Interval ci = interval(List.of(10.0, 10.0, 10.0, 10.0, 10.0), List.of(5.0, 5.0, 5.0, 5.0, 5.0));
         assertEquals(2.0, ci.lo(), 1e-12);
         assertEquals(2.0, ci.hi(), 1e-12);
+        assertEquals("2.00-2.00", new Row("r", 2, "msg/s", 10, 5, "t", AT_LEAST, 0, "").judged(ci, false)
+                .intervalText());
     }
 
     @Test
@@ -79,6 +81,7 @@ class VerdictTest {
         List<Double> four = List.of(10.0, 10.0, 10.0, 10.0);
         Verdict.Interval ci = interval(four, List.of(1.0, 1.0, 1.0, 1.0));
         assertFalse(ci.known());
+        assertEquals("-", new Row("r", 2, "msg/s", 10, 1, "t", AT_LEAST, 0, "").judged(ci, false).intervalText());
         assertEquals(Verdict.Outcome.INCONCLUSIVE, judge(AT_LEAST, ci, false));
         // Unequal sides are no pairs.
         assertFalse(interval(List.of(1.0, 1.0, 1.0, 1.0, 1.0), List.of(1.0, 1.0, 1.0, 1.0)).known());
@@ -119,5 +122,24 @@ class VerdictTest {
         Verdict.Interval ci = Verdict.ratioInterval(ours, base, null, Stats::fastMode);
         assertEquals(1.0, ci.lo(), 1e-12);
         assertEquals(1.0, ci.hi(), 1e-12);
+    }
+
+    @Test
+    void theSummaryCountsEveryOutcomeAndListsAllNotMet() {
+        Row met = new Row("a", 2, "us", 1, 1, "t", AT_MOST, 0, "").judged(new Verdict.Interval(0.9, 1.1), false);
+        Row missed = new Row("b", 2, "us", 2, 1, "t", AT_MOST, 0, "").judged(new Verdict.Interval(1.8, 2.2), false);
+        Row open = new Row("c", 2, "us", 1.2, 1, "t", AT_MOST, 0, "").judged(new Verdict.Interval(1.1, 1.4), false);
+        Row failed = new Row("d", 2, "us", 1, Double.NaN, "t", AT_MOST, 0, "");
+        Row info = new Row("e", 2, "us", 1, 1, "t", Row.Target.NONE, 0, "");
+        String summary = Table.summary(List.of(met, missed, open, failed, info));
+        assertTrue(summary.startsWith("Targets: 1 met, 1 missed, 1 inconclusive, 1 failed."), summary);
+        assertTrue(summary.contains("Not met (3)"), summary);
+        assertTrue(summary.contains("b 2 B (MISSED") && summary.contains("c 2 B (inconclusive, ratio 1.20 [1.10-1.40]")
+                && summary.contains("d 2 B (FAILED"), summary);
+        assertFalse(summary.contains("a 2 B"), summary);
+        assertTrue(Table.summary(List.of(met, info)).endsWith("all targets met."));
+        String md = Table.markdown(List.of(met, open));
+        assertTrue(md.contains("| 1.00 | 0.900-1.10 | ratio <= 1.30 | met |"), md);
+        assertTrue(md.contains("| **inconclusive** |"), md);
     }
 }
