@@ -25,7 +25,8 @@ import rdmaflux.verbs.RdmaDevice;
 /**
  * Measures rdmaflux against rdma-core's C tools on the same device in the same run and prints one table:
  * ours, C, the ratio with its 95 % interval, the target and what it comes to: met, missed, inconclusive or
- * failed ({@link Verdict}; none is hidden).
+ * failed ({@link Verdict}; none is hidden). Every row with a target measures its two sides through one
+ * method ({@link Comparison}).
  *
  * <ul>
  *   <li>Latency (p50, as perftest's {@code t_typical}): SEND/RECV ping-pong vs {@code ib_send_lat},
@@ -48,7 +49,7 @@ import rdmaflux.verbs.RdmaDevice;
  *   <li>The reactive send/recv ping-pong with busy polling vs the verbs layer's spin ping-pong of the same
  *       run, both in JVMs of their own ({@link BusyPollFork}); target ours ≤ 1.3 × that.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
- *   <li>The reactive SEND stream against the verbs one, each reactive API's heap per message
+ *   <li>The reactive SEND stream against the verbs one with the spin hint, each reactive API's heap per message
  *       ({@link StreamRows}), and RSocket over rdmaflux against the reactive API, with RSocket over TCP for
  *       the record ({@link RSocketRows}).</li>
  *   <li>A CPU column on the stream, latency and multicast rows: process CPU time (user + system) per
@@ -122,8 +123,9 @@ public final class Bench implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     String mcGroup = "239.192.77.1";
 
-    @Option(names = {"-r", "--repeat"}, description = "Runs of each comparison, ours and C alternating; the table "
-            + "shows each side's median (default: 3, quick 1).")
+    @Option(names = {"-r", "--repeat"}, description = "Pairs of runs of each comparison, ours and C alternating; "
+            + "the table shows each side's median and the ratio's 95 % interval, which takes at least "
+            + Verdict.MIN_PAIRS + " (default: " + FULL_PAIRS + ", quick 1).")
     Integer repeatOption;
 
     @Option(names = "--timeout", description = "Seconds any single wait or tool run may take (default: "
@@ -151,6 +153,13 @@ public final class Bench implements Callable<Integer> {
 
     @Option(names = "--command", hidden = true, description = "The command line to record in results.md.")
     String command;
+
+    /**
+     * Pairs of runs per comparison in a full run: the fewest a ratio's interval is computed from
+     * ({@link Verdict#MIN_PAIRS}), so a row can be conclusive; more would lengthen the full run by the same
+     * factor.
+     */
+    static final int FULL_PAIRS = Verdict.MIN_PAIRS;
 
     private PrintWriter pw;
     private boolean ourFailure;
@@ -191,10 +200,9 @@ public final class Bench implements Callable<Integer> {
             device = Rdma.devices().stream().map(RdmaDevice::name).findFirst().orElseThrow();
         }
         int lat = latIters != null ? latIters : quick ? 30 : 300;
-        repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : 3;
-        comparison = new Comparison(repeat, this::progress);
+        repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : FULL_PAIRS;
+        comparison = new Comparison(repeat, this::awaitJitQuiet, this::progress);
         int latWarm = quick ? 10 : 30;
-        int readWarm = quick ? 200 : 3000; // reads take microseconds, ping-pong rounds milliseconds
         long budget = (bwMib != null ? bwMib : quick ? 2 : 16) * 1024L * 1024L;
         int bwMax = quick ? 500 : 4000;
         int conns = connections != null ? connections : quick ? 5 : 100;
@@ -231,7 +239,7 @@ public final class Bench implements Callable<Integer> {
         if (only.contains("latency") || only.contains("bandwidth") || only.contains("extended")) {
             VerbsRows verbs = new VerbsRows(ip, device, basePort, quick, timeout, pin, only, comparison,
                     this::progress, this::awaitJitQuiet, line -> say("%s", line));
-            sendLat2 = verbs.rows(rows, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, c);
+            sendLat2 = verbs.rows(rows, lat, latWarm, budget, bwMax, latSizes, bwSizes, c);
             ourFailure |= verbs.failed();
         }
         ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet,
