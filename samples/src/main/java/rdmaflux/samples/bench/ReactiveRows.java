@@ -240,10 +240,8 @@ final class ReactiveRows {
      * as cmtime's server is a second process.
      */
     Row setupRow(int conns, CTools c) {
-        List<Double> mine = new ArrayList<>();
-        List<Double> theirs = new ArrayList<>();
         List<String> errors = new ArrayList<>();
-        int retries = 0;
+        int[] retries = {0};
         int warmups = 0;
         Duration longer = timeout.multipliedBy(5);
         SetupServerProcess server = null;
@@ -257,59 +255,54 @@ final class ReactiveRows {
             ourFailure = true;
             errors.add("ours failed: " + e.getMessage());
         }
-        Warmup.Redos redos = new Warmup.Redos("of our runs");
         int runs = quick ? repeat : Math.max(repeat, SETUP_RUNS);
+        Comparison.Runs measured;
         try {
-            for (int r = 0; r < runs && errors.isEmpty(); r++) {
-                try {
-                    // As the stream rows: each timed run starts with the JIT idle, and one the JIT took 10 % or
-                    // more of is measured again (at most twice), before its cmtime run.
-                    awaitJitQuiet.run();
-                    server.quiet();
-                    ReactiveSetup.Result o = ReactiveSetup.run(server, conns, longer);
-                    retries += o.retries();
-                    System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n",
-                            r + 1, o.rate(), o.profile());
-                    if (redos.again(o.compiled())) {
-                        r--;
-                        System.out.println("bench:   the JIT compiled during that run: measured again");
-                        continue;
-                    }
-                    mine.add(o.rate());
-                } catch (RuntimeException e) {
-                    ourFailure = true;
-                    errors.add("ours failed: " + e.getMessage());
-                }
-                StringBuilder error = new StringBuilder();
-                Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-                if (error.isEmpty()) {
-                    theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
-                    System.out.printf(java.util.Locale.ROOT,
-                            "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n", r + 1,
-                            new ConnectionRate.Result(conns, cm).setupRate(), cm);
-                } else {
-                    errors.add(error.toString());
-                }
-            }
+            SetupServerProcess s = server;
+            int[] run = {0, 0};
+            // The same wait before every run of either side: both JVMs' JITs idle, the server JVM collected. No
+            // run of either side is measured again, whatever the JIT did during it.
+            Runnable settle = () -> {
+                awaitJitQuiet.run();
+                s.quiet();
+            };
+            measured = !errors.isEmpty() ? new Comparison.Runs(List.of("ours", "cmtime"), List.of(List.of(),
+                    List.of()), List.of(List.copyOf(errors), List.of()), List.of())
+                    : Comparison.run(new Comparison.Rules(runs, 0, settle), List.of(
+                    Comparison.Side.ours("ours", warm -> {
+                        ReactiveSetup.Result o = ReactiveSetup.run(s, conns, longer);
+                        retries[0] += o.retries();
+                        System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n",
+                                ++run[0], o.rate(), o.profile());
+                        return new Comparison.Measured(o.rate(), Double.NaN);
+                    }),
+                    new Comparison.Side("cmtime", false, warm -> {
+                        StringBuilder error = new StringBuilder();
+                        Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+                        if (!error.isEmpty()) {
+                            throw new IllegalStateException(error.toString());
+                        }
+                        double rate = new ConnectionRate.Result(conns, cm).setupRate();
+                        System.out.printf(java.util.Locale.ROOT,
+                                "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n", ++run[1], rate, cm);
+                        return new Comparison.Measured(rate, Double.NaN);
+                    })));
         } finally {
             if (server != null) {
                 server.close();
             }
         }
+        if (!measured.errors().getFirst().isEmpty()) {
+            ourFailure = true;
+        }
         String note = conns + " connections at once; RdmaConnection.connect to an RdmaServer in a second JVM"
                 + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + SetupOptions.describe()
-                + "; first subscribe..last established, vs cmtime create id..connect; " + retries
+                + "; first subscribe..last established, vs cmtime create id..connect; " + retries[0]
                 + " retried connects"
-                + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "")
-                + redos.note();
-        if (runs > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + runs + ": ours " + Stats.range(mine) + ", C " + Stats.range(theirs);
-        }
-        if (!errors.isEmpty()) {
-            note += "; " + String.join("; ", errors.stream().distinct().toList());
-        }
-        Row row = new Row("connection setup rate, reactive API", 0, "conn/s", Stats.median(mine), Stats.median(theirs),
-                "cmtime", SetupRows.TARGET, Double.NaN, note);
+                + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns + " (the JIT's warm-up)"
+                : "");
+        Row row = Comparison.row("connection setup rate, reactive API", 0, "conn/s", "cmtime", SetupRows.TARGET,
+                measured, 1, Stats::median, note, "C", runs);
         progress.accept(row);
         return row;
     }
