@@ -24,7 +24,9 @@ import rdmaflux.verbs.RdmaDevice;
 
 /**
  * Measures rdmaflux against rdma-core's C tools on the same device in the same run and prints one table:
- * ours, C, the ratio, the target and whether it holds (a missed target is marked, never hidden).
+ * ours, C, the ratio with its 95 % interval, the target and what it comes to: met, missed, inconclusive or
+ * failed ({@link Verdict}; none is hidden). Every row with a target measures its two sides through one
+ * method ({@link Comparison}).
  *
  * <ul>
  *   <li>Latency (p50, as perftest's {@code t_typical}): SEND/RECV ping-pong vs {@code ib_send_lat},
@@ -47,7 +49,7 @@ import rdmaflux.verbs.RdmaDevice;
  *   <li>The reactive send/recv ping-pong with busy polling vs the verbs layer's spin ping-pong of the same
  *       run, both in JVMs of their own ({@link BusyPollFork}); target ours ≤ 1.3 × that.</li>
  *   <li>Heap allocation per message in the steady-state verbs loops (both threads); target 0.</li>
- *   <li>The reactive SEND stream against the verbs one, each reactive API's heap per message
+ *   <li>The reactive SEND stream against the verbs one with the spin hint, each reactive API's heap per message
  *       ({@link StreamRows}), and RSocket over rdmaflux against the reactive API, with RSocket over TCP for
  *       the record ({@link RSocketRows}).</li>
  *   <li>A CPU column on the stream, latency and multicast rows: process CPU time (user + system) per
@@ -121,8 +123,9 @@ public final class Bench implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     String mcGroup = "239.192.77.1";
 
-    @Option(names = {"-r", "--repeat"}, description = "Runs of each comparison, ours and C alternating; the table "
-            + "shows each side's median (default: 3, quick 1).")
+    @Option(names = {"-r", "--repeat"}, description = "Pairs of runs of each comparison, ours and C alternating; "
+            + "the table shows each side's median and the ratio's 95 % interval, which takes at least "
+            + Verdict.MIN_PAIRS + " (default: " + FULL_PAIRS + ", quick 1).")
     Integer repeatOption;
 
     @Option(names = "--timeout", description = "Seconds any single wait or tool run may take (default: "
@@ -150,6 +153,13 @@ public final class Bench implements Callable<Integer> {
 
     @Option(names = "--command", hidden = true, description = "The command line to record in results.md.")
     String command;
+
+    /**
+     * Pairs of runs per comparison in a full run: the fewest a ratio's interval is computed from
+     * ({@link Verdict#MIN_PAIRS}), so a row can be conclusive; more would lengthen the full run by the same
+     * factor.
+     */
+    static final int FULL_PAIRS = Verdict.MIN_PAIRS;
 
     private PrintWriter pw;
     private boolean ourFailure;
@@ -190,10 +200,9 @@ public final class Bench implements Callable<Integer> {
             device = Rdma.devices().stream().map(RdmaDevice::name).findFirst().orElseThrow();
         }
         int lat = latIters != null ? latIters : quick ? 30 : 300;
-        repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : 3;
-        comparison = new Comparison(repeat, this::progress);
+        repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : FULL_PAIRS;
+        comparison = new Comparison(repeat, this::awaitJitQuiet, this::progress);
         int latWarm = quick ? 10 : 30;
-        int readWarm = quick ? 200 : 3000; // reads take microseconds, ping-pong rounds milliseconds
         long budget = (bwMib != null ? bwMib : quick ? 2 : 16) * 1024L * 1024L;
         int bwMax = quick ? 500 : 4000;
         int conns = connections != null ? connections : quick ? 5 : 100;
@@ -230,7 +239,7 @@ public final class Bench implements Callable<Integer> {
         if (only.contains("latency") || only.contains("bandwidth") || only.contains("extended")) {
             VerbsRows verbs = new VerbsRows(ip, device, basePort, quick, timeout, pin, only, comparison,
                     this::progress, this::awaitJitQuiet, line -> say("%s", line));
-            sendLat2 = verbs.rows(rows, lat, latWarm, readWarm, budget, bwMax, latSizes, bwSizes, c);
+            sendLat2 = verbs.rows(rows, lat, latWarm, budget, bwMax, latSizes, bwSizes, c);
             ourFailure |= verbs.failed();
         }
         ReactiveRows reactive = new ReactiveRows(ip, quick, repeat, timeout, this::progress, this::awaitJitQuiet,
@@ -280,13 +289,11 @@ public final class Bench implements Callable<Integer> {
         String table = Table.text(rows);
         pw.println();
         pw.print(table);
-        List<Row> missed = rows.stream().filter(Row::missed).toList();
         pw.println();
-        pw.println(missed.isEmpty() ? "bench: all targets met" : "bench: targets MISSED: " + missed.size() + " ("
-                + String.join("; ", missed.stream().map(r -> r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size())
-                : "")).toList()) + ")");
+        pw.println("bench: " + Table.summary(rows).replace("**", ""));
         // Repeated under the table so that a log cut to its last lines still says which row failed and why.
-        rows.stream().filter(r -> r.note() != null && r.note().contains("failed")).forEach(r -> pw.println(
+        rows.stream().filter(r -> r.outcome() == Verdict.Outcome.FAILED
+                || r.note() != null && r.note().contains("failed")).forEach(r -> pw.println(
                 "bench: FAILED: " + r.metric() + (r.size() > 0 ? " " + Row.sizeText(r.size()) : "") + ": "
                         + r.note()));
         pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);
@@ -294,7 +301,9 @@ public final class Bench implements Callable<Integer> {
         if (out != null) {
             write(rows, started);
         }
-        return ourFailure ? 1 : 0;
+        // A row whose comparison failed (either side) fails the run; missed and inconclusive rows are results.
+        boolean anyFailed = rows.stream().anyMatch(r -> r.outcome() == Verdict.Outcome.FAILED);
+        return ourFailure || anyFailed ? 1 : 0;
     }
 
     /** Waits until the JIT is idle ({@link Warmup#awaitJitQuiet}): at most 5 s in a quick run, 30 s otherwise. */
@@ -309,8 +318,9 @@ public final class Bench implements Callable<Integer> {
     }
 
     private void progress(Row r) {
-        say("bench: %-32s %8s  ours %9s  C %9s %-7s ratio %6s  %s%s%s", r.metric(), Row.sizeText(r.size()),
-                Row.fmt(r.ours()), Row.fmt(r.c()), r.unit(), Row.fmt(r.ratio()), r.verdict(),
+        say("bench: %-32s %8s  ours %9s  C %9s %-7s ratio %6s%s  %s%s%s", r.metric(), Row.sizeText(r.size()),
+                Row.fmt(r.ours()), Row.fmt(r.c()), r.unit(), Row.fmt(r.ratio()), r.interval().known() ? " (95 % "
+                + r.intervalText() + ")" : "", r.verdict(),
                 Double.isNaN(r.cpuOurs()) && Double.isNaN(r.cpuC()) ? "" : "  CPU us/msg ours " + Row.fmt(r.cpuOurs())
                         + ", C " + Row.fmt(r.cpuC()),
                 r.note().isEmpty() ? "" : "  (" + r.note() + ")");
@@ -334,11 +344,7 @@ public final class Bench implements Callable<Integer> {
                 .append(String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments())).append("`, ")
                 .append(Runtime.getRuntime().availableProcessors()).append(" CPUs.\n\n");
         md.append(Table.markdown(rows));
-        List<Row> missed = rows.stream().filter(Row::missed).toList();
-        md.append('\n').append(missed.isEmpty() ? "All targets met.\n" : "**Targets missed (" + missed.size()
-                + "):** " + String.join("; ", missed.stream().map(r -> r.metric() + (r.size() > 0 ? " "
-                + Row.sizeText(r.size()) : "") + " (ratio " + Row.fmt(r.ratio()) + ", target " + r.targetText()
-                + ")").toList()) + ".\n");
+        md.append('\n').append(Table.summary(rows)).append('\n');
         Files.writeString(out.resolve("results.md"), md);
         List<Row> bw = rows.stream().filter(r -> r.unit().equals("Gbit/s") && !r.metric().contains("ibv_wr")
                 && !r.metric().startsWith(LargeRows.METRIC)).toList();

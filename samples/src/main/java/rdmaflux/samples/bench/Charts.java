@@ -165,7 +165,7 @@ final class Charts {
         g.setStroke(DASHED);
         g.drawLine(one, top, one, axisY);
         g.setStroke(new BasicStroke(1f));
-        g.drawString("ours / C  (black tick: target bound; green met, red missed, grey no target)", left,
+        g.drawString("ours / C  (black tick: target bound; green met, red missed, grey inconclusive, failed or no target)", left,
                 axisY + 36);
         finish(g, img, file);
     }

@@ -76,8 +76,9 @@ public final class CrossHostBench implements Callable<Integer> {
             + "quick 30).")
     Integer latIters;
 
-    @Option(names = {"-r", "--repeat"}, description = "Runs of each comparison, ours and C alternating; medians "
-            + "(default: 3, quick 1).")
+    @Option(names = {"-r", "--repeat"}, description = "Pairs of runs of each comparison, ours and C alternating; "
+            + "medians and the ratio's 95 % interval, which takes at least " + Verdict.MIN_PAIRS + " (default: "
+            + Verdict.MIN_PAIRS + ", quick 1).")
     Integer repeatOption;
 
     @Option(names = "--timeout", description = "Seconds any single wait may take (default: ${DEFAULT-VALUE}).")
@@ -250,7 +251,7 @@ public final class CrossHostBench implements Callable<Integer> {
 
     private int drive(InetAddress server) throws IOException, InterruptedException {
         int iters = latIters != null ? latIters : quick ? 30 : 300;
-        int repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : 3;
+        int repeat = repeatOption != null ? Math.max(1, repeatOption) : quick ? 1 : Verdict.MIN_PAIRS;
         if (iters < 5) {
             throw new CommandLine.ParameterException(spec.commandLine(), "perftest needs --lat-iters >= 5");
         }
@@ -271,10 +272,7 @@ public final class CrossHostBench implements Callable<Integer> {
     private void report(List<Row> rows, Instant started, InetAddress server) throws IOException {
         pw.println();
         pw.print(Table.text(rows));
-        List<Row> missed = rows.stream().filter(Row::missed).toList();
-        String verdict = missed.isEmpty() ? "All targets met." : "**Targets missed (" + missed.size() + "):** "
-                + String.join("; ", missed.stream().map(r -> r.metric() + " " + Row.sizeText(r.size()) + " (ratio "
-                + Row.fmt(r.ratio()) + ", target " + r.targetText() + ")").toList()) + ".";
+        String verdict = Table.summary(rows);
         pw.println();
         pw.println("bench: " + verdict.replace("**", ""));
         pw.printf("bench: finished in %.0f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);

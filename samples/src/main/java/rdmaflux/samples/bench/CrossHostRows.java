@@ -76,8 +76,7 @@ final class CrossHostRows {
         double sendLat2 = Double.NaN;
         for (int size : sizes) {
             for (HostLatency.Test t : HostLatency.Test.values()) {
-                int w = t == HostLatency.Test.READ ? readWarm : warm;
-                rows.add(row(t, size, w, iters, repeat));
+                rows.add(row(t, size, iters, repeat));
                 if (t == HostLatency.Test.SEND && size == 2) {
                     sendLat2 = rows.getLast().c();
                 }
@@ -87,33 +86,36 @@ final class CrossHostRows {
         return rows;
     }
 
-    private Row row(HostLatency.Test t, int size, int warm, int iters, int repeat) throws IOException {
-        List<Double> mine = new ArrayList<>();
-        List<Double> theirs = new ArrayList<>();
-        List<String> errors = new ArrayList<>();
-        int jitBusy = 0;
-        for (int r = 0; r < repeat; r++) {
-            try {
-                CrossHostJit.awaitQuiet(quick, say);
-                Run run = ours(t, size, warm, iters);
-                mine.add(Stats.typicalMicros(run.stamps(), t.rttFactor));
-                jitBusy += run.jitBusy() ? 1 : 0;
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                errors.add("ours failed: " + e.getMessage());
-            }
-            try {
-                theirs.add(perftest(t.tool, size, iters));
-            } catch (RuntimeException e) {
-                errors.add(e.getMessage());
-            }
+    /**
+     * One latency row through {@link Comparison#run}: ours and perftest's client in turn, both cold (perftest
+     * starts a new process each run, so ours' timed runs have no untimed round trips either), a quiet JIT on both
+     * hosts before every run of either.
+     */
+    private Row row(HostLatency.Test t, int size, int iters, int repeat) {
+        int[] jitBusy = {0};
+        Comparison.Runs runs = Comparison.run(new Comparison.Rules(repeat, 0, () -> CrossHostJit.awaitQuiet(quick,
+                say)), List.of(
+                Comparison.Side.ours("ours", w -> {
+                    try {
+                        Run run = ours(t, size, w, iters);
+                        jitBusy[0] += run.jitBusy() ? 1 : 0;
+                        return new Comparison.Measured(Stats.typicalMicros(run.stamps(), t.rttFactor), Double.NaN);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }),
+                new Comparison.Side(t.tool, false, w -> {
+                    try {
+                        return new Comparison.Measured(perftest(t.tool, size, iters), Double.NaN);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                })));
+        if (!runs.errors().getFirst().isEmpty()) {
+            ourFailure = true;
         }
-        if (jitBusy > 0) {
-            errors.add("a JIT was busy in " + jitBusy + " of ours");
-        }
-        return finish(new Row(t.metric, size, "us", Stats.median(mine), Stats.median(theirs), t.tool,
-                Row.Target.RATIO_AT_MOST,
-                Double.NaN, note(repeat, mine, theirs, errors)));
+        return finish(Comparison.row(t.metric, size, "us", t.tool, Row.Target.RATIO_AT_MOST, runs, 1, Stats::median,
+                jitBusy[0] > 0 ? "a JIT was busy in " + jitBusy[0] + " of ours" : "", "C", repeat));
     }
 
     private Row reactiveRow(int warm, int iters, int repeat, double cSendLat) throws IOException {

@@ -56,8 +56,8 @@ final class LargeRows {
     /**
      * Reactive throughput of messages larger than the receive buffers (sent by rendezvous: the receiver
      * RDMA-READs them) against {@code ib_read_bw} at the same sizes and counts; target as
-     * {@link #TARGET}; the allocation column is all threads' heap bytes per message. Each timed
-     * stream of ours follows an untimed one of an eighth of its messages at the same size.
+     * {@link #TARGET}; the allocation column is all threads' heap bytes per message. Each timed stream starts
+     * cold on both sides, as {@code ib_read_bw} starts a new process for each ({@link Comparison}).
      */
     List<Row> rows(CTools c) {
         int[] sizes = quick ? new int[] {64 << 10, 1 << 20}
@@ -84,10 +84,8 @@ final class LargeRows {
             for (int size : sizes) {
                 // perftest takes 5 iterations at least.
                 int n = (int) Math.max(5, Math.min(512, budget / size));
-                awaitJitQuiet.run();
                 rows.add(comparison.compare(METRIC, size, "Gbit/s", "ib_read_bw",
                         TARGET, () -> {
-                    pair.stream(size, Math.max(2, n / 8));
                     ReactiveLarge.Run r = pair.stream(size, n);
                     return new Comparison.Measured(Stats.gbits(r.bytesPerSecond()), r.allocPerMessage());
                 }, () -> {

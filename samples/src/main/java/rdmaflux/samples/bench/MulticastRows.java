@@ -78,8 +78,9 @@ final class MulticastRows {
 
     /**
      * Multicast datagram rate, per size: ours on the verbs layer vs mckey (alternating, medians, target as
-     * bandwidth); then the reactive API's rate against the same mckey medians (no target). The reactive runs
-     * come after all verbs runs, so the JIT compiling Reactor code does not compete with the verbs loops.
+     * bandwidth); then the reactive API's rate vs mckey runs of its own, alternating the same way
+     * ({@link #REACTIVE_TARGET}). The reactive runs come after all verbs runs, so the JIT compiling Reactor code
+     * does not compete with the verbs loops.
      * Every run joins a fresh group, so nothing of an earlier run can arrive in it. The notes give the
      * datagrams lost (sent but not received) per side over the timed runs, and what the port's counters saw.
      */
@@ -109,24 +110,7 @@ final class MulticastRows {
                             r.datagramsPerSecond(), r.received(), count);
                 }
                 return new Comparison.Measured(r.datagramsPerSecond(), r.allocPerDatagram(), CpuTime.take(r.sent()));
-            }, () -> {
-                PortCounters c0 = PortCounters.read(device, 1);
-                CTools.Mckey m = c.mckey(nextGroup().getHostAddress(), count, size);
-                PortCounters c1 = PortCounters.read(device, 1);
-                sentPkts[1] += c1.get(SENT_PKTS) - c0.get(SENT_PKTS);
-                rcvdPkts[1] += c1.get(PortCounters.RECEIVED_PACKETS) - c0.get(PortCounters.RECEIVED_PACKETS);
-                if (verbose) {
-                    say("bench:   multicast %s mckey: %s", Row.sizeText(size), m.ok()
-                            ? String.format("%.0f datagrams/s", m.datagramsPerSecond()) : m.error());
-                }
-                if (m.received() < 0) {
-                    lossUnknown[0] = true;
-                } else {
-                    lost[1] += count - m.received();
-                }
-                return m.ok() ? new CTools.Outcome(m.datagramsPerSecond(), null, null, m.cpuPerDatagram())
-                        : CTools.Outcome.failed(m.error());
-            }, count + " datagrams; verbs layer");
+            }, () -> mckey(c, count, size, sentPkts, rcvdPkts, lost, lossUnknown), count + " datagrams; verbs layer");
             String note = verbs.note() + "; lost ours " + lost[0] + ", C " + (lossUnknown[0] ? "?" : lost[1]);
             if (PortCounters.read(device, 1).get(SENT_PKTS) >= 0) {
                 note += "; port sent/rcvd pkts ours " + sentPkts[0] + "/" + rcvdPkts[0] + ", C " + sentPkts[1] + "/"
@@ -141,47 +125,53 @@ final class MulticastRows {
         String reactiveWarmError = warmUntilSettled("multicast reactive API", count, quick ? 1 : REACTIVE_WARMUP_ROUNDS,
                 () -> Affinity.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count, sizes[0], timeout,
                         awaitJitQuiet)));
-        for (int i = 0; i < sizes.length; i++) {
-            int size = sizes[i];
-            List<Double> mine = new ArrayList<>();
-            List<Double> cpu = new ArrayList<>();
-            double alloc = Double.NaN;
-            long lost = 0;
-            String note = count + " datagrams; rdmaflux.cm RdmaMulticast, " + count + " receive and send buffers; "
-                    + "alloc = all threads";
-            for (int r = 0; r < repeat; r++) {
-                try {
-                    MulticastRate.Run run = Affinity.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count,
-                            size, timeout, awaitJitQuiet));
-                    mine.add(run.datagramsPerSecond());
-                    double perDatagram = CpuTime.take(run.sent());
-                    if (!Double.isNaN(perDatagram)) {
-                        cpu.add(perDatagram);
-                    }
-                    lost += run.lost();
-                    alloc = Double.isNaN(alloc) ? run.allocPerDatagram() : Math.max(alloc, run.allocPerDatagram());
-                    if (verbose) {
-                        say("bench:   multicast %s ours (reactive): %.0f datagrams/s, %d of %d received",
-                                Row.sizeText(size), run.datagramsPerSecond(), run.received(), count);
-                    }
-                } catch (RuntimeException e) {
-                    failed = true;
-                    note += "; ours failed: " + e.getMessage();
+        for (int size : sizes) {
+            long[] lost = new long[2];
+            long[] sentPkts = new long[2];
+            long[] rcvdPkts = new long[2];
+            boolean[] lossUnknown = new boolean[1];
+            // Its own mckey runs, alternating with ours, as the verbs rows: no value is borrowed from another row.
+            Row reactive = comparison.compare(REACTIVE_METRIC, size, "msg/s", "mckey", REACTIVE_TARGET, () -> {
+                MulticastRate.Run run = Affinity.pinned(pin, () -> MulticastRate.reactive(ip, nextGroup(), count,
+                        size, timeout, awaitJitQuiet));
+                lost[0] += run.lost();
+                if (verbose) {
+                    say("bench:   multicast %s ours (reactive): %.0f datagrams/s, %d of %d received",
+                            Row.sizeText(size), run.datagramsPerSecond(), run.received(), count);
                 }
-            }
-            if (repeat > 1 && !mine.isEmpty()) {
-                note += "; median of " + repeat + ": " + Stats.range(mine);
-            }
-            note += "; lost " + lost + (reactiveWarmError != null ? "; " + reactiveWarmError : "");
-            if (repeat > 1 && !cpu.isEmpty()) {
-                note += "; CPU us/msg " + Stats.range(cpu);
-            }
-            Row reactive = new Row(REACTIVE_METRIC, size, "msg/s", Stats.median(mine), rows.get(i).c(),
-                    "mckey", REACTIVE_TARGET, alloc, note).withCpu(Stats.median(cpu), rows.get(i).cpuC());
-            progress.accept(reactive);
-            rows.add(reactive);
+                return new Comparison.Measured(run.datagramsPerSecond(), run.allocPerDatagram(),
+                        CpuTime.take(run.sent()));
+            }, () -> mckey(c, count, size, sentPkts, rcvdPkts, lost, lossUnknown), count + " datagrams; "
+                    + "rdmaflux.cm RdmaMulticast, " + count + " receive and send buffers; alloc = all threads");
+            String note = reactive.note() + "; lost ours " + lost[0] + ", C " + (lossUnknown[0] ? "?" : lost[1])
+                    + (reactiveWarmError != null ? "; " + reactiveWarmError : "");
+            rows.add(reactive.withNote(note));
         }
         return rows;
+    }
+
+    /**
+     * One mckey run (a receiver and a send-only sender) on a fresh group: its rate, or why there is none; adds
+     * its port counters and losses to slot 1 of the arrays.
+     */
+    private CTools.Outcome mckey(CTools c, int count, int size, long[] sentPkts, long[] rcvdPkts, long[] lost,
+                                 boolean[] lossUnknown) {
+        PortCounters c0 = PortCounters.read(device, 1);
+        CTools.Mckey m = c.mckey(nextGroup().getHostAddress(), count, size);
+        PortCounters c1 = PortCounters.read(device, 1);
+        sentPkts[1] += c1.get(SENT_PKTS) - c0.get(SENT_PKTS);
+        rcvdPkts[1] += c1.get(PortCounters.RECEIVED_PACKETS) - c0.get(PortCounters.RECEIVED_PACKETS);
+        if (verbose) {
+            say("bench:   multicast %s mckey: %s", Row.sizeText(size), m.ok()
+                    ? String.format("%.0f datagrams/s", m.datagramsPerSecond()) : m.error());
+        }
+        if (m.received() < 0) {
+            lossUnknown[0] = true;
+        } else {
+            lost[1] += count - m.received();
+        }
+        return m.ok() ? new CTools.Outcome(m.datagramsPerSecond(), null, null, m.cpuPerDatagram())
+                : CTools.Outcome.failed(m.error());
     }
 
     /**

@@ -12,9 +12,10 @@ import java.util.function.Supplier;
 
 /**
  * The rows of {@code --only rsocket} (issue #13): RSocket over rdmaflux against rdmaflux's own reactive
- * ping-pong and stream, with RSocket over TCP for the record. As in {@link StreamRows}, each ratio's two
- * sides are measured in this run, alternating, {@code repeat} times; the table shows each side's median and
- * the note both ranges, and the "C" column holds the baseline, which is ours too.
+ * ping-pong and stream, with RSocket over TCP beside them (no target). Each ratio's two sides go through
+ * {@link Comparison#run}: measured in this run, alternating, {@code repeat} times, each after the same untimed
+ * work; the table shows each side's median and the note both ranges, and the "C" column holds the baseline,
+ * which is ours too.
  */
 final class RSocketRows {
     /** Metric of the RSocket request-response row over rdmaflux. */
@@ -82,37 +83,34 @@ final class RSocketRows {
         Arrays.fill(rdmaStream, Double.NaN);
         double rdmaRr = Double.NaN;
         InetSocketAddress any = new InetSocketAddress(ip, 0);
+        // The baseline's ping-pong, as RSocket's, on one connection opened once and warmed the same way.
         try (RSocketBench rs = RSocketBench.open(RSocketBench.Transport.RDMA, any, max, timeout);
-             ReactiveStream pair = ReactiveStream.open(any, max, timeout)) {
+             ReactiveStream pair = ReactiveStream.open(any, max, timeout);
+             ReactiveLatency.Echo echo = new ReactiveLatency.Echo(any, 2, timeout);
+             ReactiveLatency.Client client = new ReactiveLatency.Client(echo.address(), ReactiveLatency.options(2),
+                     timeout)) {
             int chunk = quick ? 1000 : 4000;
             settle("RSocket request-stream (RDMA)", quick ? 3 : StreamRows.STREAM_WARMUP_ROUNDS,
                     () -> rs.requestStream(sizes[0], chunk).messagesPerSecond());
             settle("reactive SEND stream", quick ? 3 : StreamRows.STREAM_WARMUP_ROUNDS,
                     () -> pair.stream(sizes[0], chunk).messagesPerSecond());
             rs.requestResponse(2, latWarm * 2, latIters);
-            awaitJitQuiet.run();
-            List<Double> mine = new ArrayList<>();
-            List<Double> base = new ArrayList<>();
-            double alloc = Double.NaN;
-            String error = null;
-            for (int r = 0; r < repeat; r++) {
-                try {
-                    VerbsTests.Latency l = rs.requestResponse(2, latWarm * 2, latIters);
-                    mine.add(Stats.typicalMicros(l.stamps(), 2));
-                    alloc = Double.isNaN(alloc) ? l.allocPerMessage() : Math.max(alloc, l.allocPerMessage());
-                    base.add(Stats.typicalMicros(ReactiveLatency.run(any, 2, latWarm * 2, latIters, timeout).stamps(),
-                            2));
-                } catch (RuntimeException e) {
-                    failed = true;
-                    error = "failed: " + e.getMessage();
-                }
-            }
-            Row rr = new Row(RR_METRIC, 2, "us", Stats.median(mine), Stats.median(base), "reactive ping-pong (ours)",
-                    RR_TARGET, alloc, "half round trip as perftest's t_typical, " + latIters
-                    + " round trips; RSocket over RdmaClientTransport/RdmaServerTransport, each side on its own loops "
-                    + "with the transports' default options (frames handled on the loops); baseline the reactive "
-                    + "send/recv latency row's ping-pong; alloc = all threads"
-                    + medians(mine, base) + (error != null ? "; " + error : ""));
+            client.pingPong(2, latWarm * 2, latIters, false);
+            // Both sides: latWarm * 2 untimed round trips before each timed run, a quiet JIT, in turn.
+            Comparison.Runs rrRuns = Comparison.run(new Comparison.Rules(repeat, latWarm * 2, awaitJitQuiet), List.of(
+                    Comparison.Side.ours("RSocket", w -> {
+                        VerbsTests.Latency l = rs.requestResponse(2, w, latIters);
+                        return new Comparison.Measured(Stats.typicalMicros(l.stamps(), 2), l.allocPerMessage());
+                    }),
+                    Comparison.Side.ours("reactive ping-pong", w -> new Comparison.Measured(
+                            Stats.typicalMicros(client.pingPong(2, w, latIters, false).stamps(), 2), Double.NaN))));
+            failed |= rrRuns.failed(1);
+            Row rr = Comparison.row(RR_METRIC, 2, "us", "reactive ping-pong (ours)", RR_TARGET, rrRuns, 1,
+                    Stats::median, "half round trip as perftest's t_typical, " + latIters + " round trips after "
+                    + latWarm * 2 + " untimed, both sides; RSocket over RdmaClientTransport/RdmaServerTransport, each "
+                    + "side on its own loops with the transports' default options (frames handled on the loops); "
+                    + "baseline the reactive send/recv latency row's ping-pong on one connection opened once, as "
+                    + "RSocket's; alloc = all threads", "baseline", repeat);
             progress.accept(rr);
             rows.add(rr);
             rdmaRr = rr.ours();
@@ -120,27 +118,21 @@ final class RSocketRows {
                 int size = sizes[i];
                 int n = messages.applyAsInt(size);
                 int warm = Math.max(16, n / 10);
-                List<Double> rsRates = new ArrayList<>();
-                List<Double> ours = new ArrayList<>();
-                double a = Double.NaN;
-                String err = null;
-                for (int r = 0; r < repeat; r++) {
-                    try {
-                        rs.requestStream(size, warm);
-                        ReactiveStream.Run run = rs.requestStream(size, n);
-                        rsRates.add(run.messagesPerSecond());
-                        a = Double.isNaN(a) ? run.allAlloc() : Math.max(a, run.allAlloc());
-                        pair.stream(size, warm);
-                        ours.add(pair.stream(size, n).messagesPerSecond());
-                    } catch (RuntimeException e) {
-                        failed = true;
-                        err = "failed: " + e.getMessage();
-                    }
-                }
-                Row row = new Row(RS_METRIC, size, "msg/s", Stats.median(rsRates), Stats.median(ours),
-                        "reactive SEND stream (ours)", RS_TARGET, a, n + " payloads of data only, "
-                        + "unbounded demand; baseline the reactive SEND stream row's pair at the same size and count; "
-                        + "alloc = all threads" + medians(rsRates, ours) + (err != null ? "; " + err : ""));
+                Comparison.Runs rsRuns = Comparison.run(new Comparison.Rules(repeat, warm, awaitJitQuiet), List.of(
+                        Comparison.Side.ours("RSocket", w -> {
+                            rs.requestStream(size, w);
+                            ReactiveStream.Run run = rs.requestStream(size, n);
+                            return new Comparison.Measured(run.messagesPerSecond(), run.allAlloc());
+                        }),
+                        Comparison.Side.ours("reactive SEND stream", w -> {
+                            pair.stream(size, w);
+                            return new Comparison.Measured(pair.stream(size, n).messagesPerSecond(), Double.NaN);
+                        })));
+                failed |= rsRuns.failed(1);
+                Row row = Comparison.row(RS_METRIC, size, "msg/s", "reactive SEND stream (ours)", RS_TARGET, rsRuns,
+                        1, Stats::median, n + " payloads of data only, unbounded demand, after " + warm + " untimed, "
+                        + "both sides; baseline the reactive SEND stream row's pair at the same size and count; "
+                        + "alloc = all threads", "baseline", repeat);
                 progress.accept(row);
                 rows.add(row);
                 rdmaStream[i] = row.ours();
@@ -148,7 +140,7 @@ final class RSocketRows {
         } catch (RuntimeException e) {
             failed = true;
             Row row = new Row(RR_METRIC, 2, "us", Double.NaN, Double.NaN, "reactive ping-pong (ours)",
-                    RR_TARGET, Double.NaN, "failed: " + e.getMessage());
+                    RR_TARGET, Double.NaN, "failed: " + e.getMessage()).judged(Verdict.Interval.NONE, true);
             progress.accept(row);
             rows.add(row);
         }
@@ -206,11 +198,6 @@ final class RSocketRows {
             rows.add(row);
         }
         return rows;
-    }
-
-    private String medians(List<Double> ours, List<Double> base) {
-        return repeat > 1 && !ours.isEmpty() && !base.isEmpty() ? "; median of " + repeat + ": ours "
-                + Stats.range(ours) + ", baseline " + Stats.range(base) : "";
     }
 
     /** Untimed rounds until the JIT is done with the path ({@link Warmup#settle}). */

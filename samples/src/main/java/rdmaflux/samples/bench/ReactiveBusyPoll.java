@@ -72,12 +72,12 @@ final class ReactiveBusyPoll implements AutoCloseable {
      * link: untimed rounds of each until the JIT is done with its path ({@link Warmup#settle}, at most
      * {@code maxWarmRounds}: in a fresh JVM under emulation C2 needs far more than the 15 rounds of 2,000
      * round trips that sufficed after the latency rows had compiled the verbs loops), a quiet JIT, then
-     * {@code repeat} timed runs of each, the verbs ping-pong and ours in turn.
+     * {@code repeat} timed runs of each, ours and the verbs ping-pong in turn ({@link Comparison#run}).
      *
      * @param ip the RDMA interface's address
      * @param port the verbs link's port
      * @param iters timed round trips of each run
-     * @param warm untimed round trips before each run (doubled for ours, as the reactive rows do)
+     * @param warm untimed round trips before each timed run, each side the same
      * @param repeat timed runs of each side
      * @param quick the short run: a shorter wait for the JIT
      * @param maxWarmRounds the most untimed rounds of 2,000 round trips per side
@@ -104,13 +104,28 @@ final class ReactiveBusyPoll implements AutoCloseable {
                 return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
             }, "round trips/s at the p50", say);
             Warmup.awaitJitQuiet(Duration.ofSeconds(quick ? 5 : 30), say);
+            // One rule for both sides (Comparison): the same untimed round trips and the same wait for an idle JIT
+            // before each timed run, alternating, ours first, no run measured again.
+            Runnable quiet = () -> Warmup.awaitJitQuiet(Duration.ofSeconds(quick ? 5 : 30), say);
+            Comparison.Runs measured = Comparison.run(new Comparison.Rules(repeat, warm, quiet), List.of(
+                    Comparison.Side.ours("ours", w -> {
+                        VerbsTests.Latency o = pair.run(w, iters);
+                        return new Comparison.Measured(Stats.typicalMicros(o.stamps(), 2), o.allocPerMessage(),
+                                CpuTime.take(o.messages()));
+                    }),
+                    Comparison.Side.ours("verbs", w -> {
+                        VerbsTests.Latency v = Affinity.pinned(pinThreads, () -> t.sendLatency(2, w, iters));
+                        return new Comparison.Measured(Stats.typicalMicros(v.stamps(), 2), v.allocPerMessage(),
+                                CpuTime.take(v.messages()));
+                    })));
+            if (measured.failed(1)) {
+                throw new IllegalStateException(String.join("; ", measured.errors().stream().flatMap(List::stream)
+                        .toList()));
+            }
             for (int r = 0; r < repeat; r++) {
-                VerbsTests.Latency v = Affinity.pinned(pinThreads, () -> t.sendLatency(2, warm, iters));
-                double verbsCpu = CpuTime.take(v.messages());
-                VerbsTests.Latency o = pair.run(warm * 2, iters);
-                double oursCpu = CpuTime.take(o.messages());
-                runs.add(new Run(Stats.typicalMicros(o.stamps(), 2), Stats.typicalMicros(v.stamps(), 2), oursCpu,
-                        verbsCpu, o.allocPerMessage()));
+                Comparison.Measured o = measured.measured().get(0).get(r);
+                Comparison.Measured v = measured.measured().get(1).get(r);
+                runs.add(new Run(o.value(), v.value(), o.cpu(), v.cpu(), o.alloc()));
             }
         }
         return runs;

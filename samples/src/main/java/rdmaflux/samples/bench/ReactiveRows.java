@@ -135,61 +135,47 @@ final class ReactiveRows {
         int forks = quick ? 1 : BUSY_POLL_FORKS;
         int iters = quick ? BUSY_POLL_ITERS / 5 : BUSY_POLL_ITERS;
         int warm = iters / 5;
-        List<Double> ours = new ArrayList<>();
-        List<Double> verbs = new ArrayList<>();
-        List<Double> oursCpu = new ArrayList<>();
-        List<Double> verbsCpu = new ArrayList<>();
         List<String> perFork = new ArrayList<>();
-        double alloc = Double.NaN;
         String note = "rdmaflux.cm RdmaConnection + in-process echo RdmaServer, busyPoll(" + ReactiveBusyPoll.SPIN
                 + ") and scheduler(Schedulers.immediate()) on both (signals and the echo on the completion loop), "
                 + "calling thread spinning with Thread.onSpinWait(); one connection for the warm-up (until the JIT "
                 + "is done) and the timed runs; C = the verbs layer's SEND ping-pong with Thread.onSpinWait() in "
-                + "its poll loops, warmed up the same way, its runs and ours in turn; "
+                + "its poll loops (the fair baseline under TCG: ib_send_lat's loops have no hint and wait a timer "
+                + "tick a hop), warmed up the same way, its runs and ours in turn; "
                 + (forks == 1 ? "1 JVM of its own" : forks + " JVMs of their own (forks, as JMH's)") + " with "
-                + repeat + (repeat == 1 ? " run of " : " runs of ") + iters + " round trips (after " + warm
-                + ", ours " + 2 * warm + ", untimed) of each side, medians of all runs; alloc = all threads";
-        try {
-            for (int f = 0; f < forks; f++) {
-                say.accept("bench: busy-poll fork " + (f + 1) + " of " + forks);
-                List<ReactiveBusyPoll.Run> runs = BusyPollFork.run(ip, port, iters, warm, repeat, quick, pinThreads,
-                        timeout, say);
-                List<Double> forkOurs = new ArrayList<>();
-                List<Double> forkVerbs = new ArrayList<>();
-                for (ReactiveBusyPoll.Run r : runs) {
-                    forkOurs.add(r.ours());
-                    forkVerbs.add(r.verbs());
-                    addIfMeasured(oursCpu, r.oursCpu());
-                    addIfMeasured(verbsCpu, r.verbsCpu());
-                    alloc = Double.isNaN(alloc) ? r.alloc() : Math.max(alloc, r.alloc());
-                }
-                ours.addAll(forkOurs);
-                verbs.addAll(forkVerbs);
-                perFork.add(String.format(java.util.Locale.ROOT, "%.3f", Stats.median(forkOurs)
-                        / Stats.median(forkVerbs)));
-                say.accept("bench: busy-poll fork " + (f + 1) + ": ours " + Stats.range(forkOurs) + " us, verbs "
-                        + Stats.range(forkVerbs) + " us, ratio of medians " + perFork.getLast());
+                + repeat + (repeat == 1 ? " run of " : " runs of ") + iters + " round trips (each after " + warm
+                + " untimed, both sides) of each side; medians of all runs, interval over forks and runs; "
+                + "alloc = all threads";
+        List<String> errors = new ArrayList<>();
+        Comparison.Runs runs = Comparison.forks(List.of("ours", "verbs"), forks, f -> {
+            say.accept("bench: busy-poll fork " + (f + 1) + " of " + forks);
+            List<ReactiveBusyPoll.Run> fork = BusyPollFork.run(ip, port, iters, warm, repeat, quick, pinThreads,
+                    timeout, say);
+            List<Comparison.Measured> ours = new ArrayList<>();
+            List<Comparison.Measured> verbs = new ArrayList<>();
+            for (ReactiveBusyPoll.Run r : fork) {
+                ours.add(new Comparison.Measured(r.ours(), r.alloc(), r.oursCpu()));
+                verbs.add(new Comparison.Measured(r.verbs(), Double.NaN, r.verbsCpu()));
             }
-        } catch (RuntimeException e) {
+            List<Double> o = ours.stream().map(Comparison.Measured::value).toList();
+            List<Double> v = verbs.stream().map(Comparison.Measured::value).toList();
+            perFork.add(String.format(java.util.Locale.ROOT, "%.3f", Stats.median(o) / Stats.median(v)));
+            say.accept("bench: busy-poll fork " + (f + 1) + ": ours " + Stats.range(o) + " us, verbs "
+                    + Stats.range(v) + " us, ratio of medians " + perFork.getLast());
+            return new Comparison.Runs(List.of("ours", "verbs"), List.of(ours, verbs), List.of(List.of(), List.of()),
+                    java.util.Collections.nCopies(fork.size(), f));
+        }, errors::add);
+        if (!errors.isEmpty()) {
             ourFailure = true;
-            note += "; failed: " + e;
+            note += "; " + String.join("; ", errors);
         }
-        if (!ours.isEmpty()) {
-            note += "; runs: ours " + Stats.range(ours) + ", verbs " + Stats.range(verbs) + "; each fork's ratio "
-                    + String.join(", ", perFork) + (oursCpu.isEmpty() ? "" : "; CPU us/msg ours "
-                    + Stats.range(oursCpu) + ", verbs " + Stats.range(verbsCpu));
+        if (!perFork.isEmpty()) {
+            note += "; each fork's ratio " + String.join(", ", perFork);
         }
-        Row row = new Row(BUSY_POLL_METRIC, 2, "us", Stats.median(ours), Stats.median(verbs),
-                "verbs spin ping-pong", BUSY_POLL_TARGET, alloc, note)
-                .withCpu(Stats.median(oursCpu), Stats.median(verbsCpu));
+        Row row = Comparison.row(BUSY_POLL_METRIC, 2, "us", "verbs spin ping-pong", BUSY_POLL_TARGET, runs, 1,
+                Stats::median, note, "verbs", repeat * forks);
         progress.accept(row);
         return row;
-    }
-
-    private static void addIfMeasured(List<Double> values, double v) {
-        if (!Double.isNaN(v)) {
-            values.add(v);
-        }
     }
 
     /**
@@ -240,10 +226,8 @@ final class ReactiveRows {
      * as cmtime's server is a second process.
      */
     Row setupRow(int conns, CTools c) {
-        List<Double> mine = new ArrayList<>();
-        List<Double> theirs = new ArrayList<>();
         List<String> errors = new ArrayList<>();
-        int retries = 0;
+        int[] retries = {0};
         int warmups = 0;
         Duration longer = timeout.multipliedBy(5);
         SetupServerProcess server = null;
@@ -257,59 +241,54 @@ final class ReactiveRows {
             ourFailure = true;
             errors.add("ours failed: " + e.getMessage());
         }
-        Warmup.Redos redos = new Warmup.Redos("of our runs");
         int runs = quick ? repeat : Math.max(repeat, SETUP_RUNS);
+        Comparison.Runs measured;
         try {
-            for (int r = 0; r < runs && errors.isEmpty(); r++) {
-                try {
-                    // As the stream rows: each timed run starts with the JIT idle, and one the JIT took 10 % or
-                    // more of is measured again (at most twice), before its cmtime run.
-                    awaitJitQuiet.run();
-                    server.quiet();
-                    ReactiveSetup.Result o = ReactiveSetup.run(server, conns, longer);
-                    retries += o.retries();
-                    System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n",
-                            r + 1, o.rate(), o.profile());
-                    if (redos.again(o.compiled())) {
-                        r--;
-                        System.out.println("bench:   the JIT compiled during that run: measured again");
-                        continue;
-                    }
-                    mine.add(o.rate());
-                } catch (RuntimeException e) {
-                    ourFailure = true;
-                    errors.add("ours failed: " + e.getMessage());
-                }
-                StringBuilder error = new StringBuilder();
-                Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-                if (error.isEmpty()) {
-                    theirs.add(new ConnectionRate.Result(conns, cm).setupRate());
-                    System.out.printf(java.util.Locale.ROOT,
-                            "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n", r + 1,
-                            new ConnectionRate.Result(conns, cm).setupRate(), cm);
-                } else {
-                    errors.add(error.toString());
-                }
-            }
+            SetupServerProcess s = server;
+            int[] run = {0, 0};
+            // The same wait before every run of either side: both JVMs' JITs idle, the server JVM collected. No
+            // run of either side is measured again, whatever the JIT did during it.
+            Runnable settle = () -> {
+                awaitJitQuiet.run();
+                s.quiet();
+            };
+            measured = !errors.isEmpty() ? new Comparison.Runs(List.of("ours", "cmtime"), List.of(List.of(),
+                    List.of()), List.of(List.copyOf(errors), List.of()), List.of())
+                    : Comparison.run(new Comparison.Rules(runs, 0, settle), List.of(
+                    Comparison.Side.ours("ours", warm -> {
+                        ReactiveSetup.Result o = ReactiveSetup.run(s, conns, longer);
+                        retries[0] += o.retries();
+                        System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup run %d: %.1f conn/s, %s%n",
+                                ++run[0], o.rate(), o.profile());
+                        return new Comparison.Measured(o.rate(), Double.NaN);
+                    }),
+                    new Comparison.Side("cmtime", false, warm -> {
+                        StringBuilder error = new StringBuilder();
+                        Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+                        if (!error.isEmpty()) {
+                            throw new IllegalStateException(error.toString());
+                        }
+                        double rate = new ConnectionRate.Result(conns, cm).setupRate();
+                        System.out.printf(java.util.Locale.ROOT,
+                                "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n", ++run[1], rate, cm);
+                        return new Comparison.Measured(rate, Double.NaN);
+                    })));
         } finally {
             if (server != null) {
                 server.close();
             }
         }
+        if (!measured.errors().getFirst().isEmpty()) {
+            ourFailure = true;
+        }
         String note = conns + " connections at once; RdmaConnection.connect to an RdmaServer in a second JVM"
                 + (pin ? " on CPU 1" : "") + " (accept queue " + conns + "), " + SetupOptions.describe()
-                + "; first subscribe..last established, vs cmtime create id..connect; " + retries
+                + "; first subscribe..last established, vs cmtime create id..connect; " + retries[0]
                 + " retried connects"
-                + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns : "")
-                + redos.note();
-        if (runs > 1 && !mine.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + runs + ": ours " + Stats.range(mine) + ", C " + Stats.range(theirs);
-        }
-        if (!errors.isEmpty()) {
-            note += "; " + String.join("; ", errors.stream().distinct().toList());
-        }
-        Row row = new Row("connection setup rate, reactive API", 0, "conn/s", Stats.median(mine), Stats.median(theirs),
-                "cmtime", SetupRows.TARGET, Double.NaN, note);
+                + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + conns + " (the JIT's warm-up)"
+                : "");
+        Row row = Comparison.row("connection setup rate, reactive API", 0, "conn/s", "cmtime", SetupRows.TARGET,
+                measured, 1, Stats::median, note, "C", runs);
         progress.accept(row);
         return row;
     }

@@ -33,7 +33,7 @@ final class ReactiveSetup {
      * @param seconds first subscription to the last one established
      * @param retries connects that failed with a retryable error and were tried again
      * @param profile the run's line: time, collections, CPU per thread group, step totals
-     * @param compiled whether the two JVMs' JITs compiled for 10 % or more of the run ({@link Warmup.Redos#compiled})
+     * @param compiled whether the two JVMs' JITs compiled for 10 % or more of the run ({@link Warmup#jitBusy})
      * @param serverJit the server JVM's compiler threads' CPU seconds during the run
      */
     record Result(int connections, double seconds, int retries, String profile, boolean compiled, double serverJit) {
@@ -95,7 +95,7 @@ final class ReactiveSetup {
                     cpu1.jitSince(cpu0), s.profile(), clientSteps.describe());
             // Both JVMs' compilers share the CPUs with the CM loops.
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile,
-                    Warmup.Redos.compiled(cpu1.jitSince(cpu0) + s.jitSeconds(), (t1 - t0) / 1e9), s.jitSeconds());
+                    Warmup.jitBusy(cpu1.jitSince(cpu0) + s.jitSeconds(), (t1 - t0) / 1e9), s.jitSeconds());
         } finally {
             Flux.fromIterable(clients).flatMap(c -> {
                 c.dispose();

@@ -16,24 +16,43 @@ package rdmaflux.samples.bench;
  * @param cpuOurs process CPU time (user + system) per message of ours over the timed part, in microseconds,
  *                NaN when not measured ({@link CpuTime})
  * @param cpuC the same for the C tool's processes, NaN when not measured
+ * @param interval the 95 % interval of ours / c over the paired runs ({@link Verdict#ratioInterval}); a ratio
+ *                 target without one is inconclusive
+ * @param failed whether a run of either side failed: a ratio target is then {@link Verdict.Outcome#FAILED}
  */
 record Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
-           double allocPerMessage, String note, double cpuOurs, double cpuC) {
+           double allocPerMessage, String note, double cpuOurs, double cpuC, Verdict.Interval interval,
+           boolean failed) {
 
-    /** A row without the CPU column. */
+    /** A row without the CPU column, interval or failure. */
     Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
         double allocPerMessage, String note) {
         this(metric, size, unit, ours, c, cTool, target, allocPerMessage, note, Double.NaN, Double.NaN);
     }
 
+    /** A row without interval or failure. */
+    Row(String metric, long size, String unit, double ours, double c, String cTool, Target target,
+        double allocPerMessage, String note, double cpuOurs, double cpuC) {
+        this(metric, size, unit, ours, c, cTool, target, allocPerMessage, note, cpuOurs, cpuC,
+                Verdict.Interval.NONE, false);
+    }
+
     /** {@return this row with the CPU time per message of both sides} */
     Row withCpu(double ours, double theirs) {
-        return new Row(metric, size, unit, this.ours, c, cTool, target, allocPerMessage, note, ours, theirs);
+        return new Row(metric, size, unit, this.ours, c, cTool, target, allocPerMessage, note, ours, theirs,
+                interval, failed);
     }
 
     /** {@return this row with another note} */
     Row withNote(String text) {
-        return new Row(metric, size, unit, ours, c, cTool, target, allocPerMessage, text, cpuOurs, cpuC);
+        return new Row(metric, size, unit, ours, c, cTool, target, allocPerMessage, text, cpuOurs, cpuC, interval,
+                failed);
+    }
+
+    /** {@return this row with the interval of its ratio and whether a run of either side failed} */
+    Row judged(Verdict.Interval ci, boolean anyFailed) {
+        return new Row(metric, size, unit, ours, c, cTool, target, allocPerMessage, note, cpuOurs, cpuC, ci,
+                anyFailed);
     }
 
     /**
@@ -109,26 +128,44 @@ record Row(String metric, long size, String unit, double ours, double c, String 
         return target.bound();
     }
 
-    /** {@return {@code met}, {@code MISSED}, or why it cannot be judged} */
-    String verdict() {
+    /**
+     * {@return what the target comes to} A ratio target goes by {@link Verdict#judge}: failed when a side failed
+     * or has no value, met or missed only when the whole interval is on one side of the bound, inconclusive
+     * otherwise. The targets on ours alone go by its value; without one they failed.
+     */
+    Verdict.Outcome outcome() {
         return switch (target.kind()) {
-            case NONE -> Double.isNaN(ours) ? "not measured yet" : "-";
-            case ZERO -> Double.isNaN(ours) ? "not measured" : ours == 0 ? "met" : "MISSED";
-            case AT_MOST -> Double.isNaN(ours) ? "not measured" : ours <= bound() ? "met" : "MISSED";
-            case RATIO_AT_MOST, RATIO_AT_LEAST -> {
-                double r = ratio();
-                if (Double.isNaN(r)) {
-                    yield Double.isNaN(ours) ? "not measured" : "no C value";
-                }
-                boolean ok = target.kind() == Target.Kind.RATIO_AT_MOST ? r <= bound() : r >= bound();
-                yield ok ? "met" : "MISSED";
-            }
+            case NONE -> Verdict.Outcome.NONE;
+            case ZERO -> Double.isNaN(ours) ? Verdict.Outcome.FAILED
+                    : ours == 0 ? Verdict.Outcome.MET : Verdict.Outcome.MISSED;
+            case AT_MOST -> Double.isNaN(ours) ? Verdict.Outcome.FAILED
+                    : ours <= bound() ? Verdict.Outcome.MET : Verdict.Outcome.MISSED;
+            case RATIO_AT_MOST, RATIO_AT_LEAST -> Verdict.judge(target.kind() == Target.Kind.RATIO_AT_MOST, bound(),
+                    interval, failed || Double.isNaN(ratio()));
         };
+    }
+
+    /** {@return the verdict as the table shows it: met, MISSED, inconclusive, FAILED, or {@code -} without target} */
+    String verdict() {
+        if (target.kind() == Target.Kind.NONE && Double.isNaN(ours)) {
+            return "not measured";
+        }
+        return outcome().text();
     }
 
     /** {@return whether the row has a target that was missed} */
     boolean missed() {
-        return verdict().equals("MISSED");
+        return outcome() == Verdict.Outcome.MISSED;
+    }
+
+    /** {@return whether the row has a target that was missed, could not be judged, or whose measurement failed} */
+    boolean notMet() {
+        return outcome().notMet();
+    }
+
+    /** {@return the ratio's 95 % interval as {@code lo-hi}, or {@code -} without one} */
+    String intervalText() {
+        return interval.known() ? fmt(interval.lo()) + "-" + fmt(interval.hi()) : "-";
     }
 
     static String fmt(double v) {

@@ -57,42 +57,46 @@ final class SetupRows {
         List<Row> rows = new ArrayList<>();
         List<ConnectionRate.Result> ours = new ArrayList<>();
         List<ConnectionRate.Result> theirs = new ArrayList<>();
-        List<String> errors = new ArrayList<>();
         int warmRounds = 0;
+        String warmError = null;
         try {
             warmRounds = warmUp(conns);
         } catch (RuntimeException e) {
-            failed = true;
-            errors.add("ours failed: " + e.getMessage());
+            warmError = "ours failed: " + e.getMessage();
         }
-        for (int r = 0; r < repeat && errors.isEmpty(); r++) {
-            try {
-                ours.add(ConnectionRate.run(new InetSocketAddress(ip, basePort + 2 + r), conns, timeout));
-            } catch (RuntimeException e) {
-                failed = true;
-                errors.add("ours failed: " + e.getMessage());
-            }
-            StringBuilder error = new StringBuilder();
-            Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-            if (error.isEmpty()) {
-                theirs.add(new ConnectionRate.Result(conns, cm));
-            } else {
-                errors.add(error.toString());
-            }
+        int[] run = {0};
+        // Both sides cold, a quiet JIT before every run of either, alternating, no run measured again.
+        Comparison.Runs runs = warmError != null ? failedRuns(warmError) : Comparison.run(
+                new Comparison.Rules(repeat, 0, awaitJitQuiet), List.of(
+                Comparison.Side.ours("ours", warm -> {
+                    ConnectionRate.Result o;
+                    try {
+                        o = ConnectionRate.run(new InetSocketAddress(ip, basePort + 2 + run[0]++), conns, timeout);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("interrupted", e);
+                    }
+                    ours.add(o);
+                    return new Comparison.Measured(o.setupRate(), Double.NaN);
+                }),
+                new Comparison.Side("cmtime", false, warm -> {
+                    StringBuilder error = new StringBuilder();
+                    Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+                    if (!error.isEmpty()) {
+                        throw new IllegalStateException(error.toString());
+                    }
+                    ConnectionRate.Result t = new ConnectionRate.Result(conns, cm);
+                    theirs.add(t);
+                    return new Comparison.Measured(t.setupRate(), Double.NaN);
+                })));
+        if (!runs.errors().getFirst().isEmpty()) {
+            failed = true;
         }
         ConnectionRate.Result o = medianRun(ours);
         ConnectionRate.Result t = medianRun(theirs);
-        String note = conns + " connections; create id..connect; ours after " + warmRounds + " untimed rounds";
-        if (repeat > 1 && !ours.isEmpty() && !theirs.isEmpty()) {
-            note += "; median of " + repeat + ": ours "
-                    + Stats.range(ours.stream().map(ConnectionRate.Result::setupRate)
-                    .toList()) + ", C " + Stats.range(theirs.stream().map(ConnectionRate.Result::setupRate).toList());
-        }
-        if (!errors.isEmpty()) {
-            note += "; " + String.join("; ", errors);
-        }
-        Row rate = new Row("connection setup rate", 0, "conn/s", o == null ? Double.NaN : o.setupRate(),
-                t == null ? Double.NaN : t.setupRate(), "cmtime", TARGET, Double.NaN, note);
+        Row rate = Comparison.row("connection setup rate", 0, "conn/s", "cmtime", TARGET, runs, 1, Stats::median,
+                conns + " connections; create id..connect; ours after " + warmRounds + " untimed rounds "
+                + "(the JIT's warm-up)", "C", repeat);
         progress.accept(rate);
         rows.add(rate);
         for (ConnectionRate.Step s : ConnectionRate.Step.values()) {
@@ -129,6 +133,13 @@ final class SetupRows {
         }
         awaitJitQuiet.run();
         return rounds;
+    }
+
+    /** {@return runs in which ours failed before its first: the row fails} */
+    private Comparison.Runs failedRuns(String error) {
+        failed = true;
+        return new Comparison.Runs(List.of("ours", "cmtime"), List.of(List.of(), List.of()),
+                List.of(List.of(error), List.of()), List.of());
     }
 
     /** {@return the run with the median setup rate (its step times are shown), or null} */

@@ -21,7 +21,11 @@ import rdmaflux.cm.RdmaLeakDetection;
 final class StreamRows {
     /** Metric of the reactive stream rows. */
     static final String STREAM_METRIC = "reactive SEND stream";
-    /** Target of the reactive stream rows (issue #11): at least 0.85 × the verbs layer's SEND stream. */
+    /**
+     * Target of the reactive stream rows (issue #11): at least 0.85 × the verbs layer's SEND stream with the spin
+     * hint, the verbs layer's own cost under the emulator (without the hint its spinning server takes qemu's host
+     * thread from its client, a cost of the emulator that would flatter ours).
+     */
     static final Row.Target STREAM_TARGET = Row.Target.ratioAtLeast(0.85);
     /**
      * The most untimed rounds of 4,000 messages before the reactive SEND stream and RSocket rows: under
@@ -30,10 +34,11 @@ final class StreamRows {
      */
     static final int STREAM_WARMUP_ROUNDS = 40;
     /**
-     * Each timed run of a stream row is this many rounds of three streams, the verbs stream, the verbs stream
-     * with the spin hint and ours in turn, each of the bandwidth rows' count; a side's rate is the
-     * {@linkplain Stats#fastMode fast mode} of its streams over all runs. Streams of 0.2 s taken in turn share
-     * the emulator's slow periods, where one long stream per side would fall in different ones.
+     * Rounds per pair of {@code --repeat}: a stream row takes {@code repeat} × this many rounds of three streams,
+     * ours, the verbs stream with the spin hint and the verbs stream without it in turn ({@link Comparison#run}),
+     * each of the bandwidth rows' count; a side's rate is the {@linkplain Stats#fastMode fast mode} of its
+     * streams. Streams of 0.2 s taken in turn share the emulator's slow periods, where one long stream per side
+     * would fall in different ones.
      */
     static final int CHUNKS = 5;
     /** Metric prefix of the allocation rows. */
@@ -55,8 +60,8 @@ final class StreamRows {
     /** Heap bytes per message {@code send(ByteBuffer)} may allocate (issue #11). */
     static final Row.Target ALLOC_SINGLE_TARGET = Row.Target.atMost(200);
 
-    /** Metric of the rows that hold the reactive SEND stream against the verbs stream with the spin hint. */
-    static final String HINT_METRIC = "reactive SEND stream vs spin-hint verbs";
+    /** Metric of the rows that hold the reactive SEND stream against the verbs stream without the spin hint. */
+    static final String NO_HINT_METRIC = "reactive SEND stream vs verbs without spin hint";
 
     private static final String VERBS = "verbs SEND stream (ours)";
     private static final String HINT = "verbs SEND stream, spin hint";
@@ -176,89 +181,48 @@ final class StreamRows {
 
     private List<Row> streamRows(VerbsTests t, ReactiveStream pair, int size) {
         int n = messages.applyAsInt(size);
-        int chunks = quick ? 1 : CHUNKS;
+        int rounds = quick ? repeat : repeat * CHUNKS;
         int warm = Math.max(16, n / 10);
-        List<Double> mine = new ArrayList<>();
-        List<Double> verbs = new ArrayList<>();
-        List<Double> hinted = new ArrayList<>();
-        List<Double> myCpu = new ArrayList<>();
-        List<Double> verbsCpu = new ArrayList<>();
-        double alloc = Double.NaN;
-        String error = null;
-        Warmup.Redos redos = new Warmup.Redos("run(s)");
-        for (int r = 0; r < repeat; r++) {
-            try {
-                // Each timed run starts with the JIT idle: a compilation still running from the warm-up (C2
-                // takes seconds per method under emulation) would take the CPUs from the run.
-                awaitJitQuiet.run();
-                ThreadCpu start = ThreadCpu.snapshot();
-                List<Double> runMine = new ArrayList<>();
-                List<Double> runVerbs = new ArrayList<>();
-                List<Double> runHinted = new ArrayList<>();
-                double seconds = 0;
-                double verbsMicros = 0;
-                double myMicros = 0;
-                double runAlloc = 0;
-                for (int k = 0; k < chunks; k++) {
-                    runVerbs.add(verbsStream(t, size, warm, n, false));
-                    verbsMicros += CpuTime.take(1);
-                    runHinted.add(verbsStream(t, size, warm, n, true));
-                    CpuTime.take(1); // the hinted stream's: no CPU column
-                    pair.stream(size, warm);
-                    CpuTime.take(1); // the warm-up's: not the row's
+        // One rule for the three sides (Comparison): each timed stream after an untimed one of n/10 on the same
+        // pair and a quiet JIT, in turn, no stream measured again.
+        Comparison.Runs runs = Comparison.run(new Comparison.Rules(rounds, warm, awaitJitQuiet), List.of(
+                Comparison.Side.ours("ours", w -> {
+                    pair.stream(size, w);
                     ReactiveStream.Run run = pair.stream(size, n);
-                    myMicros += CpuTime.take(1);
-                    runMine.add(run.messagesPerSecond());
-                    runAlloc = Math.max(runAlloc, run.allAlloc());
-                }
-                ThreadCpu after = ThreadCpu.snapshot();
-                for (List<Double> side : List.of(runMine, runVerbs, runHinted)) {
-                    for (double rate : side) {
-                        seconds += n / rate;
-                    }
-                }
-                boolean compiled = Warmup.Redos.compiled(after.jitSince(start), seconds);
-                say.accept(String.format(java.util.Locale.ROOT, "  reactive SEND stream %s run %d: ours %s, verbs %s, "
-                        + "verbs with the spin hint %s msg/s, CPU of all %s", Row.sizeText(size), r + 1, rates(runMine),
-                        rates(runVerbs), rates(runHinted), after.since(start)));
-                if (redos.again(compiled)) {
-                    r--;
-                    say.accept("  the JIT compiled during that run: measured again");
-                    continue;
-                }
-                verbs.addAll(runVerbs);
-                hinted.addAll(runHinted);
-                mine.addAll(runMine);
-                verbsCpu.add(verbsMicros / (chunks * n));
-                myCpu.add(myMicros / (chunks * n));
-                alloc = Double.isNaN(alloc) ? runAlloc : Math.max(alloc, runAlloc);
-            } catch (RuntimeException e) {
-                failed = true;
-                error = "failed: " + e.getMessage();
-            }
+                    return new Comparison.Measured(run.messagesPerSecond(), run.allAlloc(), CpuTime.take(n));
+                }),
+                Comparison.Side.ours("verbs with the spin hint", w -> {
+                    double rate = verbsStream(t, size, w, n, true);
+                    return new Comparison.Measured(rate, Double.NaN, CpuTime.take(n));
+                }),
+                Comparison.Side.ours("verbs", w -> {
+                    double rate = verbsStream(t, size, w, n, false);
+                    return new Comparison.Measured(rate, Double.NaN, CpuTime.take(n));
+                })));
+        if (!runs.errors().getFirst().isEmpty()) {
+            failed = true;
         }
-        String runs = (chunks > 1 ? repeat + " runs of " + chunks + " streams per side, the verbs stream, the verbs "
-                + "stream with the spin hint and ours in turn, each of " : repeat + " streams per side of ")
-                + n + " messages after one of " + warm + "; send(Publisher) of one reused buffer to receive() + "
-                + "release() in this process, each side on its own loops and scheduler";
+        say.accept("  reactive SEND stream " + Row.sizeText(size) + ": ours " + rates(runs.values(0))
+                + ", verbs with the spin hint " + rates(runs.values(1)) + ", verbs " + rates(runs.values(2)) + " msg/s");
+        String how = rounds + " rounds of three streams, ours, the verbs stream with the spin hint and the verbs "
+                + "stream without it in turn, each of " + n + " messages after one of " + warm + " and a quiet JIT; "
+                + "send(Publisher) of one reused buffer to receive() + release() in this process, each side on its "
+                + "own loops and scheduler";
         String modes = "; each side's rate is the median of its streams that reached half its fastest (Stats.fastMode: "
                 + "under qemu's round-robin a stream with a spinning peer runs in one of two modes)";
-        String err = redos.note() + (error != null ? "; " + error : "");
-        Row row = new Row(STREAM_METRIC, size, "msg/s", Stats.fastMode(mine), Stats.fastMode(verbs), VERBS,
-                STREAM_TARGET, alloc, runs + "; verbs as the send bandwidth rows (ib_send_bw's loop, no "
-                + "spin hint)" + modes + "; ours " + streams(mine) + ", verbs " + streams(verbs) + "; alloc = all "
-                + "threads, the largest run; CPU = this JVM's process CPU time per message over each stream (both "
-                + "sides are in it), ours against the verbs stream's, median of the runs" + err)
-                .withCpu(Stats.median(myCpu), Stats.median(verbsCpu));
-        Row hint = new Row(HINT_METRIC, size, "msg/s", row.ours(), Stats.fastMode(hinted), HINT,
-                Row.Target.NONE, Double.NaN, "the streams of the row above; the verbs stream with "
-                + "Thread.onSpinWait() in both loops, whose PAUSE ends a virtual CPU's turn under TCG, so its "
-                + "spinning server no longer takes the host thread from its client: the verbs layer's own cost "
-                + "under the emulator" + modes + "; ours " + streams(mine) + ", verbs with the hint "
-                + streams(hinted) + err);
+        Row row = Comparison.row(STREAM_METRIC, size, "msg/s", HINT, STREAM_TARGET, runs, 1, Stats::fastMode,
+                how + "; baseline the verbs stream with Thread.onSpinWait() in both loops, whose PAUSE ends a virtual "
+                + "CPU's turn under TCG, so its spinning server no longer takes the host thread from its client: the "
+                + "verbs layer's own cost under the emulator" + modes + "; ours " + streams(runs.values(0))
+                + ", verbs with the hint " + streams(runs.values(1)) + "; alloc = all threads, the largest run; CPU = "
+                + "this JVM's process CPU time per message over each stream (both sides are in it)", "verbs", rounds);
+        Row noHint = Comparison.row(NO_HINT_METRIC, size, "msg/s", VERBS, Row.Target.NONE, runs, 2, Stats::fastMode,
+                "the streams of the row above; the verbs stream of the send bandwidth rows (ib_send_bw's loop, no "
+                + "spin hint), whose spinning server takes qemu's host thread from its client" + modes + "; ours "
+                + streams(runs.values(0)) + ", verbs " + streams(runs.values(2)), "verbs", rounds);
         progress.accept(row);
-        progress.accept(hint);
-        return List.of(row, hint);
+        progress.accept(noHint);
+        return List.of(row, noHint);
     }
 
     /**
@@ -437,8 +401,8 @@ final class StreamRows {
         failed = true;
         List<Row> rows = new ArrayList<>();
         for (int size : sizes) {
-            rows.add(new Row(STREAM_METRIC, size, "msg/s", Double.NaN, Double.NaN, VERBS, STREAM_TARGET,
-                    Double.NaN, "failed: " + error));
+            rows.add(new Row(STREAM_METRIC, size, "msg/s", Double.NaN, Double.NaN, HINT, STREAM_TARGET,
+                    Double.NaN, "failed: " + error).judged(Verdict.Interval.NONE, true));
         }
         rows.forEach(progress);
         return rows;

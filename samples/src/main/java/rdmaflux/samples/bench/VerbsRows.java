@@ -74,7 +74,7 @@ final class VerbsRows {
      *
      * @return the C tool's 2-byte send/recv latency (for the reactive row), NaN if not measured
      */
-    double rows(List<Row> rows, int lat, int latWarm, int readWarm, long budget, int bwMax, int[] latSizes,
+    double rows(List<Row> rows, int lat, int latWarm, long budget, int bwMax, int[] latSizes,
                 int[] bwSizes, CTools c) {
         int maxSize = Math.max(65536, Math.max(bwSizes[bwSizes.length - 1], latSizes[latSizes.length - 1]));
         double sendLat2 = Double.NaN;
@@ -91,31 +91,29 @@ final class VerbsRows {
             // thread competes with the two spinning threads and the kernel's RDMA work for the 2 CPUs.
             for (int size : only.contains("bandwidth") ? bwSizes : new int[0]) {
                 int n = (int) Math.max(16, Math.min(bwMax, budget / size));
-                int nWarm = Math.max(16, n / 10);
-                rows.add(bandwidthRow("send bandwidth", size, "ib_send_bw", n, () -> t.sendBandwidth(size, nWarm),
-                        () -> t.sendBandwidth(size, n), false, c));
-                rows.add(bandwidthRow("write bandwidth", size, "ib_write_bw", n, () -> t.writeBandwidth(size, nWarm),
-                        () -> t.writeBandwidth(size, n), false, c));
+                rows.add(bandwidthRow("send bandwidth", size, "ib_send_bw", n, () -> t.sendBandwidth(size, n), false,
+                        c));
+                rows.add(bandwidthRow("write bandwidth", size, "ib_write_bw", n, () -> t.writeBandwidth(size, n),
+                        false, c));
             }
             if (only.contains("extended")) {
                 rows.addAll(extendedRows(link, maxSize, budget, bwMax, bwSizes, c));
             }
+            // The timed latency runs start cold, as perftest's: no untimed round trips of their own (the Comparison
+            // waits for an idle JIT before every run of either side).
             for (int size : only.contains("latency") ? latSizes : new int[0]) {
-                awaitJitQuiet.run();
                 rows.add(latencyRow("send/recv latency p50", size, "ib_send_lat", lat,
-                        () -> t.sendLatency(size, latWarm, lat), 2, c));
+                        () -> t.sendLatency(size, 0, lat), 2, c));
                 if (size == 2) {
                     sendLat2 = rows.getLast().c();
                 }
                 if (size == 2) {
                     rows.add(spinHintRow(t, lat, latWarm, sendLat2));
                 }
-                awaitJitQuiet.run();
                 rows.add(latencyRow("RDMA write latency p50", size, "ib_write_lat", lat,
-                        () -> t.writeLatency(size, latWarm, lat), 2, c));
-                awaitJitQuiet.run();
+                        () -> t.writeLatency(size, 0, lat), 2, c));
                 rows.add(latencyRow("RDMA read latency p50", size, "ib_read_lat", lat,
-                        () -> t.readLatency(size, readWarm, lat), 1, c));
+                        () -> t.readLatency(size, 0, lat), 1, c));
             }
             if (classic) {
                 rows.addAll(allocationRows(t, quick ? 20 : 100, quick ? 2000 : 20000));
@@ -193,11 +191,10 @@ final class VerbsRows {
             warmStreams(t, " (ibv_wr_*)");
             for (int size : bwSizes) {
                 int n = (int) Math.max(16, Math.min(bwMax, budget / size));
-                int nWarm = Math.max(16, n / 10);
                 rows.add(bandwidthRow("send bandwidth, ibv_wr_*", size, "ib_send_bw", n,
-                        () -> t.sendBandwidth(size, nWarm), () -> t.sendBandwidth(size, n), true, c));
+                        () -> t.sendBandwidth(size, n), true, c));
                 rows.add(bandwidthRow("write bandwidth, ibv_wr_*", size, "ib_write_bw", n,
-                        () -> t.writeBandwidth(size, nWarm), () -> t.writeBandwidth(size, n), true, c));
+                        () -> t.writeBandwidth(size, n), true, c));
             }
             int bw = quick ? 2000 : 20000;
             rows.add(allocationRow("send stream 2 B, ibv_wr_*", bw, () -> t.sendBandwidth(2, bw).allocPerMessage()));
@@ -281,16 +278,17 @@ final class VerbsRows {
     /**
      * One bandwidth comparison. {@code wrApi} lets perftest use its {@code ibv_wr_*} path (for the rows where
      * ours does); otherwise it gets {@code --use_old_post_send}. The note names the post API perftest
-     * reported when it is not the one asked for, and always on the {@code ibv_wr_*} rows.
+     * reported when it is not the one asked for, and always on the {@code ibv_wr_*} rows. Both sides start each
+     * timed stream cold: perftest starts a new process and connection for each, so ours has no untimed stream
+     * before its timed one either.
      */
-    private Row bandwidthRow(String metric, int size, String tool, int n, Runnable warm,
-                             Supplier<VerbsTests.Bandwidth> ours, boolean wrApi, CTools c) {
+    private Row bandwidthRow(String metric, int size, String tool, int n, Supplier<VerbsTests.Bandwidth> ours,
+                             boolean wrApi, CTools c) {
         // RNR NAKs the responder sent: a receiver that falls behind costs the sender an RNR wait each time.
         long[] rnr = new long[2];
         Set<String> apis = new TreeSet<>();
         boolean counts = metric.startsWith("send") && PortCounters.read(device, 1).get(RNR_NAKS_SENT) >= 0;
         Row row = comparison.compare(metric, size, "Gbit/s", tool, Row.Target.RATIO_AT_LEAST, () -> {
-            warm.run();
             long r0 = PortCounters.read(device, 1).get(RNR_NAKS_SENT);
             VerbsTests.Bandwidth r = ours.get();
             double cpu = CpuTime.take(r.messages());

@@ -26,56 +26,15 @@ final class Warmup {
     }
 
     /**
-     * The timed runs of one row that are measured again because the JIT's compiler threads used 10 % or
-     * more of a run's wall time: the run measured the compiler as well as the path. Twice the warm-up's
-     * bound ({@link #settle}), as the compiler threads' time is read in 10 ms ticks and a stream of a timed
-     * run can be as short as 0.2 s. After every warm-up, C2 still reaches methods whose counters grow slowly (the
-     * re-arm before a loop sleeps, a branch taken once per stream) during the timed runs, and under
-     * emulation one such compilation takes a quarter of a run's CPU. At most {@link #MAX} runs per row, so
-     * a path that keeps compiling still shows.
+     * Whether the JIT's compiler threads used 10 % or more of a run's wall time: the run measured the compiler
+     * as well as the path. Said in the progress lines, never used to drop or repeat a run ({@link Comparison}).
      *
-     * <p>Threads: the benchmark's thread only.
+     * @param jitSeconds the compiler threads' CPU time during the run ({@link ThreadCpu#jitSince})
+     * @param wallSeconds the run's wall time
+     * @return whether it was
      */
-    static final class Redos {
-        /** The most runs of a row measured again. */
-        static final int MAX = 2;
-        private final String what;
-        private int count;
-
-        /** @param what what is measured again, for the note ("run(s)", "of our runs") */
-        Redos(String what) {
-            this.what = what;
-        }
-
-        /**
-         * Whether the JIT's CPU time during a run of {@code wallSeconds} was 10 % or more of it.
-         *
-         * @param jitSeconds the compiler threads' CPU time during the run ({@link ThreadCpu#jitSince})
-         * @param wallSeconds the run's wall time
-         * @return whether it was
-         */
-        static boolean compiled(double jitSeconds, double wallSeconds) {
-            return jitSeconds >= 0.10 * wallSeconds;
-        }
-
-        /**
-         * {@return whether a run the JIT compiled during is measured again: fewer than {@link #MAX} were}
-         *
-         * @param compiled whether the JIT compiled during it ({@link #compiled})
-         */
-        boolean again(boolean compiled) {
-            if (compiled && count < MAX) {
-                count++;
-                return true;
-            }
-            return false;
-        }
-
-        /** {@return the row note's part on the runs measured again, empty when none was} */
-        String note() {
-            return count == 0 ? "" : "; " + count + " " + what + " measured again, the JIT having compiled for "
-                    + "10 % or more of a run";
-        }
+    static boolean jitBusy(double jitSeconds, double wallSeconds) {
+        return jitSeconds >= 0.10 * wallSeconds;
     }
 
     /**

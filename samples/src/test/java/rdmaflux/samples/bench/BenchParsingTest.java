@@ -121,48 +121,56 @@ class BenchParsingTest {
         assertEquals(25 / 1e3, Stats.typicalMicros(stamps, 1), 1e-12);
     }
 
+    /** A ratio row judged as if its runs had pinned the ratio down: an interval of just the point ratio. */
+    private static Row sure(Row r) {
+        return r.judged(new Verdict.Interval(r.ratio(), r.ratio()), false);
+    }
+
     @Test
     void verdictsFollowTheTargets() {
         Row lat = new Row("lat", 2, "us", 4.5, 4.0, "ib_send_lat", Row.Target.RATIO_AT_MOST, 0, "");
-        assertEquals("MISSED", lat.verdict());
+        assertEquals("MISSED", sure(lat).verdict());
         Row lat2 = new Row("lat", 2, "us", 4.4, 4.0, "ib_send_lat", Row.Target.RATIO_AT_MOST, 0, "");
-        assertEquals("met", lat2.verdict());
+        assertEquals("met", sure(lat2).verdict());
         Row bw = new Row("bw", 2, "Gbit/s", 0.94, 1.0, "ib_send_bw", Row.Target.RATIO_AT_LEAST, 0, "");
-        assertEquals("MISSED", bw.verdict());
+        assertEquals("MISSED", sure(bw).verdict());
         Row setup = new Row("setup", 0, "conn/s", 0.8, 1.0, "cmtime", SetupRows.TARGET, 0, "");
-        assertEquals("met", setup.verdict());
+        assertEquals("met", sure(setup).verdict());
         Row alloc = new Row("alloc", 0, "B/msg", 0.01, Double.NaN, "", Row.Target.ZERO, 0, "");
         assertEquals("MISSED", alloc.verdict());
+        // A missing side fails the row; a ratio without an interval is not met either way.
         Row none = new Row("c missing", 2, "us", 4, Double.NaN, "x", Row.Target.RATIO_AT_MOST, 0, "");
-        assertEquals("no C value", none.verdict());
+        assertEquals("FAILED", sure(none).verdict());
+        assertEquals("inconclusive", lat2.verdict());
+        assertTrue(lat2.notMet());
         // The multicast datagram rate has the bandwidth target.
         Row mc = new Row("multicast datagram rate", 100, "msg/s", 949, 1000, "mckey", Row.Target.RATIO_AT_LEAST, 0, "");
-        assertEquals("MISSED", mc.verdict());
+        assertEquals("MISSED", sure(mc).verdict());
         Row mc2 = new Row("multicast datagram rate", 100, "msg/s", 950, 1000, "mckey", Row.Target.RATIO_AT_LEAST, 0,
                 "");
-        assertEquals("met", mc2.verdict());
+        assertEquals("met", sure(mc2).verdict());
         assertEquals("ratio >= 0.950", mc2.targetText());
         // The reactive large-message rows have their own target, 0.9 x ib_read_bw.
         Row large = new Row(LargeRows.METRIC, 65536, "Gbit/s", 0.9, 1.0, "ib_read_bw", LargeRows.TARGET, 0,
                 "");
-        assertEquals("met", large.verdict());
+        assertEquals("met", sure(large).verdict());
         assertEquals("ratio >= 0.900", large.targetText());
         Row large2 = new Row(LargeRows.METRIC, 65536, "Gbit/s", 0.89, 1.0, "ib_read_bw", LargeRows.TARGET,
                 0, "");
-        assertEquals("MISSED", large2.verdict());
+        assertEquals("MISSED", sure(large2).verdict());
         // The reactive multicast rows: at least 0.8 x mckey; the busy-poll ping-pong at most 1.3 x the verbs spin
         // ping-pong.
         Row rmc = new Row(MulticastRows.REACTIVE_METRIC, 100, "msg/s", 799, 1000, "mckey",
                 MulticastRows.REACTIVE_TARGET, 0, "");
-        assertEquals("MISSED", rmc.verdict());
+        assertEquals("MISSED", sure(rmc).verdict());
         assertEquals("ratio >= 0.800", rmc.targetText());
         Row busy = new Row(ReactiveRows.BUSY_POLL_METRIC, 2, "us", 39, 30, "verbs spin ping-pong",
                 ReactiveRows.BUSY_POLL_TARGET, 0, "");
-        assertEquals("met", busy.verdict());
+        assertEquals("met", sure(busy).verdict());
         assertEquals("ratio <= 1.30", busy.targetText());
-        assertEquals("met", busy.withNote("x").withCpu(1, 2).withNote("y").verdict());
-        assertEquals("MISSED", new Row(ReactiveRows.BUSY_POLL_METRIC, 2, "us", 40, 30, "verbs spin ping-pong",
-                ReactiveRows.BUSY_POLL_TARGET, 0, "").verdict());
+        assertEquals("met", sure(busy).withNote("x").withCpu(1, 2).withNote("y").verdict());
+        assertEquals("MISSED", sure(new Row(ReactiveRows.BUSY_POLL_METRIC, 2, "us", 40, 30, "verbs spin ping-pong",
+                ReactiveRows.BUSY_POLL_TARGET, 0, "")).verdict());
     }
 
     /** The targets of the rows StreamRows makes, chosen there, not by Row from their metric names. */
@@ -193,6 +201,7 @@ class BenchParsingTest {
         assertEquals(10.25, r.cpuC());
         assertEquals("m", r.note());
         String md = Table.markdown(List.of(r));
+        assertTrue(md.contains("| ours/C | 95 % CI | target | verdict |"), md);
         assertTrue(md.contains("| CPU us/msg ours | CPU us/msg C |"), md);
         assertTrue(md.contains("| 12.50 | 10.25 | m |"), md);
         String text = Table.text(List.of(r));
