@@ -17,18 +17,17 @@ import rdmaflux.cm.rsocket.RdmaCloseableServer;
  * which disposes it 10 to 1,500 ms after it started: each test's traffic crosses many RDMA connections, resumed
  * one after another. Two tests skip themselves by design in this form, on an assumption that the pair is not
  * resumable: {@code metadataPush10} and {@code largePayloadMetadataPush10}. A METADATA_PUSH travels on stream 0,
- * whose frames RSocket does not keep for resumption, so one sent on a connection the kit cuts can be lost. Run by hand as {@link RSocketTransportTck} is, with this class's name:
- * {@code RDMAFLUX_SANDBOX_CPUS=1 RDMAFLUX_IT_INCLUDE='.*\.RSocketResumableTransportTck$' scripts/it}
- * ({@code RDMAFLUX_IT_METHODS='.*\b(requestStream5|requestChannel3)\b.*'} narrows it to some tests).
+ * whose frames RSocket does not keep for resumption, so one sent on a connection the kit cuts can be lost.
+ * {@code scripts/tck --resumable} runs it and leaves those two out.
  */
-@Timeout(value = 60, unit = TimeUnit.MINUTES) // the kit's own timeouts (getTimeout) bound each step
+@Timeout(value = 4, unit = TimeUnit.HOURS) // the kit's own timeouts (getTimeout) bound each step
 @ExtendWith(LowPriorityTestThread.class) // the kit's verifiers poll without sleeping: see there
 class RSocketResumableTransportTck implements TransportTest {
     private final TransportPair<InetSocketAddress, RdmaCloseableServer> pair = RSocketTransportTck.pair(true);
 
     @Override
     public Duration getTimeout() {
-        return Duration.ofMinutes(10);
+        return RSocketTransportTck.kitTimeout();
     }
 
     @Override

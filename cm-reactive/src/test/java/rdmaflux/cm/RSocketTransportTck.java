@@ -15,19 +15,16 @@ import rdmaflux.testing.RdmaTestEnv;
 
 /**
  * rsocket-java's own transport compatibility kit ({@code io.rsocket.test.TransportTest} from
- * {@code io.rsocket:rsocket-test}), unmodified, bound to the RDMA transport. Not in the sandbox run yet
- * (its name does not end in IT): its slow test, {@code requestChannel2_000_000}, needs 40 to 70 minutes of
- * an emulated CPU, beyond what the run may take; see docs/rsocket.md. Run it in a VM with one emulated CPU,
- * where a thread wake-up does not wait for qemu to switch CPUs:
- * {@code RDMAFLUX_SANDBOX_CPUS=1 RDMAFLUX_IT_INCLUDE='.*\.RSocketTransportTck$' scripts/it} (add
- * {@code RDMAFLUX_IT_ENV=TEST_SLOW_ENABLED=true} for the slow test, and
- * {@code RDMAFLUX_IT_JVM_OPTS='-XX:+UseSerialGC -Xmx1g'} for C2, which pays for itself in a run this
- * long). The transports keep their default options but for the connection steps' timeouts, raised because
+ * {@code io.rsocket:rsocket-test}), unmodified, bound to the RDMA transport. Not in the lanes of
+ * {@code scripts/test} (its name does not end in IT): {@code scripts/tck} runs it in a VM with one emulated
+ * CPU, where a thread wake-up does not wait for qemu to switch CPUs, and {@code scripts/tck --slow} adds
+ * rsocket-java's {@code @SlowTest}, {@code requestChannel2_000_000}; see docs/rsocket.md. The transports
+ * keep their default options but for the connection steps' timeouts, raised because
  * on one emulated CPU a JVM compiling with C2 may take longer than the default 10 seconds to connect. Its
  * test methods run on a thread at the lowest CPU priority ({@link LowPriorityTestThread}), because the
  * kit's verifiers wait by polling.
  */
-@Timeout(value = 60, unit = TimeUnit.MINUTES) // the kit's own timeouts (getTimeout) bound each step
+@Timeout(value = 4, unit = TimeUnit.HOURS) // the kit's own timeouts (getTimeout) bound each step
 @ExtendWith(LowPriorityTestThread.class) // the kit's verifiers poll without sleeping: see there
 class RSocketTransportTck implements TransportTest {
     private final TransportPair<InetSocketAddress, RdmaCloseableServer> pair = pair(false);
@@ -54,9 +51,19 @@ class RSocketTransportTck implements TransportTest {
             .timeout(Step.CONNECT, Duration.ofMinutes(2)).timeout(Step.ACCEPT, Duration.ofMinutes(2))
             .timeout(Step.ADDRESS, Duration.ofMinutes(1)).timeout(Step.ROUTE, Duration.ofMinutes(1)).build();
 
+    /**
+     * The kit's bound on each of its steps: 10 minutes, or {@code -Drdmaflux.tck.timeout} (an ISO-8601 duration;
+     * {@code scripts/tck --slow} sets 150 minutes for {@code requestChannel2_000_000}).
+     *
+     * @return the bound
+     */
+    static Duration kitTimeout() {
+        return Duration.parse(System.getProperty("rdmaflux.tck.timeout", "PT10M"));
+    }
+
     @Override
     public Duration getTimeout() {
-        return Duration.ofMinutes(10);
+        return kitTimeout();
     }
 
     @Override
