@@ -19,7 +19,6 @@ import rdmaflux.verbs.RdmaUnavailableException.Reason;
 final class Availability {
     /** Below this, registering even a modest buffer pool fails with ENOMEM; override with -Drdmaflux.memlock.min. */
     static final long DEFAULT_MIN_MEMLOCK = 16L << 20;
-    private static final int CAP_IPC_LOCK = 14;
 
     private Availability() {
     }
@@ -29,9 +28,13 @@ final class Availability {
                  long minMemlock) {
     }
 
-    static Probe host() {
+    /**
+     * @param verbsDeviceCount how many devices libibverbs lists (called only once the libraries load)
+     * @return the host's facts
+     */
+    static Probe host(IntSupplier verbsDeviceCount) {
         return new Probe(Availability::loads, Path.of("/sys"), Path.of("/dev"), Path.of("/proc/self"),
-                Availability::verbsDeviceCount, Long.getLong("rdmaflux.memlock.min", DEFAULT_MIN_MEMLOCK));
+                verbsDeviceCount, Long.getLong("rdmaflux.memlock.min", DEFAULT_MIN_MEMLOCK));
     }
 
     /** {@return null when RDMA is usable, else the cause with a remedy in its message} */
@@ -71,7 +74,7 @@ final class Availability {
                     + " but libibverbs finds none: install the user-space providers (apt-get install ibverbs-providers)");
         }
         long memlock = memlockSoftLimit(p.procSelf());
-        if (memlock >= 0 && memlock < p.minMemlock() && !hasIpcLock(p.procSelf())) {
+        if (memlock >= 0 && memlock < p.minMemlock() && !Memlock.hasIpcLock(p.procSelf())) {
             return new RdmaUnavailableException(Reason.MEMLOCK_TOO_LOW, "the locked-memory limit is " + memlock
                     + " bytes, below " + p.minMemlock() + ": memory registration pins pages against it. Raise it "
                     + "(ulimit -l unlimited, or 'memlock' in /etc/security/limits.conf, or LimitMEMLOCK= for systemd "
@@ -88,10 +91,6 @@ final class Availability {
         } catch (IllegalArgumentException e) {
             return false;
         }
-    }
-
-    private static int verbsDeviceCount() {
-        return RdmaDevice.list().size();
     }
 
     private static boolean isEmpty(Path dir) {
@@ -126,20 +125,5 @@ final class Availability {
             // Unknown limits are not a reason to refuse; registration will report ENOMEM itself.
         }
         return -1;
-    }
-
-    /** CAP_IPC_LOCK lifts the memlock limit for pinned memory (root has it). */
-    static boolean hasIpcLock(Path procSelf) {
-        try {
-            for (String line : Files.readAllLines(procSelf.resolve("status"))) {
-                if (line.startsWith("CapEff:")) {
-                    long caps = Long.parseUnsignedLong(line.substring(7).trim(), 16);
-                    return (caps & (1L << CAP_IPC_LOCK)) != 0;
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-        return false;
     }
 }

@@ -196,7 +196,8 @@ public final class CmId extends NativeResource {
             try (var leases = attributes.writeTo(init)) {
                 CmCalls.createQp(s, id, pdHandle);
             } catch (RdmaException e) {
-                throw DeviceLimits.explain(e, pd.context(), DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
+                throw DeviceLimits.explain(e, pd.context().deviceName(), pd.context()::queryDevice,
+                        DeviceLimits.Kind.QUEUE_PAIR, attributes.size());
             } finally {
                 pd.release();
             }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Tells which limit refused a verbs object (a queue pair, CQ, memory region, protection domain, SRQ), so that the
@@ -59,32 +60,34 @@ final class DeviceLimits {
      * A failed creation, explained by the limit that refused it when one did.
      *
      * @param failure what the call threw
-     * @param device the device it was made on
+     * @param device the name of the device it was made on
+     * @param attributes the device's attributes, queried only when the errno may mean one of its maximums
      * @param kind what was being made
      * @param size what was asked of the device for it ({@link #cq}, {@link #qp}), or {@code null}
      * @return an {@link RdmaResourceException} naming the limit (with {@code failure} as its cause), else {@code failure}
      */
-    static RdmaException explain(RdmaException failure, RdmaContext device, Kind kind, Size size) {
+    static RdmaException explain(RdmaException failure, String device, Supplier<DeviceAttributes> attributes, Kind kind,
+            Size size) {
         int errno = failure.errno();
         String detail;
         if (errno == Errno.EAGAIN) {
-            detail = cgroup(device.deviceName(), kind, CGROUP_ROOT, PROC_SELF_CGROUP);
+            detail = cgroup(device, kind, CGROUP_ROOT, PROC_SELF_CGROUP);
         } else if (errno == Errno.EINVAL || errno == Errno.ENOMEM || errno == Errno.ENOSPC) {
             DeviceAttributes a;
             try {
-                a = device.queryDevice();
+                a = attributes.get();
             } catch (RdmaException e) {
                 failure.addSuppressed(e);
                 return failure;
             }
             String tooLarge = size == null ? null : size.beyond(a);
             if (tooLarge != null) {
-                detail = device.deviceName() + " cannot make this " + kind.noun + ": " + tooLarge
+                detail = device + " cannot make this " + kind.noun + ": " + tooLarge
                         + "; ask for less (for a connection: lower its queue depths or receive buffers)";
             } else if (errno == Errno.EINVAL) {
                 return failure;
             } else {
-                detail = device.deviceName() + " holds at most " + kind.of(a) + " " + kind.noun + "s (" + kind.maximum
+                detail = device + " holds at most " + kind.of(a) + " " + kind.noun + "s (" + kind.maximum
                         + "), or the kernel is out of memory: close the connections, registrations and endpoints "
                         + "this process no longer needs, or spread them over more devices";
             }
@@ -107,12 +110,6 @@ final class DeviceLimits {
     static Size cq(int entries) {
         return a -> entries > a.maxCqe()
                 ? "asked for " + entries + " entries, more than max_cqe " + a.maxCqe() : null;
-    }
-
-    /** {@return a queue pair of these depths and scatter/gather entries} */
-    static Size qp(QpInitAttributes q) {
-        boolean srq = q.srq() != null;
-        return qp(q.maxSendWr(), srq ? 0 : q.maxReceiveWr(), q.maxSendSge(), srq ? 0 : q.maxReceiveSge());
     }
 
     /** {@return a queue pair of these depths and scatter/gather entries; 0 receives on a shared receive queue} */

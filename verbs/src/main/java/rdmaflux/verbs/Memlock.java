@@ -16,6 +16,8 @@ import java.nio.file.Path;
  * for what was pinned plus what the registration needed (or the pinned count is unknown).
  */
 final class Memlock {
+    /** The capability that lifts the limit for pinned memory. */
+    private static final int CAP_IPC_LOCK = 14;
     /** Pages are counted whole; 4 KiB is the smallest page of the architectures rdmaflux runs on. */
     private static final long PAGE = 4096;
     private static final Path PROC_SELF = Path.of("/proc/self");
@@ -44,7 +46,7 @@ final class Memlock {
         }
         long pinned = pinnedBytes(PROC_SELF);
         long pages = pinBytes(address, length);
-        if (!isLimit(limit[0], Availability.hasIpcLock(PROC_SELF), pinned, pages)) {
+        if (!isLimit(limit[0], hasIpcLock(PROC_SELF), pinned, pages)) {
             return failure;
         }
         RdmaMemlockException e = new RdmaMemlockException(failure.operation(), failure.errno(), pages, limit[0],
@@ -89,5 +91,20 @@ final class Memlock {
             // Unknown: the caller then blames the limit on its other evidence.
         }
         return -1;
+    }
+
+    /** CAP_IPC_LOCK lifts the memlock limit for pinned memory (root has it). */
+    static boolean hasIpcLock(Path procSelf) {
+        try {
+            for (String line : Files.readAllLines(procSelf.resolve("status"))) {
+                if (line.startsWith("CapEff:")) {
+                    long caps = Long.parseUnsignedLong(line.substring(7).trim(), 16);
+                    return (caps & (1L << CAP_IPC_LOCK)) != 0;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        return false;
     }
 }

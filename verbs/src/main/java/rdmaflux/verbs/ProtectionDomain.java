@@ -131,7 +131,8 @@ public final class ProtectionDomain extends NativeResource {
             return Calls.IBV_REG_MR.callPointer(pd, segment, segment.byteSize(), access.mask());
         } catch (RdmaException e) {
             RdmaException memlock = Memlock.explain(e, segment.address(), segment.byteSize());
-            throw memlock != e ? memlock : DeviceLimits.explain(e, context, DeviceLimits.Kind.MEMORY_REGION, null);
+            throw memlock != e ? memlock : DeviceLimits.explain(e, context.deviceName(), context::queryDevice,
+                    DeviceLimits.Kind.MEMORY_REGION, null);
         }
     }
 
@@ -168,7 +169,8 @@ public final class ProtectionDomain extends NativeResource {
                 try {
                     qp = Calls.IBV_CREATE_QP.callPointer(pd, init);
                 } catch (RdmaException e) {
-                    throw DeviceLimits.explain(e, context, DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
+                    throw DeviceLimits.explain(e, context.deviceName(), context::queryDevice,
+                            DeviceLimits.Kind.QUEUE_PAIR, attributes.size());
                 }
                 return new QueuePair(this, qp, attributes, init, null);
             }
@@ -221,7 +223,7 @@ public final class ProtectionDomain extends NativeResource {
                                 + attributes.type() + " QP with " + sendOps);
                     }
                     throw DeviceLimits.explain(RdmaException.of("ibv_create_qp_ex", errno == 0 ? Errno.ENOMEM : errno, null),
-                            context, DeviceLimits.Kind.QUEUE_PAIR, DeviceLimits.qp(attributes));
+                            context.deviceName(), context::queryDevice, DeviceLimits.Kind.QUEUE_PAIR, attributes.size());
                 }
                 QueuePair created = new QueuePair(this, qp, attributes, classic, null);
                 created.attachExtended(ops);
@@ -256,7 +258,8 @@ public final class ProtectionDomain extends NativeResource {
             try {
                 srq = Calls.IBV_CREATE_SRQ.callPointer(pd, init);
             } catch (RdmaException e) {
-                throw DeviceLimits.explain(e, context, DeviceLimits.Kind.SHARED_RECEIVE_QUEUE, null);
+                throw DeviceLimits.explain(e, context.deviceName(), context::queryDevice,
+                        DeviceLimits.Kind.SHARED_RECEIVE_QUEUE, null);
             }
             return new SharedReceiveQueue(this, srq, ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr));
         } finally {

@@ -230,4 +230,10 @@ public record QpInitAttributes(QpType type, CompletionQueue sendCq, CompletionQu
                     maxReceiveSge, maxInlineData, signalAll);
         }
     }
+
+    /** {@return what this queue pair asks of its device, to compare with the device's maximums} */
+    DeviceLimits.Size size() {
+        return srq == null ? DeviceLimits.qp(maxSendWr, maxReceiveWr, maxSendSge, maxReceiveSge)
+                : DeviceLimits.qp(maxSendWr, 0, maxSendSge, 0);
+    }
 }

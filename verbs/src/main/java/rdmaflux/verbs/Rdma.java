@@ -18,7 +18,7 @@ public final class Rdma {
 
         private static RdmaUnavailableException diagnoseSafely() {
             try {
-                return Availability.diagnose(Availability.host());
+                return Availability.diagnose(Availability.host(() -> RdmaDevice.list().size()));
             } catch (RuntimeException | LinkageError e) {
                 RdmaUnavailableException u = new RdmaUnavailableException(
                         RdmaUnavailableException.Reason.LIBRARY_MISSING,

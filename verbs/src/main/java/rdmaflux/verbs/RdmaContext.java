@@ -354,7 +354,7 @@ public final class RdmaContext extends NativeResource {
             try {
                 return new ProtectionDomain(this, Calls.IBV_ALLOC_PD.callPointer(ctx));
             } catch (RdmaException e) {
-                throw DeviceLimits.explain(e, this, DeviceLimits.Kind.PROTECTION_DOMAIN, null);
+                throw DeviceLimits.explain(e, deviceName(), this::queryDevice, DeviceLimits.Kind.PROTECTION_DOMAIN, null);
             }
         } finally {
             release();
@@ -441,7 +441,8 @@ public final class RdmaContext extends NativeResource {
         try {
             return Calls.IBV_CREATE_CQ.callPointer(ctx, capacity, cqContext, channel, completionVector);
         } catch (RdmaException e) {
-            throw DeviceLimits.explain(e, this, DeviceLimits.Kind.COMPLETION_QUEUE, DeviceLimits.cq(capacity));
+            throw DeviceLimits.explain(e, deviceName(), this::queryDevice, DeviceLimits.Kind.COMPLETION_QUEUE,
+                    DeviceLimits.cq(capacity));
         }
     }
 

@@ -1,5 +1,11 @@
 package rdmaflux.testing;
 
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -11,6 +17,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.spi.ToolProvider;
 
 import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
@@ -66,6 +75,68 @@ public final class ClassGraph {
             }
         }
         return g;
+    }
+
+    /**
+     * The graph of a classes directory as the JDK's {@code jdeps -verbose:class -filter:none} reads it (every
+     * class its constant pool names), restricted to names under {@code prefix}: the measure the architecture's
+     * limits are stated in. The directory is read through a copy without {@code module-info.class}, so that
+     * jdeps needs none of the module's dependencies.
+     *
+     * @param classes a module's main classes directory
+     * @param prefix a package prefix, such as {@code "rdmaflux.cm"}
+     * @return the graph
+     */
+    public static ClassGraph ofJdeps(Path classes, String prefix) {
+        Path copy = null;
+        try {
+            copy = Files.createTempDirectory("classgraph");
+            Path target = copy;
+            try (var files = Files.walk(classes)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Path to = target.resolve(classes.relativize(f).toString());
+                    if (Files.isDirectory(f)) {
+                        Files.createDirectories(to);
+                    } else if (f.toString().endsWith(".class") && !f.getFileName().toString().equals("module-info.class")) {
+                        Files.copy(f, to);
+                    }
+                }
+            }
+            StringWriter out = new StringWriter();
+            int rc = ToolProvider.findFirst("jdeps").orElseThrow().run(new PrintWriter(out),
+                    new PrintWriter(out), "-verbose:class", "-filter:none", target.toString());
+            if (rc != 0) {
+                throw new IllegalStateException("jdeps exited with " + rc + ": " + out);
+            }
+            ClassGraph g = new ClassGraph();
+            Pattern edge = Pattern.compile("^\\s+(\\S+)\\s+->\\s+(\\S+)");
+            for (String line : out.toString().split("\\R")) {
+                Matcher m = edge.matcher(line);
+                if (!m.find()) {
+                    continue;
+                }
+                String from = topLevel(m.group(1));
+                String to = topLevel(m.group(2));
+                if (under(from, prefix) && under(to, prefix)) {
+                    Set<String> successors = g.edges.computeIfAbsent(from, k -> new TreeSet<>());
+                    g.edges.computeIfAbsent(to, k -> new TreeSet<>());
+                    if (!to.equals(from)) {
+                        successors.add(to);
+                    }
+                }
+            }
+            return g;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            if (copy != null) {
+                try (var files = Files.walk(copy)) {
+                    files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                } catch (IOException e) {
+                    // a temporary directory left behind is harmless
+                }
+            }
+        }
     }
 
     /**
