@@ -23,7 +23,7 @@ import rdmaflux.testing.RdmaTestEnv;
  */
 final class PeerProcess implements AutoCloseable {
     /** A JVM starts slowly under the sandbox's emulation (~10 s before main). */
-    private static final Duration STARTUP = Duration.ofSeconds(120);
+    private static final Duration STARTUP = RdmaTestEnv.scaled(Duration.ofSeconds(120));
 
     private final Process process;
     private final int port;
