@@ -113,4 +113,37 @@ class AcceptFilterIT {
         }
         Resources.awaitBaseline(baseline, T, "after the filter tests");
     }
+
+    /**
+     * A server disposed while its filter has not decided rejects those requests at once: their CM ids go with
+     * the server, not when the accept timeout has passed (set here far beyond the test's bound), and their
+     * clients learn of it at once rather than at their connect timeout.
+     */
+    @Test
+    void disposingTheServerRejectsTheRequestsItsFilterIsDeciding() {
+        Map<String, Integer> baseline = Resources.baseline();
+        Set<String> asked = ConcurrentHashMap.newKeySet();
+        AcceptFilter silent = AcceptFilter.async((peer, data) -> {
+            asked.add(new String(data, StandardCharsets.US_ASCII));
+            return Mono.never();
+        });
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                ConnectionOptions.builder().timeout(Step.ACCEPT, Duration.ofMinutes(30)).build(), silent).block(T);
+        List<Mono<Throwable>> clients = List.of(failureOf(server.address(), "a"), failureOf(server.address(), "b"));
+        Mono<List<Throwable>> failures = Flux.merge(clients).collectList().cache();
+        failures.subscribe();
+        org.awaitility.Awaitility.await().atMost(T).until(() -> asked.size() == 2);
+        long disposed = System.nanoTime();
+        server.disposeNow(T);
+        List<Throwable> got = failures.block(T);
+        Duration took = Duration.ofNanos(System.nanoTime() - disposed);
+        assertEquals(2, got.size(), got.toString());
+        for (Throwable e : got) {
+            assertInstanceOf(RdmaCmException.Rejected.class, e, "a request the filter was deciding");
+        }
+        // Far below the clients' 40 s connect timeout and the server's 30 min accept timeout.
+        Duration bound = RdmaTestEnv.scaled(Duration.ofSeconds(20));
+        assertTrue(took.compareTo(bound) < 0, "rejected " + took + " after the dispose");
+        Resources.awaitBaseline(baseline, bound, "after disposing a server with requests undecided");
+    }
 }

@@ -65,6 +65,12 @@ public final class Server implements RdmaServer {
     private reactor.util.context.ContextView context = reactor.util.context.Context.empty();
     /** The shared receive pool's options, or null. */
     private final SharedReceivePool poolSpec;
+    /**
+     * Requests waiting for the accept filter, each with its decision's subscription; CM loop only. Whoever
+     * removes a request from here settles it: its decision, or the server's dispose, which rejects it at once
+     * rather than leaving its CM id to the accept timeout.
+     */
+    private final java.util.Map<Slot, Deciding> deciding = new java.util.HashMap<>();
     /** The shared receive pool on each device, made on its first connection; CM loop only. */
     private final java.util.Map<Registrations, ReceivePool> pools = new java.util.HashMap<>();
 
@@ -160,8 +166,14 @@ public final class Server implements RdmaServer {
         Duration timeout = options.timeout(Step.ACCEPT);
         // The accept timeout runs on the CM loop's timer, not on the options' scheduler: that one need
         // not keep time (Schedulers.immediate() cannot, and there every request was rejected at once).
-        decision(filter, id.peerAddress(), appData, timeout == null ? null : cm.delay(timeout), options.scheduler())
-                .subscribe(d -> cm.execute(() -> decided(e, hello, d, slot)));
+        reactor.core.Disposable.Swap subscription = reactor.core.Disposables.swap();
+        deciding.put(slot, new Deciding(id, subscription));
+        subscription.update(decision(filter, id.peerAddress(), appData, timeout == null ? null : cm.delay(timeout),
+                options.scheduler()).subscribe(d -> cm.execute(() -> {
+                    if (deciding.remove(slot) != null) {
+                        decided(e, hello, d, slot);
+                    }
+                })));
     }
 
     /**
@@ -244,6 +256,10 @@ public final class Server implements RdmaServer {
                 queued.decrementAndGet();
             }
         }
+    }
+
+    /** A request the accept filter is deciding: its CM id and the decision's subscription. */
+    private record Deciding(CmId id, reactor.core.Disposable subscription) {
     }
 
     /** An established connection waiting for the subscriber's demand, still holding its place. */
@@ -339,6 +355,12 @@ public final class Server implements RdmaServer {
             stopped = true;
             cm.unregister(listener);
             listener.close();
+            deciding.forEach((slot, d) -> {
+                d.subscription().dispose();
+                reject(d.id(), new byte[0]);
+                slot.release();
+            });
+            deciding.clear();
             // The SRQs and regions go once the last connection using them is gone.
             pools.values().forEach(ReceivePool::close);
             accepted.tryEmitComplete();
