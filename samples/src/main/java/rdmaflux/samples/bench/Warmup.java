@@ -27,7 +27,7 @@ final class Warmup {
 
     /**
      * Whether the JIT's compiler threads used 10 % or more of a run's wall time: the run measured the compiler
-     * as well as the path. Said in the progress lines, never used to drop or repeat a run ({@link Comparison}).
+     * as well as the path. Only reported in the progress lines: {@link Comparison} keeps every run whatever the JIT did, on both sides.
      *
      * @param jitSeconds the compiler threads' CPU time during the run ({@link ThreadCpu#jitSince})
      * @param wallSeconds the run's wall time
