@@ -25,6 +25,7 @@ import rdmaflux.verbs.RemoteBuffer;
  *   <li>{@code echo}: that server on any port, and a UD endpoint that sends every datagram back to its
  *       sender (prints {@code UDPORT <n>} too), in one JVM, which the tests that only need a live echo
  *       peer share (a JVM's start under emulation costs more than most of those tests).</li>
+ *   <li>{@code chaos PORT GROUP STOPFILE [HOST:PORT...]}: a chaos run's peer ({@link ChaosPeer}).</li>
  *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
  *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
  *       exits 0.</li>
@@ -49,23 +50,31 @@ public final class HostsPeerMain {
                 serve(0);
                 udEcho();
             }
+            case "chaos" -> {
+                ChaosPeer.run(Integer.parseInt(args[1]), InetAddress.getByName(args[2]), java.nio.file.Path.of(args[3]),
+                        List.of(args).subList(4, args.length));
+                System.exit(0);
+            }
             case "mcast" -> {
                 mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
                 return;
             }
             default -> {
-                System.err.println("usage: HostsPeerMain serve [PORT] | echo | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve [PORT] | echo | mcast GROUP COUNT"
+                        + " | chaos PORT GROUP STOPFILE [HOST:PORT...]");
                 System.exit(2);
             }
         }
         Thread.sleep(Long.MAX_VALUE);
     }
 
-    private static void serve(int port) {
-        Arena arena = Arena.ofShared();
+    static void serve(int port) {
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), port),
                 CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
         server.connections().subscribe(c -> {
+            // The connection's memory goes with it: a chaos run or soak makes thousands of connections.
+            Arena arena = Arena.ofShared();
+            c.onDispose().subscribe(null, e -> arena.close(), arena::close);
             MemorySegment region = arena.allocate(REGION, 4096);
             MemorySegment.copy(MemorySegment.ofBuffer(Payloads.message(1, REGION)), 0, region, 0, REGION);
             MemorySegment word = arena.allocate(64, 64);
