@@ -25,18 +25,22 @@ final class ChaosFaults {
     private final ChaosLedger ledger;
     private final ChaosPeers peers;
     private final Duration startup;
+    private final Duration longCut;
     private final List<Thread> threads = new ArrayList<>();
     private final Map<ChaosSchedule.Kind, Integer> injected = new ConcurrentHashMap<>();
     private volatile boolean aborted;
 
     /**
      * @param startup how long a host's boot or a peer's start may take
+     * @param longCut the least a long cut lasts here: the schedule's durations are the same for a seed on
+     *                any machine, the detection bound they must outlast grows on a slower one
      */
-    ChaosFaults(ChaosSchedule schedule, ChaosLedger ledger, ChaosPeers peers, Duration startup) {
+    ChaosFaults(ChaosSchedule schedule, ChaosLedger ledger, ChaosPeers peers, Duration startup, Duration longCut) {
         this.schedule = schedule;
         this.ledger = ledger;
         this.peers = peers;
         this.startup = startup;
+        this.longCut = longCut;
     }
 
     void start(long t0) {
@@ -85,7 +89,8 @@ final class ChaosFaults {
             case LINK_CUT_SHORT, LINK_CUT_LONG -> {
                 SandboxHosts.link(h, false);
                 w.effective = System.currentTimeMillis();
-                Thread.sleep(f.forMillis());
+                Thread.sleep(f.kind() == ChaosSchedule.Kind.LINK_CUT_LONG
+                        ? Math.max(f.forMillis(), longCut.toMillis()) : f.forMillis());
                 SandboxHosts.link(h, true);
             }
             case PROCESS_KILL -> {

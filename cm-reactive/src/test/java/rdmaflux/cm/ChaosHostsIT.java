@@ -49,6 +49,8 @@ class ChaosHostsIT {
     /** A peer JVM under emulation, with three VMs sharing two cores: tens of seconds to main. */
     private static final Duration STARTUP = Duration.ofSeconds(180);
     private static final InetAddress GROUP = address("239.1.2.9");
+    /** A long cut's least duration in the schedule: the detection bound at the reference speed, and 2 s. */
+    private static final Duration LONG_CUT = Duration.ofSeconds(16);
 
     /** Options of every chaos connection: a keepalive, so that an idle moment still detects a dead peer. */
     static ConnectionOptions options() {
@@ -98,7 +100,7 @@ class ChaosHostsIT {
                 .toMillis(), retryTime().toMillis());
         ChaosPeers peers = new ChaosPeers(hosts, GROUP, stop, ledger);
         ChaosSchedule schedule = soak ? new ChaosSchedule(seed, List.of())
-                : ChaosSchedule.draw(seed, length, hosts, detectBound().plus(Duration.ofSeconds(2)));
+                : ChaosSchedule.draw(seed, length, hosts, LONG_CUT);
         System.out.println("chaos: schedule " + schedule.faults());
         long started = System.currentTimeMillis();
         try (ProcessSampler sampler = ProcessSampler.start(reports.resolve("chaos-host1.tsv"),
@@ -132,7 +134,8 @@ class ChaosHostsIT {
                             ledger).start());
                 }
             }
-            ChaosFaults faults = new ChaosFaults(schedule, ledger, peers, STARTUP);
+            ChaosFaults faults = new ChaosFaults(schedule, ledger, peers, STARTUP,
+                    detectBound().plus(Duration.ofSeconds(2)));
             try {
                 long t0 = System.currentTimeMillis();
                 faults.start(t0);

@@ -19,8 +19,9 @@ import rdmaflux.testing.RdmaTestEnv;
  * other peer hosts. It reports on stdout, one line each, for {@link ChaosHostsIT} to judge:
  * {@code READY}, {@code FAILED <stream> <millis> <established> <typed> <exception>},
  * {@code VIOLATION <what>}, {@code PROGRESS <stream>=<messages>... mcast=<datagrams>}, and once the stop file
- * appears and everything it made is closed, {@code SETTLED} or {@code UNSETTLED <what differs>} against
- * the baseline it took after a warm-up connection to itself.
+ * appears and its streams ended {@code STOPPED}, then once {@code STOPFILE.settle} appears and everything it
+ * made is closed, {@code SETTLED} or {@code UNSETTLED <what differs>} against
+ * the baseline it took after a warm-up connection to itself, before its server listened.
  */
 final class ChaosPeer {
     private static final Duration T = Duration.ofSeconds(60);
@@ -43,9 +44,12 @@ final class ChaosPeer {
 
     private void go(int port, InetAddress group, Path stop, List<String> targets) throws InterruptedException {
         Resources.sharedDomain();
-        HostsPeerMain.serve(port);
-        echoOnce(new InetSocketAddress(RdmaTestEnv.address(), port), T);
+        // The warm-up's server is not the run's: no other host can connect while the baseline is taken.
+        RdmaServer warm = HostsPeerMain.serve(0);
+        echoOnce(warm.address(), T);
+        warm.disposeNow(T);
         ProcessSample baseline = ProcessSample.settled(null, T);
+        RdmaServer server = HostsPeerMain.serve(port);
         say("READY");
         MulticastMembership m = RdmaMulticast.join(group, MulticastOptions.builder()
                 .localAddress(RdmaTestEnv.address()).joinTimeout(CrossHostsIT.JOIN).build()).block(CrossHostsIT.JOIN);
@@ -93,8 +97,16 @@ final class ChaosPeer {
                 say("VIOLATION stream " + s.name + " did not stop within " + T);
             }
         }
+        // Every peer's streams stop before any server goes, or they would see it go as a failure.
+        say("STOPPED");
+        Path settle = stop.resolveSibling(stop.getFileName() + ".settle");
+        while (!Files.exists(settle)) {
+            Thread.sleep(200);
+        }
         m.dispose();
         m.onDispose().block(T);
+        // Once the other hosts' connections are gone: the test stopped its streams before the stop file.
+        server.disposeNow(T);
         ProcessSample end = ProcessSample.settled(baseline, RdmaTestEnv.scaled(Duration.ofSeconds(90)));
         String diff = end.differenceFrom(baseline);
         say(diff.isEmpty() ? "SETTLED" : "UNSETTLED " + diff + " threads now " + ProcessSample.threadNames());

@@ -123,19 +123,23 @@ final class ChaosPeers {
     }
 
     /**
-     * Ends the run: the peers stop their streams, leave the group and, once everything they made is
-     * freed, say whether they are back at their baseline.
+     * Ends the run: the peers stop their streams; once all did, they leave the group, close their servers
+     * and, once everything they made is freed, say whether they are back at their baseline.
      *
      * @param within how long that may take
      * @return per host, {@code SETTLED} or what differs
      */
     Map<Integer, String> settle(Duration within) throws java.io.IOException {
         Files.writeString(stop, "stop\n");
+        for (RemoteProcess p : running.values()) {
+            p.awaitLine("STOPPED"::equals, within);
+        }
+        poll();
+        Files.writeString(stop.resolveSibling(stop.getFileName() + ".settle"), "settle\n");
         Map<Integer, String> verdicts = new HashMap<>();
         for (Map.Entry<Integer, RemoteProcess> e : running.entrySet()) {
             verdicts.put(e.getKey(), e.getValue().awaitLine(l -> l.startsWith("SETTLED")
                     || l.startsWith("UNSETTLED"), within));
-            poll();
         }
         return verdicts;
     }

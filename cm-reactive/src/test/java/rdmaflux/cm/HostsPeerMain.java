@@ -68,7 +68,7 @@ public final class HostsPeerMain {
         Thread.sleep(Long.MAX_VALUE);
     }
 
-    static void serve(int port) {
+    static RdmaServer serve(int port) {
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), port),
                 CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
         server.connections().subscribe(c -> {
@@ -88,6 +88,7 @@ public final class HostsPeerMain {
         });
         System.out.println("PORT " + server.address().getPort());
         System.out.flush();
+        return server;
     }
 
     private static void udEcho() {
