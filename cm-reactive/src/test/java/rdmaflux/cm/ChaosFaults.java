@@ -104,7 +104,7 @@ final class ChaosFaults {
                 SandboxHosts.kill(h);
                 w.effective = System.currentTimeMillis();
                 Thread.sleep(f.forMillis());
-                SandboxHosts.boot(h, startup);
+                boot(h);
                 restartPeer(h);
             }
             case DEVICE_REMOVE -> {
@@ -149,6 +149,22 @@ final class ChaosFaults {
                 ? "done with the peer process still running"
                 : "still waiting for the peer process after " + hold.toMillis() + " ms; done "
                   + (System.currentTimeMillis() - w.effective) + " ms after it was killed"));
+    }
+
+    /** Boots a crashed host, once its VM's scripts have noticed that qemu quit. */
+    private void boot(int h) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + startup.toMillis();
+        while (true) {
+            try {
+                SandboxHosts.boot(h, startup);
+                return;
+            } catch (AssertionError e) {
+                if (!String.valueOf(e.getMessage()).contains("is running") || System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(500);
+            }
+        }
     }
 
     private void restartPeer(int h) {

@@ -55,7 +55,7 @@ final class ChaosStream {
     private final Duration hang;
     private final Events events;
     private final Random random;
-    private final Sinks.Empty<Void> stopSignal = Sinks.empty();
+    private final Sinks.One<Boolean> stopSignal = Sinks.one();
     private volatile boolean stopped;
     private Thread thread;
     /** Messages whose echo was checked, over all connections. */
@@ -94,7 +94,7 @@ final class ChaosStream {
     /** Asks the stream to end its connection and stop; {@link #join} waits for it. */
     void stop() {
         stopped = true;
-        stopSignal.tryEmitEmpty();
+        stopSignal.tryEmitValue(true);
     }
 
     boolean join(Duration within) throws InterruptedException {
