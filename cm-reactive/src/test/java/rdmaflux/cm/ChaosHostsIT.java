@@ -126,6 +126,7 @@ class ChaosHostsIT {
                     .concatMap(i -> sender.send(MulticastTestSupport.payload(i.intValue(), DATAGRAM))
                             .doOnSuccess(v -> sent.incrementAndGet()))
                     .subscribe(null, e -> ledger.violation("the multicast sender failed: " + e));
+            peers.go();
             List<ChaosStream> streams = new ArrayList<>();
             for (int h = 2; h <= hosts; h++) {
                 for (int i = 0; i < STREAMS_PER_PAIR; i++) {
@@ -151,7 +152,9 @@ class ChaosHostsIT {
                 pace.dispose();
                 streams.forEach(ChaosStream::stop);
                 for (ChaosStream s : streams) {
-                    assertTrue(s.join(hangBound()), s + " did not stop");
+                    if (!s.join(hangBound())) {
+                        ledger.violation(s + " did not stop within " + hangBound());
+                    }
                 }
                 sender.dispose();
                 sender.onDispose().block(CrossHostsIT.JOIN);

@@ -17,7 +17,7 @@ import rdmaflux.testing.RdmaTestEnv;
  * The peer process of a chaos run on hosts 2..N ({@link HostsPeerMain}'s {@code chaos} mode): an echo server
  * on a fixed port, a member of the run's multicast group, and {@link ChaosStream}s to the echo servers of
  * other peer hosts. It reports on stdout, one line each, for {@link ChaosHostsIT} to judge:
- * {@code READY}, {@code FAILED <stream> <millis> <established> <typed> <exception>},
+ * {@code READY} (then its streams start once {@code STOPFILE.go} exists), {@code FAILED <stream> <millis> <established> <typed> <exception>},
  * {@code VIOLATION <what>}, {@code PROGRESS <stream>=<messages>... mcast=<datagrams>}, and once the stop file
  * appears and its streams ended {@code STOPPED}, then once {@code STOPFILE.settle} appears and everything it
  * made is closed, {@code SETTLED} or {@code UNSETTLED <what differs>} against
@@ -66,6 +66,11 @@ final class ChaosPeer {
             datagrams.incrementAndGet();
         }, e -> say("FAILED mcast " + System.currentTimeMillis() + " true " + (e instanceof RdmaCmException)
                 + " " + e));
+        // Streams start once every peer listens (the run's start), or at once in a peer started again.
+        Path go = stop.resolveSibling(stop.getFileName() + ".go");
+        while (!Files.exists(go)) {
+            Thread.sleep(200);
+        }
         int self = Integer.parseInt(System.getenv("RDMAFLUX_SANDBOX_HOST").trim());
         for (String t : targets) {
             String[] hp = t.split(":");
