@@ -12,7 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * through their output lines), checked against them as they come.
  *
  * <ul>
- *   <li>Every failure is an {@link RdmaCmException}.</li>
+ *   <li>Every failure is an {@link RdmaCmException}, or a close by the peer ({@code receive()} completes).</li>
  *   <li>An established connection fails only when a fault on one of its two hosts explains it: one that was
  *       in force between its request and its recovery plus the detection bound. A short cut explains
  *       nothing unless it lasted, request to restore, longer than the transport's retry time.</li>
@@ -188,7 +188,7 @@ final class ChaosLedger implements ChaosStream.Events {
         if (established) {
             end(s, at, 1);
         }
-        failure(s.name, s.from, s.to, at, established, e instanceof RdmaCmException, String.valueOf(e));
+        failure(s.name, s.from, s.to, at, established, e == null || e instanceof RdmaCmException, describe(e));
     }
 
     @Override
@@ -199,6 +199,11 @@ final class ChaosLedger implements ChaosStream.Events {
     @Override
     public void violation(ChaosStream s, String what) {
         violation(s.name + ": " + what);
+    }
+
+    /** A close by the peer is no exception: its kernel closed it (the peer's process or device went). */
+    static String describe(Throwable e) {
+        return e == null ? "PeerClosed: receive() completed" : String.valueOf(e).replace('\n', ' ');
     }
 
     private void end(ChaosStream s, long at, int failed) {

@@ -139,8 +139,8 @@ final class ChaosPeer {
 
             @Override
             public void failed(ChaosStream s, long at, Throwable e, boolean established) {
-                say("FAILED " + s.name + " " + at + " " + established + " " + (e instanceof RdmaCmException) + " "
-                        + String.valueOf(e).replace('\n', ' '));
+                say("FAILED " + s.name + " " + at + " " + established + " " + (e == null || e instanceof RdmaCmException)
+                        + " " + ChaosLedger.describe(e));
             }
 
             @Override

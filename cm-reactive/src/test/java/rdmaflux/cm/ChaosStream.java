@@ -36,10 +36,20 @@ import rdmaflux.verbs.RemoteBuffer;
 final class ChaosStream {
     static final int WINDOW = 8;
 
+    /**
+     * What a peer that closes leaves in the inbox: {@code receive()} completed. A killed peer process looks
+     * the same, since its kernel closes its connections for it (docs/api.md, "A peer or port that goes away").
+     */
+    private static final Object PEER_CLOSED = new Object();
+
     /** What a stream reports; called on the stream's thread. */
     interface Events {
         void connected(ChaosStream s, long at);
 
+        /**
+         * @param failure the exception, or {@code null} when the peer closed the connection
+         * @param established whether an established connection ended (else a connect failed)
+         */
         void failed(ChaosStream s, long at, Throwable failure, boolean established);
 
         void closed(ChaosStream s, long at);
@@ -153,7 +163,7 @@ final class ChaosStream {
 
     private void converse(RdmaConnection c, MemorySegment local) throws Failed {
         LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-        c.receiveBytes().subscribe(inbox::add, inbox::add);
+        c.receiveBytes().subscribe(inbox::add, inbox::add, () -> inbox.add(PEER_CLOSED));
         ByteBuffer advert = ByteBuffer.wrap(take(inbox));
         RemoteBuffer region = RemoteBuffer.readFrom(advert);
         RegisteredBuffer buf = c.register(local, AccessFlags.LOCAL_WRITE);
@@ -224,6 +234,9 @@ final class ChaosStream {
         }
         if (o instanceof Throwable t) {
             throw new Failed(t);
+        }
+        if (o == PEER_CLOSED) {
+            throw new Failed(null);
         }
         return (byte[]) o;
     }
