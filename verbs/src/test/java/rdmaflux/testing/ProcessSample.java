@@ -141,7 +141,9 @@ public record ProcessSample(long atMillis, long rssKib, int threads, int fds, in
 
     /**
      * Waits until a sample is back at {@code baseline}, or, without one, until two samples half a second
-     * apart agree (what a process holds once its teardown and warm-up settled).
+     * apart agree (what a process holds once its teardown and warm-up settled). Each sample follows a
+     * garbage collection: rdmaflux's buffer slabs and a connection's own buffers live in automatic arenas,
+     * whose native memory (counted with the direct buffers) is freed once they are collected.
      *
      * @param baseline what to come back to, or {@code null}
      * @param within the longest wait
@@ -150,9 +152,11 @@ public record ProcessSample(long atMillis, long rssKib, int threads, int fds, in
      */
     public static ProcessSample settled(ProcessSample baseline, java.time.Duration within) throws InterruptedException {
         long deadline = System.nanoTime() + within.toNanos();
+        System.gc();
         ProcessSample prev = now();
         while (System.nanoTime() < deadline) {
             Thread.sleep(500);
+            System.gc();
             ProcessSample now = now();
             if (now.differenceFrom(baseline == null ? prev : baseline).isEmpty()
                     && (baseline != null || prev.differenceFrom(now).isEmpty())) {
