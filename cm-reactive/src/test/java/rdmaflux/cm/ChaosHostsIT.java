@@ -58,7 +58,8 @@ class ChaosHostsIT {
     /** Options of every chaos connection: a keepalive, so that an idle moment still detects a dead peer. */
     static ConnectionOptions options() {
         return CrossHostsIT.SLOW_HANDSHAKE.toBuilder().keepalive(Duration.ofSeconds(2))
-                .timeout(Step.ADDRESS, Duration.ofSeconds(3)).timeout(Step.CONNECT, Duration.ofSeconds(20)).build();
+                .timeout(Step.ADDRESS, Duration.ofSeconds(3))
+                .timeout(Step.CONNECT, RdmaTestEnv.scaled(Duration.ofSeconds(20))).build();
     }
 
     /** The transport's retry time: ACK timeout x (retries + 1), from the options. */
