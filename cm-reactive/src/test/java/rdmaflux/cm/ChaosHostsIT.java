@@ -143,7 +143,7 @@ class ChaosHostsIT {
                     detectBound().plus(Duration.ofSeconds(2)));
             try {
                 long t0 = System.currentTimeMillis();
-                faults.start(t0);
+                faults.start(t0, length);
                 while (!faults.done() || System.currentTimeMillis() - t0 < length.toMillis()) {
                     watch(peers, ledger, seed);
                 }
@@ -243,7 +243,7 @@ class ChaosHostsIT {
         long writes = streams.stream().mapToLong(s -> s.writes.get()).sum();
         long connections = streams.stream().mapToLong(s -> s.connections.get()).sum();
         return "chaos-summary: seed=" + seed + " mode=" + (soak ? "soak" : "faults") + " seconds="
-                + (System.currentTimeMillis() - started) / 1000 + " faults=" + faults.injected()
+                + (System.currentTimeMillis() - started) / 1000 + " faults=" + faults.injected() + " left-out=" + faults.skipped()
                 + " messages=" + messages + " writes=" + writes + " connections=" + connections
                 + " datagrams-sent=" + datagrams + " peer-progress=" + peers.progress()
                 + " overlapping-faults=" + ledger.overlaps() + " failures=" + ledger.failures() + " streams=" + streams;

@@ -15,7 +15,8 @@ import java.util.Random;
  * other, because a restarting host cannot also have its link cut (qemu's monitor is gone while it is
  * down); different hosts' faults overlap. Every kind occurs at least once in any schedule, the short one
  * of CI included. A fault's {@code at} is the earliest it may start: the one before it on its host must
- * have recovered first (a restarted peer takes tens of seconds to start under emulation).
+ * have recovered first (a restarted peer takes tens of seconds to start under emulation), so faults start
+ * later than planned; after the length only the first of each kind still does.
  *
  * @param seed the seed it was drawn from
  * @param faults by start time
@@ -41,8 +42,11 @@ record ChaosSchedule(long seed, List<Fault> faults) {
      * @param host which host (2..N)
      * @param atMillis earliest start, from the schedule's start
      * @param forMillis how long the fault lasts (the cut, or the time down before the restart)
+     * @param required the first of its kind: injected even when the faults before it on its host lagged
+     *                 past the schedule's length (restarts take longer than planned), so that every run
+     *                 has every kind; any other fault reached after the length is left out
      */
-    record Fault(Kind kind, int host, long atMillis, long forMillis) {
+    record Fault(Kind kind, int host, long atMillis, long forMillis, boolean required) {
         @Override
         public String toString() {
             return kind + "@h" + host + "+" + atMillis / 1000 + "s/" + forMillis + "ms";
@@ -80,13 +84,14 @@ record ChaosSchedule(long seed, List<Fault> faults) {
             if (free[host] > length.toMillis() && next >= kinds.size()) {
                 break;
             }
-            Kind kind = next < kinds.size() ? kinds.get(next++) : Kind.values()[r.nextInt(Kind.values().length)];
+            boolean required = next < kinds.size();
+            Kind kind = required ? kinds.get(next++) : Kind.values()[r.nextInt(Kind.values().length)];
             long lasts = switch (kind) {
                 case LINK_CUT_SHORT -> 300 + r.nextInt(900);
                 case LINK_CUT_LONG -> longCut.toMillis() + r.nextInt(5_000);
                 case PROCESS_KILL, HOST_RESTART, DEVICE_REMOVE -> r.nextInt(8_000);
             };
-            faults.add(new Fault(kind, host, free[host], lasts));
+            faults.add(new Fault(kind, host, free[host], lasts, required));
             // Restarts take a peer JVM's start on top; the next fault on the host waits for it anyway.
             free[host] += lasts + 3_000 + r.nextInt(12_000);
         }

@@ -44,6 +44,9 @@ class ChaosScheduleTest {
                 }
             }
             assertEquals(EnumSet.allOf(ChaosSchedule.Kind.class), kinds, "seed " + seed);
+            List<ChaosSchedule.Kind> required = f.stream().filter(ChaosSchedule.Fault::required)
+                    .map(ChaosSchedule.Fault::kind).sorted().toList();
+            assertEquals(List.of(ChaosSchedule.Kind.values()), required, "seed " + seed + ": the first of each kind");
             assertTrue(f.size() <= 7, "seed " + seed + ": a short schedule stays short: " + f);
         }
     }
