@@ -64,7 +64,8 @@ final class ChaosFaults {
                         skipped.incrementAndGet();
                         continue;
                     }
-                    System.out.println("chaos: " + f + " starts at +" + (System.currentTimeMillis() - t0) / 1000 + " s");
+                    System.out.println("chaos: " + f + " starts at +" + (System.currentTimeMillis() - t0) / 1000
+                            + " s");
                     inject(f);
                     injected.merge(f.kind(), 1, Integer::sum);
                 } catch (RuntimeException | AssertionError e) {

@@ -243,7 +243,8 @@ class ChaosHostsIT {
         long writes = streams.stream().mapToLong(s -> s.writes.get()).sum();
         long connections = streams.stream().mapToLong(s -> s.connections.get()).sum();
         return "chaos-summary: seed=" + seed + " mode=" + (soak ? "soak" : "faults") + " seconds="
-                + (System.currentTimeMillis() - started) / 1000 + " faults=" + faults.injected() + " left-out=" + faults.skipped()
+                + (System.currentTimeMillis() - started) / 1000 + " faults=" + faults.injected()
+                + " left-out=" + faults.skipped()
                 + " messages=" + messages + " writes=" + writes + " connections=" + connections
                 + " datagrams-sent=" + datagrams + " peer-progress=" + peers.progress()
                 + " overlapping-faults=" + ledger.overlaps() + " failures=" + ledger.failures() + " streams=" + streams;

@@ -157,7 +157,8 @@ final class ChaosLedger implements ChaosStream.Events {
                 long end = l.end[0];
                 boolean upThen = l.stream.to == w.host && l.up < w.requested && (end == 0 || end > w.effective);
                 // A churn close right at the fault follows an echo that arrived just before it took effect.
-                boolean ended = end != 0 && end <= w.effective + detect && (l.end[1] == 1 || end <= w.effective + 1_000);
+                boolean ended = end != 0 && end <= w.effective + detect
+                        && (l.end[1] == 1 || end <= w.effective + 1_000);
                 if (upThen && l.end[1] != 2 && !ended) {
                     violation(l.stream.name + "'s connection (up since " + l.up + ") did not fail within "
                             + detect + " ms of " + w + " taking effect at " + w.effective + " (ended "

@@ -17,7 +17,8 @@ import rdmaflux.testing.RdmaTestEnv;
  * The peer process of a chaos run on hosts 2..N ({@link HostsPeerMain}'s {@code chaos} mode): an echo server
  * on a fixed port, a member of the run's multicast group, and {@link ChaosStream}s to the echo servers of
  * other peer hosts. It reports on stdout, one line each, for {@link ChaosHostsIT} to judge:
- * {@code READY} (then its streams start once {@code STOPFILE.go} exists), {@code FAILED <stream> <millis> <established> <typed> <exception>},
+ * {@code READY} (then its streams start once {@code STOPFILE.go} exists),
+ * {@code FAILED <stream> <millis> <established> <typed> <exception>},
  * {@code VIOLATION <what>}, {@code PROGRESS <stream>=<messages>... mcast=<datagrams>}, and once the stop file
  * appears and its streams ended {@code STOPPED}, then once {@code STOPFILE.settle} appears and everything it
  * made is closed, {@code SETTLED} or {@code UNSETTLED <what differs>} against
@@ -140,8 +141,8 @@ final class ChaosPeer {
 
             @Override
             public void failed(ChaosStream s, long at, Throwable e, boolean established) {
-                say("FAILED " + s.name + " " + at + " " + established + " " + (e == null || e instanceof RdmaCmException)
-                        + " " + ChaosLedger.describe(e));
+                boolean typed = e == null || e instanceof RdmaCmException;
+                say("FAILED " + s.name + " " + at + " " + established + " " + typed + " " + ChaosLedger.describe(e));
             }
 
             @Override

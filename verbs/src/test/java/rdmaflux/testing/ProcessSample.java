@@ -64,7 +64,9 @@ public record ProcessSample(long atMillis, long rssKib, int threads, int fds, in
         int own = 0;
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             String n = t.getName();
-            own += n.startsWith("process reaper") || n.startsWith("boundedElastic-") || n.startsWith("parallel-") ? 0 : 1;
+            boolean timedPool = n.startsWith("process reaper") || n.startsWith("boundedElastic-")
+                    || n.startsWith("parallel-");
+            own += timedPool ? 0 : 1;
         }
         int fds = 0;
         int ownFds = 0;
