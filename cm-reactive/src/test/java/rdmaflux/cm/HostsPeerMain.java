@@ -28,6 +28,7 @@ import rdmaflux.verbs.RemoteBuffer;
  *   <li>{@code rsocket}: an RSocket server with resumption ({@link RSocketResumeHostsIT#resume}) on the
  *       RDMA transport, whose request-stream sends the asked number of sequence-numbered items. Prints
  *       {@code PORT <n>}.</li>
+ *   <li>{@code chaos PORT GROUP STOPFILE [HOST:PORT...]}: a chaos run's peer ({@link ChaosPeer}).</li>
  *   <li>{@code mcast GROUP COUNT}: joins the group, prints {@code JOINED}, then prints {@code GOT <seq>}
  *       for each of COUNT datagrams that are exactly {@code MulticastTestSupport.payload(seq, 100)} and
  *       exits 0.</li>
@@ -53,23 +54,31 @@ public final class HostsPeerMain {
                 udEcho();
             }
             case "rsocket" -> rsocket();
+            case "chaos" -> {
+                ChaosPeer.run(Integer.parseInt(args[1]), InetAddress.getByName(args[2]), java.nio.file.Path.of(args[3]),
+                        List.of(args).subList(4, args.length));
+                System.exit(0);
+            }
             case "mcast" -> {
                 mcast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]));
                 return;
             }
             default -> {
-                System.err.println("usage: HostsPeerMain serve [PORT] | echo | rsocket | mcast GROUP COUNT");
+                System.err.println("usage: HostsPeerMain serve [PORT] | echo | rsocket | mcast GROUP COUNT"
+                        + " | chaos PORT GROUP STOPFILE [HOST:PORT...]");
                 System.exit(2);
             }
         }
         Thread.sleep(Long.MAX_VALUE);
     }
 
-    private static void serve(int port) {
-        Arena arena = Arena.ofShared();
+    static RdmaServer serve(int port) {
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), port),
                 CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
         server.connections().subscribe(c -> {
+            // The connection's memory goes with it: a chaos run or soak makes thousands of connections.
+            Arena arena = Arena.ofShared();
+            c.onDispose().subscribe(null, e -> arena.close(), arena::close);
             MemorySegment region = arena.allocate(REGION, 4096);
             MemorySegment.copy(MemorySegment.ofBuffer(Payloads.message(1, REGION)), 0, region, 0, REGION);
             MemorySegment word = arena.allocate(64, 64);
@@ -83,6 +92,7 @@ public final class HostsPeerMain {
         });
         System.out.println("PORT " + server.address().getPort());
         System.out.flush();
+        return server;
     }
 
     private static void udEcho() {

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -111,9 +110,10 @@ public final class RemoteProcess implements AutoCloseable {
     }
 
     private String read(String name) {
-        try {
-            return Files.readString(job.resolve(name), StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
+        // java.io, not a channel: NIO would cache a direct buffer as large as the file on this thread.
+        try (java.io.InputStream in = new java.io.FileInputStream(job.resolve(name).toFile())) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (java.io.FileNotFoundException e) {
             return "";
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -104,8 +104,8 @@ public final class SandboxHosts {
     }
 
     /**
-     * Starts a Java main class on another host with this JVM's java, class path and the sandbox's JIT
-     * settings.
+     * Starts a Java main class on another host with this JVM's java, class path, speed factor and the
+     * sandbox's JIT settings.
      *
      * @param host the host
      * @param mainClass the class whose {@code main} to run
@@ -113,7 +113,13 @@ public final class SandboxHosts {
      * @return the started process
      */
     public static RemoteProcess startJava(int host, Class<?> mainClass, String... args) {
-        List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> argv = new ArrayList<>();
+        String speed = System.getenv("RDMAFLUX_IT_SPEED");
+        if (speed != null) {
+            // The peer's bounds on emulated work stretch as this JVM's do (RdmaTestEnv.scaled).
+            argv.addAll(List.of("env", "RDMAFLUX_IT_SPEED=" + speed));
+        }
+        argv.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-ea", "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
                 "-cp", System.getProperty("java.class.path"), mainClass.getName()));
         argv.addAll(List.of(args));
