@@ -92,7 +92,7 @@ class ChaosHostsIT {
         System.out.println("chaos: seed " + seed + " (repeat with RDMAFLUX_CHAOS_SEED=" + seed + "), "
                 + (soak ? "soak" : "faults") + " for " + length.toSeconds() + " s");
         SandboxHosts.require(soak ? 2 : 3);
-        Duration bound = RdmaTestEnv.scaled(length.multipliedBy(2).plus(Duration.ofMinutes(10)));
+        Duration bound = RdmaTestEnv.scaled(length.multipliedBy(2).plus(Duration.ofMinutes(15)));
         assertTimeoutPreemptively(bound, () -> run(seed, soak, length), "the chaos run with seed " + seed);
     }
 

@@ -44,13 +44,16 @@ final class ChaosPeer {
     }
 
     private void go(int port, InetAddress group, Path stop, List<String> targets) throws InterruptedException {
+        phase("main");
         Resources.sharedDomain();
         // The warm-up's server is not the run's: no other host can connect while the baseline is taken.
         RdmaServer warm = HostsPeerMain.serve(0);
         echoOnce(warm.address(), T);
         warm.disposeNow(T);
+        phase("warmed up");
         ProcessSample baseline = ProcessSample.settled(null, T);
         RdmaServer server = HostsPeerMain.serve(port);
+        phase("ready");
         say("READY");
         MulticastMembership m = RdmaMulticast.join(group, MulticastOptions.builder()
                 .localAddress(RdmaTestEnv.address()).joinTimeout(CrossHostsIT.JOIN).build()).block(CrossHostsIT.JOIN);
@@ -154,6 +157,13 @@ final class ChaosPeer {
                 say("VIOLATION " + s.name + ": " + what.replace('\n', ' '));
             }
         };
+    }
+
+    /** Where a (re)start spends its time, on stderr, which the run's log shows: from the process's start. */
+    private static void phase(String what) {
+        long ms = ProcessHandle.current().info().startInstant()
+                .map(t -> java.time.Duration.between(t, java.time.Instant.now()).toMillis()).orElse(-1L);
+        System.err.println("chaos-peer: " + what + " at +" + ms + " ms");
     }
 
     private static synchronized void say(String line) {

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 
 /**
  * The faults of a chaos run ({@link ChaosHostsIT}), drawn from a seed: the same seed, length and hosts
@@ -14,7 +16,8 @@ import java.util.Random;
  * <p>Each fault hits one peer host (2..N; host 1 runs the test). One host takes its faults one after the
  * other, because a restarting host cannot also have its link cut (qemu's monitor is gone while it is
  * down); different hosts' faults overlap. Every kind occurs at least once in any schedule, the short one
- * of CI included. A fault's {@code at} is the earliest it may start: the one before it on its host must
+ * of CI included, and the first of each kind that restarts the peer goes to another host than the one
+ * before, so that the restarts, the slow part of a run, go side by side. A fault's {@code at} is the earliest it may start: the one before it on its host must
  * have recovered first (a restarted peer takes tens of seconds to start under emulation), so faults start
  * later than planned; after the length only the first of each kind still does.
  *
@@ -26,15 +29,22 @@ record ChaosSchedule(long seed, List<Fault> faults) {
     /** What is done to a host. */
     enum Kind {
         /** The host's wire is cut for less than the transport's retry time: nothing may fail. */
-        LINK_CUT_SHORT,
+        LINK_CUT_SHORT(false),
         /** The wire is cut for longer than a connection's detection bound: every connection fails. */
-        LINK_CUT_LONG,
+        LINK_CUT_LONG(false),
         /** The peer process is killed (SIGKILL), then started again. */
-        PROCESS_KILL,
+        PROCESS_KILL(true),
         /** The host's VM stops dead (qemu {@code quit}), boots again, and the peer starts again. */
-        HOST_RESTART,
+        HOST_RESTART(true),
         /** {@code rdma link delete} of the host's rxe device, then {@code rdma link add} and a new peer. */
-        DEVICE_REMOVE
+        DEVICE_REMOVE(true);
+
+        /** Whether the peer process starts again after it. */
+        final boolean restartsPeer;
+
+        Kind(boolean restartsPeer) {
+            this.restartsPeer = restartsPeer;
+        }
     }
 
     /**
@@ -67,35 +77,78 @@ record ChaosSchedule(long seed, List<Fault> faults) {
             throw new IllegalArgumentException("a chaos run needs a peer host");
         }
         Random r = new Random(seed);
-        List<Kind> kinds = new ArrayList<>(List.of(Kind.values()));
-        Collections.shuffle(kinds, r);
-        List<Fault> faults = new ArrayList<>();
         long[] free = new long[hosts + 1];
         // The first faults start staggered, so that those of different hosts overlap without starting together.
         for (int h = 2; h <= hosts; h++) {
             free[h] = 2_000 + r.nextInt(6_000);
         }
-        int next = 0;
+        List<Fault> faults = new ArrayList<>();
+        // The first of each kind: a restart takes a peer's start under emulation (minutes on a loaded machine),
+        // so the restarts go to different hosts, where they run side by side, each after its host's other faults.
+        Map<Integer, List<Kind>> first = firstKinds(r, hosts);
+        for (int h = 2; h <= hosts; h++) {
+            for (Kind kind : first.get(h)) {
+                free[h] = add(faults, kind, h, free[h], true, r, longCut);
+            }
+        }
         while (true) {
             int host = 2;
             for (int h = 3; h <= hosts; h++) {
                 host = free[h] < free[host] ? h : host;
             }
-            if (free[host] > length.toMillis() && next >= kinds.size()) {
+            if (free[host] > length.toMillis()) {
                 break;
             }
-            boolean required = next < kinds.size();
-            Kind kind = required ? kinds.get(next++) : Kind.values()[r.nextInt(Kind.values().length)];
-            long lasts = switch (kind) {
-                case LINK_CUT_SHORT -> 300 + r.nextInt(900);
-                case LINK_CUT_LONG -> longCut.toMillis() + r.nextInt(5_000);
-                case PROCESS_KILL, HOST_RESTART, DEVICE_REMOVE -> r.nextInt(8_000);
-            };
-            faults.add(new Fault(kind, host, free[host], lasts, required));
-            // Restarts take a peer JVM's start on top; the next fault on the host waits for it anyway.
-            free[host] += lasts + 3_000 + r.nextInt(12_000);
+            free[host] = add(faults, Kind.values()[r.nextInt(Kind.values().length)], host, free[host], false, r,
+                    longCut);
         }
         faults.sort(Comparator.comparingLong(Fault::atMillis));
         return new ChaosSchedule(seed, List.copyOf(faults));
+    }
+
+    /**
+     * Deals the first fault of each kind to the peer hosts: the restarts in turn, one host after another, then
+     * each other kind to the host with the fewest faults so far; on each host those come before its restarts.
+     */
+    private static Map<Integer, List<Kind>> firstKinds(Random r, int hosts) {
+        List<Kind> restarts = new ArrayList<>();
+        List<Kind> others = new ArrayList<>();
+        for (Kind k : Kind.values()) {
+            (k.restartsPeer ? restarts : others).add(k);
+        }
+        Collections.shuffle(restarts, r);
+        Collections.shuffle(others, r);
+        Map<Integer, List<Kind>> dealt = new TreeMap<>();
+        for (int h = 2; h <= hosts; h++) {
+            dealt.put(h, new ArrayList<>());
+        }
+        for (int i = 0; i < restarts.size(); i++) {
+            dealt.get(2 + i % (hosts - 1)).add(restarts.get(i));
+        }
+        for (Kind k : others) {
+            int fewest = 2;
+            for (int h = 3; h <= hosts; h++) {
+                fewest = dealt.get(h).size() < dealt.get(fewest).size() ? h : fewest;
+            }
+            dealt.get(fewest).addFirst(k);
+        }
+        return dealt;
+    }
+
+    /**
+     * Adds a fault at {@code at} on {@code host}.
+     *
+     * @return when the host is free for the next one, as planned
+     */
+    private static long add(List<Fault> faults, Kind kind, int host, long at, boolean required, Random r,
+                            Duration longCut) {
+        long lasts = switch (kind) {
+            case LINK_CUT_SHORT -> 300 + r.nextInt(900);
+            case LINK_CUT_LONG -> longCut.toMillis() + r.nextInt(5_000);
+            case PROCESS_KILL, HOST_RESTART, DEVICE_REMOVE -> r.nextInt(8_000);
+        };
+        faults.add(new Fault(kind, host, at, lasts, required));
+        // Restarts take a peer JVM's start on top; the next fault on the host waits for it anyway.
+        return at + lasts + 3_000 + r.nextInt(12_000);
     }
 }

@@ -52,6 +52,28 @@ class ChaosScheduleTest {
     }
 
     @Test
+    void theFirstRestartsGoToDifferentHostsEachAfterItsHostsOtherFirstFaults() {
+        long restartKinds = java.util.Arrays.stream(ChaosSchedule.Kind.values()).filter(k -> k.restartsPeer).count();
+        for (int hosts = 3; hosts <= 4; hosts++) {
+            for (long seed = 0; seed < 200; seed++) {
+                List<ChaosSchedule.Fault> first = ChaosSchedule.draw(seed, Duration.ofSeconds(30), hosts, LONG_CUT)
+                        .faults().stream().filter(ChaosSchedule.Fault::required).toList();
+                for (int h = 2; h <= hosts; h++) {
+                    int host = h;
+                    List<ChaosSchedule.Fault> on = first.stream().filter(f -> f.host() == host).toList();
+                    long restarts = on.stream().filter(f -> f.kind().restartsPeer).count();
+                    assertTrue(restarts <= (restartKinds + hosts - 2) / (hosts - 1),
+                            "seed " + seed + ", " + hosts + " hosts: " + first);
+                    for (int i = 1; i < on.size(); i++) {
+                        assertTrue(on.get(i).kind().restartsPeer || !on.get(i - 1).kind().restartsPeer,
+                                "seed " + seed + ": a restart before another kind on host " + h + ": " + on);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void aLongerRunHasMoreFaults() {
         int shortRun = ChaosSchedule.draw(7, Duration.ofSeconds(30), 3, LONG_CUT).faults().size();
         int longRun = ChaosSchedule.draw(7, Duration.ofMinutes(30), 3, LONG_CUT).faults().size();
