@@ -9,6 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import reactor.core.publisher.Mono;
 
 import rdmaflux.testing.ProcessSample;
 import rdmaflux.testing.RdmaTestEnv;
@@ -29,6 +32,9 @@ final class ChaosPeer {
     private final List<ChaosStream> streams = new ArrayList<>();
     private final AtomicLong datagrams = new AtomicLong();
     private final AtomicInteger lastSeq = new AtomicInteger(-1);
+    /** The group membership now: joined again after its device was removed and came back. */
+    private final AtomicReference<MulticastMembership> member = new AtomicReference<>();
+    private volatile boolean leaving;
 
     private ChaosPeer() {
     }
@@ -52,24 +58,12 @@ final class ChaosPeer {
         warm.disposeNow(T);
         phase("warmed up");
         ProcessSample baseline = ProcessSample.settled(null, T);
-        RdmaServer server = HostsPeerMain.serve(port);
+        // On the wildcard address: a server bound to the device's address ends when the device is removed, one
+        // on no device listens on and accepts again once a device is back (docs/reliability.md).
+        RdmaServer server = HostsPeerMain.serve(new InetSocketAddress(port));
         phase("ready");
         say("READY");
-        MulticastMembership m = RdmaMulticast.join(group, MulticastOptions.builder()
-                .localAddress(RdmaTestEnv.address()).joinTimeout(CrossHostsIT.JOIN).build()).block(CrossHostsIT.JOIN);
-        m.datagrams().subscribe(d -> {
-            int seq = MulticastTestSupport.seq(d);
-            if (!MulticastTestSupport.isPayload(d, seq, ChaosHostsIT.DATAGRAM)) {
-                say("VIOLATION multicast datagram " + seq + " corrupt");
-            } else {
-                int before = lastSeq.getAndSet(seq);
-                if (seq <= before) {
-                    say("VIOLATION multicast datagram " + seq + " after " + before + ": duplicated or reordered");
-                }
-            }
-            datagrams.incrementAndGet();
-        }, e -> say("FAILED mcast " + System.currentTimeMillis() + " true " + (e instanceof RdmaCmException)
-                + " " + e));
+        join(group);
         // Streams start once every peer listens (the run's start), or at once in a peer started again.
         Path go = stop.resolveSibling(stop.getFileName() + ".go");
         while (!Files.exists(go)) {
@@ -112,13 +106,56 @@ final class ChaosPeer {
         while (!Files.exists(settle)) {
             Thread.sleep(200);
         }
-        m.dispose();
-        m.onDispose().block(T);
+        leaving = true;
+        MulticastMembership m = member.get();
+        if (m != null) {
+            m.dispose();
+            m.onDispose().block(T);
+        }
         // Once the other hosts' connections are gone: the test stopped its streams before the stop file.
         server.disposeNow(T);
         ProcessSample end = ProcessSample.settled(baseline, RdmaTestEnv.scaled(Duration.ofSeconds(90)));
         String diff = end.differenceFrom(baseline);
         say(diff.isEmpty() ? "SETTLED" : "UNSETTLED " + diff + " threads now " + ProcessSample.threadNames());
+    }
+
+    /**
+     * Joins the group, and again a second after the membership or the join fails (its device was removed),
+     * as an application that wants to stay a member does; each failure is reported for the ledger to judge.
+     */
+    private void join(InetAddress group) {
+        RdmaMulticast.join(group, MulticastOptions.builder().localAddress(RdmaTestEnv.address())
+                .joinTimeout(CrossHostsIT.JOIN).build()).subscribe(m -> {
+                    member.set(m);
+                    m.datagrams().subscribe(this::datagram, e -> {
+                        say("FAILED mcast " + System.currentTimeMillis() + " true " + (e instanceof RdmaCmException)
+                                + " " + e);
+                        joinAgain(group);
+                    });
+                }, e -> {
+                    say("FAILED mcast " + System.currentTimeMillis() + " false " + (e instanceof RdmaCmException)
+                            + " " + e);
+                    joinAgain(group);
+                });
+    }
+
+    private void joinAgain(InetAddress group) {
+        if (!leaving) {
+            Mono.delay(Duration.ofSeconds(1)).subscribe(x -> join(group));
+        }
+    }
+
+    private void datagram(Datagram d) {
+        int seq = MulticastTestSupport.seq(d);
+        if (!MulticastTestSupport.isPayload(d, seq, ChaosHostsIT.DATAGRAM)) {
+            say("VIOLATION multicast datagram " + seq + " corrupt");
+        } else {
+            int before = lastSeq.getAndSet(seq);
+            if (seq <= before) {
+                say("VIOLATION multicast datagram " + seq + " after " + before + ": duplicated or reordered");
+            }
+        }
+        datagrams.incrementAndGet();
     }
 
     /**

@@ -36,8 +36,8 @@ record ChaosSchedule(long seed, List<Fault> faults) {
         PROCESS_KILL(true),
         /** The host's VM stops dead (qemu {@code quit}), boots again, and the peer starts again. */
         HOST_RESTART(true),
-        /** {@code rdma link delete} of the host's rxe device, then {@code rdma link add} and a new peer. */
-        DEVICE_REMOVE(true);
+        /** {@code rdma link delete} of the host's rxe device under its peer, then {@code rdma link add}. */
+        DEVICE_REMOVE(false);
 
         /** Whether the peer process starts again after it. */
         final boolean restartsPeer;

@@ -72,9 +72,17 @@ public final class HostsPeerMain {
         Thread.sleep(Long.MAX_VALUE);
     }
 
+    /** The echo server on this host's sandbox address and {@code port} (0: any free one). */
     static RdmaServer serve(int port) {
-        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), port),
-                CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
+        return serve(new InetSocketAddress(RdmaTestEnv.address(), port));
+    }
+
+    /**
+     * The echo server on {@code address}: each connection first gets an advert of a registered region and a
+     * word it may read, write and update atomically, then an echo of every message.
+     */
+    static RdmaServer serve(InetSocketAddress address) {
+        RdmaServer server = RdmaServer.bind(address, CrossHostsIT.SLOW_HANDSHAKE, AcceptFilter.ACCEPT_ALL).block(T);
         server.connections().subscribe(c -> {
             // The connection's memory goes with it: a chaos run or soak makes thousands of connections.
             Arena arena = Arena.ofShared();
