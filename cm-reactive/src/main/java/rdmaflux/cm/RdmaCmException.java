@@ -47,8 +47,10 @@ public class RdmaCmException extends RdmaException {
      * <p>Retryable: {@link AddressError}, {@link RouteError}, {@link ConnectError}, {@link Unreachable};
      * {@link Rejected} for {@link Rejected#INVALID_SERVICE_ID} (nobody listens yet),
      * {@link Rejected#TIMEOUT} and a full accept queue ({@link Rejected#isAcceptQueueFull()}); a {@link StepTimeout} of the address, route, connect or accept step.
+     * {@link DeviceRemoved} is retryable too: a device added again, or another device serving the address, takes
+     * the next attempt.
      * Not retryable: a rejection by the server's application ({@link Rejected#CONSUMER_REJECT}) or for
-     * any other reason, {@link DeviceRemoved}, and failures of an established connection
+     * any other reason, and failures of an established connection
      * ({@link Disconnected}, {@link CompletionError}, {@link IllegalEvent}, {@link TimewaitExit}), and a
      * {@link ProtocolViolation}: the peer that broke the protocol would break it again.
      *
@@ -60,6 +62,7 @@ public class RdmaCmException extends RdmaException {
             case RouteError e -> true;
             case ConnectError e -> true;
             case Unreachable e -> true;
+            case DeviceRemoved e -> true;
             case Rejected r -> r.reason() == Rejected.INVALID_SERVICE_ID || r.reason() == Rejected.TIMEOUT
                     || r.isAcceptQueueFull();
             case StepTimeout t -> t.step() != Step.DISCONNECT && t.step() != Step.TRANSFER;

@@ -2,6 +2,7 @@ package rdmaflux.cm;
 
 import java.time.Duration;
 
+import rdmaflux.verbs.RdmaNoDeviceException;
 import reactor.util.retry.Retry;
 import reactor.util.retry.RetryBackoffSpec;
 
@@ -14,8 +15,11 @@ import reactor.util.retry.RetryBackoffSpec;
  * RdmaConnection.connect(address).retryWhen(RdmaRetry.reconnect(20, Duration.ofMillis(200)))
  * }</pre>
  *
- * <p>Which failures are retried is {@link RdmaCmException#isRetryable()}. Each attempt is a new connect
- * with all its resources; a failed attempt frees them before the next one starts.
+ * <p>Which failures are retried is {@link RdmaCmException#isRetryable()}, and {@link RdmaNoDeviceException}: no
+ * RDMA device serves the address now (its device was removed and has not come back yet, or is still being
+ * added), so a client reconnects across a device's removal and return. On a machine with no RDMA device at all
+ * the attempts run out and the last failure, that exception, says so. Each attempt is a new connect with all
+ * its resources; a failed attempt frees them before the next one starts.
  */
 public final class RdmaRetry {
     private RdmaRetry() {
@@ -36,9 +40,10 @@ public final class RdmaRetry {
      * Whether a failure is worth connecting again for.
      *
      * @param failure what a connect failed with
-     * @return whether it is an {@link RdmaCmException} that {@linkplain RdmaCmException#isRetryable() may pass}
+     * @return whether it is an {@link RdmaCmException} that {@linkplain RdmaCmException#isRetryable() may pass},
+     *         or an {@link RdmaNoDeviceException}
      */
     public static boolean isRetryable(Throwable failure) {
-        return failure instanceof RdmaCmException e && e.isRetryable();
+        return failure instanceof RdmaCmException e && e.isRetryable() || failure instanceof RdmaNoDeviceException;
     }
 }

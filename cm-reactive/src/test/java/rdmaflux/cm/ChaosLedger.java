@@ -12,7 +12,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * through their output lines), checked against them as they come.
  *
  * <ul>
- *   <li>Every failure is an {@link RdmaCmException}, or a close by the peer ({@code receive()} completes).</li>
+ *   <li>Every failure is typed, an {@link rdmaflux.verbs.RdmaException} (an {@link RdmaCmException}, or a
+ *       downcall's failure such as {@link rdmaflux.verbs.RdmaNoDeviceException} while a device is removed), or a
+ *       close by the peer ({@code receive()} completes).</li>
  *   <li>An established connection fails only when a fault on one of its two hosts explains it: one that was
  *       in force between its request and its recovery plus the detection bound. A short cut explains
  *       nothing unless it lasted, request to restore, longer than the transport's retry time.</li>
@@ -122,7 +124,7 @@ final class ChaosLedger implements ChaosStream.Events {
      * @param to its peer's host
      * @param at when it was seen
      * @param established whether an established connection failed (else a connect)
-     * @param typed whether it is an {@link RdmaCmException}
+     * @param typed whether it is an {@link rdmaflux.verbs.RdmaException}
      * @param what the exception, for reports
      */
     void failure(String stream, int from, int to, long at, boolean established, boolean typed, String what) {
@@ -189,7 +191,7 @@ final class ChaosLedger implements ChaosStream.Events {
         if (established) {
             end(s, at, 1);
         }
-        failure(s.name, s.from, s.to, at, established, e == null || e instanceof RdmaCmException, describe(e));
+        failure(s.name, s.from, s.to, at, established, e == null || e instanceof rdmaflux.verbs.RdmaException, describe(e));
     }
 
     @Override

@@ -128,12 +128,12 @@ final class ChaosPeer {
                 .joinTimeout(CrossHostsIT.JOIN).build()).subscribe(m -> {
                     member.set(m);
                     m.datagrams().subscribe(this::datagram, e -> {
-                        say("FAILED mcast " + System.currentTimeMillis() + " true " + (e instanceof RdmaCmException)
+                        say("FAILED mcast " + System.currentTimeMillis() + " true " + (e instanceof rdmaflux.verbs.RdmaException)
                                 + " " + e);
                         joinAgain(group);
                     });
                 }, e -> {
-                    say("FAILED mcast " + System.currentTimeMillis() + " false " + (e instanceof RdmaCmException)
+                    say("FAILED mcast " + System.currentTimeMillis() + " false " + (e instanceof rdmaflux.verbs.RdmaException)
                             + " " + e);
                     joinAgain(group);
                 });
@@ -181,7 +181,7 @@ final class ChaosPeer {
 
             @Override
             public void failed(ChaosStream s, long at, Throwable e, boolean established) {
-                boolean typed = e == null || e instanceof RdmaCmException;
+                boolean typed = e == null || e instanceof rdmaflux.verbs.RdmaException;
                 say("FAILED " + s.name + " " + at + " " + established + " " + typed + " " + ChaosLedger.describe(e));
             }
 

@@ -152,7 +152,7 @@ final class ChaosStream {
                     .flux().takeUntilOther(stopSignal.asMono()).next()
                     .block(hang.multipliedBy(20));
         } catch (RuntimeException e) {
-            if (Exceptions.unwrap(e) instanceof RdmaCmException) {
+            if (Exceptions.unwrap(e) instanceof rdmaflux.verbs.RdmaException) {
                 // Not retryable (already reported by doOnError); a new attempt after a pause.
                 pause();
                 return null;

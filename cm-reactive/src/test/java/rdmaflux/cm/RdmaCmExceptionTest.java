@@ -66,9 +66,15 @@ class RdmaCmExceptionTest {
         assertTrue(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, CmEventType.REJECTED,
                 RdmaCmException.Rejected.CONSUMER_REJECT, java.util.Arrays.copyOf(Server.QUEUE_FULL, 148))),
                 "the server's accept queue was full: it may have room later");
-        for (CmEventType t : List.of(CmEventType.DEVICE_REMOVAL, CmEventType.DISCONNECTED, CmEventType.TIMEWAIT_EXIT)) {
+        for (CmEventType t : List.of(CmEventType.DISCONNECTED, CmEventType.TIMEWAIT_EXIT)) {
             assertFalse(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, t, 0, null)), t.name());
         }
+        assertTrue(RdmaRetry.isRetryable(RdmaCmException.of(Step.CONNECT, CmEventType.DEVICE_REMOVAL, 0, null)),
+                "the device may come back, or another serve the address");
+        assertTrue(RdmaRetry.isRetryable(new rdmaflux.verbs.RdmaNoDeviceException("rdma_resolve_addr", 19, null)),
+                "no device serves the address yet");
+        assertFalse(RdmaRetry.isRetryable(new rdmaflux.verbs.RdmaException("ibv_reg_mr", 12, null)),
+                "another native failure");
         for (Step step : Step.values()) {
             boolean connecting = step != Step.DISCONNECT && step != Step.TRANSFER;
             assertEquals(connecting, new RdmaCmException.StepTimeout(step, java.time.Duration.ofSeconds(1))
