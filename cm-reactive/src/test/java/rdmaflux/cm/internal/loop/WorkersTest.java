@@ -44,14 +44,7 @@ class WorkersTest {
         AtomicInteger done = new AtomicInteger();
         try {
             for (int i = 0; i < 5; i++) {
-                w.scheduler().schedule(() -> {
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    done.incrementAndGet();
-                });
+                w.scheduler().schedule(waitFor(release, done));
             }
             await().atMost(T).until(() -> w.threads() == 3 && w.queued() == 2);
             release.countDown();
@@ -68,14 +61,7 @@ class WorkersTest {
         Workers w = new Workers("stop", 1);
         CountDownLatch release = new CountDownLatch(1);
         AtomicInteger done = new AtomicInteger();
-        w.scheduler().schedule(() -> {
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            done.incrementAndGet();
-        });
+        w.scheduler().schedule(waitFor(release, done));
         w.scheduler().schedule(done::incrementAndGet);
         await().atMost(T).until(() -> w.queued() == 1);
         w.shutdown();
@@ -84,5 +70,17 @@ class WorkersTest {
         w.await();
         assertEquals(2, done.get(), "the running and the queued task ran");
         assertEquals(0, w.threads(), "every thread ended");
+    }
+
+    /** A task that waits for {@code release}, then counts itself {@code done}. */
+    private static Runnable waitFor(CountDownLatch release, AtomicInteger done) {
+        return () -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            done.incrementAndGet();
+        };
     }
 }
