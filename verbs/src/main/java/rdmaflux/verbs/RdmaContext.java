@@ -41,7 +41,7 @@ public final class RdmaContext extends NativeResource {
     private static final Map<Long, RdmaContext> SHARED = new ConcurrentHashMap<>();
     private final AsyncEventReader asyncEvents = new AsyncEventReader(this);
     /** Set, under this, once {@link #releaseRemoved()} let go of the removed device. */
-    private boolean retired;
+    private boolean released;
 
     RdmaContext(MemorySegment context, boolean owned, NativeResource... owners) {
         super(Rank.CONTEXT, context.reinterpret(ibv_context.sizeof()), owners);
@@ -99,21 +99,7 @@ public final class RdmaContext extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = ibv_device_attr.allocate(arena);
             Calls.IBV_QUERY_DEVICE.callStatus(ctx, a);
-            return new DeviceAttributes(ibv_device_attr.fw_ver(a).getString(0),
-                    Long.reverseBytes(ibv_device_attr.node_guid(a)),
-                    Long.reverseBytes(ibv_device_attr.sys_image_guid(a)), ibv_device_attr.vendor_id(a),
-                    ibv_device_attr.vendor_part_id(a), ibv_device_attr.hw_ver(a), ibv_device_attr.max_mr_size(a),
-                    ibv_device_attr.page_size_cap(a), ibv_device_attr.max_qp(a), ibv_device_attr.max_qp_wr(a),
-                    ibv_device_attr.device_cap_flags(a), ibv_device_attr.max_sge(a), ibv_device_attr.max_sge_rd(a),
-                    ibv_device_attr.max_cq(a), ibv_device_attr.max_cqe(a), ibv_device_attr.max_mr(a),
-                    ibv_device_attr.max_pd(a), ibv_device_attr.max_qp_rd_atom(a), ibv_device_attr.max_res_rd_atom(a),
-                    ibv_device_attr.max_qp_init_rd_atom(a), ibv_device_attr.atomic_cap(a), ibv_device_attr.max_mw(a),
-                    ibv_device_attr.max_srq(a), ibv_device_attr.max_srq_wr(a), ibv_device_attr.max_srq_sge(a),
-                    ibv_device_attr.max_ah(a), ibv_device_attr.max_mcast_grp(a),
-                    ibv_device_attr.max_mcast_qp_attach(a), ibv_device_attr.max_total_mcast_qp_attach(a),
-                    Short.toUnsignedInt(ibv_device_attr.max_pkeys(a)),
-                    Byte.toUnsignedInt(ibv_device_attr.local_ca_ack_delay(a)),
-                    Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
+            return DeviceAttributes.of(a);
         } finally {
             release();
         }
@@ -450,74 +436,19 @@ public final class RdmaContext extends NativeResource {
 
     /**
      * For a shared context ({@link CmId#sharedContext()}) whose device was removed
-     * ({@code RDMA_CM_EVENT_DEVICE_REMOVAL}), once its caller closed what it made on it and destroyed its ids
-     * on the device: lets go of the device, so that the kernel can finish the removal. A device that cannot
-     * disassociate a user context (Soft-RoCE) is only removed once every descriptor of every context on it is
-     * closed, and librdmacm keeps its context of the device open: it learns that a device is gone only by
-     * reading the device list again, and that read fails when the list is empty (the removed device was the
-     * only one), so it never marks the device dead and never closes its context.
+     * ({@code RDMA_CM_EVENT_DEVICE_REMOVAL}), once nothing made through it is open any more: lets go of
+     * librdmacm's context of the device, which the kernel's removal of a Soft-RoCE device waits for and which
+     * librdmacm does not close by itself when it was its only device ({@link RemovedDevice}). This object is
+     * forgotten (a device added again gets a new one) but not closed: that would close what others made on it.
      *
-     * <p>So, once nothing made through this object is open any more (every owner in the process has closed
-     * its domains, channels and CQs on it): if librdmacm, asked to read its list again
-     * ({@code rdma_get_devices}), knows the device is gone, it closes the context with its last id; else,
-     * once the kernel no longer lists the device, the context's two descriptors (commands and asynchronous
-     * events) are retired ({@link Posix#retire}: an eventfd takes each one's place, so librdmacm's own close
-     * later, or a late call, finds an inert descriptor instead of another file). Either way this object is
-     * forgotten, so an id on a device added again gets a new one even if its native context has the same
-     * address. This object is not closed: objects made through it would be.
-     *
-     * @return whether the device is let go of; {@code false}: something is still open on it, or the kernel
-     *         still lists it, so call again a little later
-     * @throws IllegalStateException when this is not a shared context
+     * @return whether the device is let go of; {@code false}: something made through this object is still
+     *         open, or the kernel still lists the device, so call again a little later
      */
-    public boolean releaseRemoved() {
-        if (owned) {
-            throw new IllegalStateException(this + " is not librdmacm's shared context of a device");
-        }
+    public synchronized boolean releaseRemoved() {
         SHARED.remove(handle.address(), this);
-        if (hasChildren()) {
-            return false;
-        }
-        synchronized (this) {
-            if (retired) {
-                return true;
-            }
-            if (librdmacmKnowsRemoved()) {
-                retired = true;
-                return true;
-            }
-            MemorySegment device = ibv_context.device(handle);
-            if (RdmaDevice.listed(device)) {
-                return false;
-            }
-            Posix.retire(ibv_context.cmd_fd(handle));
-            Posix.retire(ibv_context.async_fd(handle));
-            retired = true;
-            return true;
-        }
-    }
-
-    /** {@return whether {@code rdma_get_devices} leaves this context out: librdmacm marked its device dead} */
-    private boolean librdmacmKnowsRemoved() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment count = arena.allocate(java.lang.foreign.ValueLayout.JAVA_INT);
-            MemorySegment list = Calls.Plain.rdmaGetDevices(count);
-            if (list.equals(MemorySegment.NULL)) {
-                return false; // it could not read the list (no device left): it knows nothing
-            }
-            try {
-                int n = count.get(java.lang.foreign.ValueLayout.JAVA_INT, 0);
-                MemorySegment array = list.reinterpret(java.lang.foreign.ValueLayout.ADDRESS.byteSize() * n);
-                for (int i = 0; i < n; i++) {
-                    if (array.getAtIndex(java.lang.foreign.ValueLayout.ADDRESS, i).address() == handle.address()) {
-                        return false;
-                    }
-                }
-                return true;
-            } finally {
-                Calls.Plain.rdmaFreeDevices(list);
-            }
-        }
+        // Once let go of, never again: librdmacm may have freed the native context since.
+        released = released || !owned && !hasChildren() && RemovedDevice.release(handle);
+        return released;
     }
 
     /**

@@ -56,14 +56,6 @@ public record RdmaDevice(String name, long nodeGuid, NodeType nodeType, Transpor
         });
     }
 
-    /**
-     * {@return whether libibverbs' device list, read again now, holds {@code device} ({@code struct ibv_device *}):
-     * a device the kernel is removing is no longer in it}
-     */
-    static boolean listed(MemorySegment device) {
-        return withDeviceList(devices -> devices.stream().anyMatch(d -> d.address() == device.address()));
-    }
-
     /** Runs {@code f} over the device pointers and frees the list, which only opened contexts outlive. */
     private static <T> T withDeviceList(Function<List<MemorySegment>, T> f) {
         try (Arena arena = Arena.ofConfined()) {
