@@ -49,10 +49,8 @@ public final class DeviceResources {
     private boolean closed;
     /** The device's {@code max_cqe}, queried on first use; guarded by this. */
     private int maxCqe;
-    /** Connections, endpoints and groups between {@link #hold()} and {@link #release()}; guarded by this. */
-    private int holders;
-    /** Set, under this, once the device was removed: nothing may be made or held after. */
-    private boolean removed;
+    /** Connections, endpoints and groups between {@link #hold()} and {@link #release()}, and the removal; guarded by this. */
+    private final DeviceHolders holders = new DeviceHolders();
     /** What tells these resources of the device's removal, or null; set once on the CM loop that made them. */
     private DeviceWatch watch;
 
@@ -89,7 +87,7 @@ public final class DeviceResources {
      */
     public synchronized DeviceResources hold() {
         checkOpen();
-        holders++;
+        holders.hold();
         return this;
     }
 
@@ -100,18 +98,16 @@ public final class DeviceResources {
     public void release() {
         boolean last;
         synchronized (this) {
-            last = --holders == 0 && removed && !closed;
+            last = holders.release() && !closed;
         }
         if (last) {
             devices.removedAndReleased(this);
         }
     }
 
-    /** CM loop: the device is gone; {@return whether nothing holds these resources any more} */
+    /** CM loop: the device is gone; {@return whether nothing holds these resources any more (once)} */
     synchronized boolean markRemoved() {
-        boolean first = !removed;
-        removed = true;
-        return first && holders == 0 && !closed;
+        return holders.remove() && !closed;
     }
 
     /** {@return where the connections on this device run work that may take milliseconds: the loops' workers} */
@@ -192,7 +188,7 @@ public final class DeviceResources {
     }
 
     private void checkOpen() {
-        if (removed) {
+        if (holders.removed()) {
             throw rdmaflux.cm.RdmaCmException.of(rdmaflux.cm.Step.ADDRESS,
                     rdmaflux.verbs.CmEventType.DEVICE_REMOVAL, 0, null);
         }

@@ -126,7 +126,10 @@ public final class Devices implements Loops.Attachment {
         }
     }
 
-    /** CM loop: {@link RdmaContext#releaseRemoved()} until librdmacm no longer offers the device, a while at most. */
+    /**
+     * CM loop: {@link RdmaContext#releaseRemoved()} until it lets go of the device, a while at most: other loops'
+     * resources on the device may still be closing.
+     */
     private void forget(CmEventLoop cm, DeviceResources d, int attempt) {
         boolean done;
         try {
@@ -140,8 +143,10 @@ public final class Devices implements Loops.Attachment {
         } else if (attempt < FORGET_ATTEMPTS) {
             cm.schedule(() -> forget(cm, d, attempt + 1), FORGET_INTERVAL_NANOS);
         } else {
-            CmLog.LOG.log(System.Logger.Level.WARNING, "librdmacm still lists removed " + d.device().deviceName()
-                    + " after " + FORGET_ATTEMPTS + " attempts: the kernel's removal may wait for this process");
+            CmLog.LOG.log(System.Logger.Level.WARNING, "cannot let go of removed " + d.device().deviceName()
+                    + " after " + FORGET_ATTEMPTS + " attempts: something made on it is still open (other RdmaLoops "
+                    + "still closing, or objects made through CmId.sharedContext() and not closed), or the kernel "
+                    + "still lists it; its removal may wait for this process");
         }
     }
 
