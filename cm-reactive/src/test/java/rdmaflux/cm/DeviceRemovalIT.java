@@ -31,7 +31,8 @@ import rdmaflux.verbs.AccessFlags;
  * The device goes away under a running process ({@code rdma link delete}, as a chaos test found): Soft-RoCE
  * cannot disassociate a user context, so the kernel's removal waits until the process has closed everything
  * it made on the device. The removal must finish while this JVM lives; every connection, the server bound to
- * the device's address and the multicast membership fail with {@link RdmaCmException.DeviceRemoved}; a
+ * the device's address, the multicast membership and the datagram endpoint fail with
+ * {@link RdmaCmException.DeviceRemoved}; a
  * registered buffer refuses further use; and once the device is added again a new server, connection and
  * echo work in the same JVM and loops, as does the wildcard server, which was on no device.
  *
@@ -86,6 +87,10 @@ class DeviceRemovalIT {
             AtomicReference<Throwable> memberEnd = new AtomicReference<>();
             member.datagrams().subscribe(d -> { }, memberEnd::set);
 
+            RdmaDatagramEndpoint endpoint = RdmaDatagramEndpoint.bind(new InetSocketAddress(address, 0)).block(T);
+            AtomicReference<Throwable> endpointEnd = new AtomicReference<>();
+            endpoint.receive().subscribe(d -> { }, endpointEnd::set);
+
             long started = System.nanoTime();
             delete = new ProcessBuilder("rdma", "link", "delete", device).redirectErrorStream(true).start();
             if (!delete.waitFor(DELETE_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -103,6 +108,8 @@ class DeviceRemovalIT {
             assertInstanceOf(RdmaCmException.DeviceRemoved.class, boundEnd.get());
             Awaitility.await("the membership's end").atMost(T).until(() -> memberEnd.get() != null);
             assertInstanceOf(RdmaCmException.DeviceRemoved.class, memberEnd.get(), () -> describe(memberEnd.get()));
+            Awaitility.await("the datagram endpoint's end").atMost(T).until(() -> endpointEnd.get() != null);
+            assertInstanceOf(RdmaCmException.DeviceRemoved.class, endpointEnd.get(), () -> describe(endpointEnd.get()));
             Awaitility.await("the accepted connections' teardown").atMost(T)
                     .until(() -> accepted.stream().allMatch(RdmaConnection::isDisposed));
             // The buffer's registration went with the device: a clear refusal, not a stale key or a crash.
@@ -118,6 +125,7 @@ class DeviceRemovalIT {
             a.dispose();
             w.dispose();
             member.dispose();
+            endpoint.dispose();
             serving.dispose();
 
             // Back: the same loops make new resources on the new device.
