@@ -104,7 +104,8 @@ public interface RdmaDatagramEndpoint extends RdmaDisposable {
 
     /**
      * The datagrams sent to this endpoint, on {@link DatagramOptions#scheduler() DatagramOptions.scheduler()};
-     * one subscriber. Completes when the endpoint is disposed.
+     * one subscriber. Completes when the endpoint is disposed; fails with {@link RdmaCmException.DeviceRemoved}
+     * when its device goes away (the endpoint is then closed, and its sends fail with that too).
      *
      * @return the datagrams
      */

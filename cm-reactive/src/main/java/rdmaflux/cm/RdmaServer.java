@@ -58,7 +58,9 @@ public interface RdmaServer extends RdmaDisposable {
     InetSocketAddress address();
 
     /**
-     * Established connections, in order; one subscriber; completes when the server is disposed. Each
+     * Established connections, in order; one subscriber; completes when the server is disposed, and fails with
+     * {@link RdmaCmException.DeviceRemoved} when the server is bound to an address of a device that goes away
+     * (it then stops listening; a server bound to the wildcard address is on no device and listens on). Each
      * connection holds a place in the accept queue ({@link ServerOptions#acceptQueue()}) until it is
      * delivered here, so the subscriber's demand paces the server: one that requests slowly makes the
      * server reject new connect requests once the queue is full. Connections still queued when the

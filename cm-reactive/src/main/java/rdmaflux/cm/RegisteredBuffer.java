@@ -8,7 +8,10 @@ import rdmaflux.verbs.RemoteBuffer;
  * Memory registered in the protection domain of a connection's {@link RdmaLoops} for its device: the
  * local side of sends, RDMA reads, writes and atomics on any connection of those loops and that device,
  * and, through {@link #remote()}, what to hand the peer so it can target this memory. Closed with the
- * connection it was registered through at the latest.
+ * connection it was registered through at the latest, and when its device is removed: using it then fails
+ * with {@link IllegalStateException} (an operation on the failed connection, with its
+ * {@link RdmaCmException.DeviceRemoved}); register the memory again through a connection on a device that is
+ * there.
  */
 public interface RegisteredBuffer extends AutoCloseable {
     /** {@return the memory (this view's range)} */
@@ -21,7 +24,8 @@ public interface RegisteredBuffer extends AutoCloseable {
      * What the peer needs to access this view.
      *
      * @return the descriptor (address, length, rkey) of this view for the peer
-     * @throws IllegalStateException when registered without remote access
+     * @throws IllegalStateException when registered without remote access, or when the registration is gone
+     *         (its device was removed: {@link RdmaCmException.DeviceRemoved})
      */
     RemoteBuffer remote();
 

@@ -15,7 +15,6 @@ import rdmaflux.testing.RdmaTestEnv;
 import rdmaflux.verbs.CmId;
 import rdmaflux.verbs.EventChannel;
 import rdmaflux.verbs.PortSpace;
-import rdmaflux.verbs.RdmaContext;
 
 /** Test fixture: waits for the kernel's RDMA object counts to come back to a baseline. */
 final class Resources {
@@ -68,11 +67,10 @@ final class Resources {
         try (EventChannel channel = EventChannel.create()) {
             CmId id = channel.createId(PortSpace.TCP);
             id.bind(new InetSocketAddress(RdmaTestEnv.address(), 0));
-            RdmaContext device = id.sharedContext();
             CompletableFuture<Void> made = new CompletableFuture<>();
             loops.cm().execute(() -> {
                 try {
-                    Devices.of(loops).device(device).domain();
+                    Devices.of(loops).device(id).domain();
                     made.complete(null);
                 } catch (RuntimeException | Error e) {
                     made.completeExceptionally(e);

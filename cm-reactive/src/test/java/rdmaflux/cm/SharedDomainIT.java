@@ -161,10 +161,14 @@ class SharedDomainIT {
                 .sendBuffers(8).build();
     }
 
-    /** Waits until the kernel's objects are at {@code baseline} plus the loops' protection domain. */
+    /**
+     * Waits until the kernel's objects are at {@code baseline} plus what the loops keep on the device until they
+     * are disposed: the protection domain, and the CM id that watches for the device's removal.
+     */
     private static void awaitBaselineWithTheDomain(Map<String, Integer> baseline, String what) {
         Map<String, Integer> closed = new java.util.TreeMap<>(baseline);
         closed.merge("pd", 1, Integer::sum);
+        closed.merge("cm_id", 1, Integer::sum);
         Resources.awaitBaseline(closed, T, what);
     }
 

@@ -194,6 +194,15 @@ final class Calls {
             RdmaH.ibv_free_device_list(list);
         }
 
+        /** {@code rdma_get_devices}: librdmacm's contexts of the devices it does not know to be gone; NULL on failure. */
+        static MemorySegment rdmaGetDevices(MemorySegment count) {
+            return RdmaH.rdma_get_devices(count);
+        }
+
+        static void rdmaFreeDevices(MemorySegment list) {
+            RdmaH.rdma_free_devices(list);
+        }
+
         /** {@return the device's kernel name, e.g. {@code rxe0}} */
         static String deviceName(MemorySegment device) {
             return Native.string(RdmaH.ibv_get_device_name(device));

@@ -2,6 +2,8 @@ package rdmaflux.verbs;
 
 import java.util.Set;
 
+import rdmaflux.verbs.ffi.ibv_device_attr;
+
 /**
  * What {@code ibv_query_device} reports, copied: limits to size queues and regions by.
  *
@@ -64,5 +66,24 @@ public record DeviceAttributes(String firmwareVersion, long nodeGuid, long sysIm
      */
     public boolean hasCapability(DeviceCapability capability) {
         return (deviceCapFlags & capability.value()) != 0;
+    }
+
+    /** {@return a copy of {@code a}, a {@code struct ibv_device_attr} that {@code ibv_query_device} filled} */
+    static DeviceAttributes of(java.lang.foreign.MemorySegment a) {
+        return new DeviceAttributes(ibv_device_attr.fw_ver(a).getString(0),
+                Long.reverseBytes(ibv_device_attr.node_guid(a)),
+                Long.reverseBytes(ibv_device_attr.sys_image_guid(a)), ibv_device_attr.vendor_id(a),
+                ibv_device_attr.vendor_part_id(a), ibv_device_attr.hw_ver(a), ibv_device_attr.max_mr_size(a),
+                ibv_device_attr.page_size_cap(a), ibv_device_attr.max_qp(a), ibv_device_attr.max_qp_wr(a),
+                ibv_device_attr.device_cap_flags(a), ibv_device_attr.max_sge(a), ibv_device_attr.max_sge_rd(a),
+                ibv_device_attr.max_cq(a), ibv_device_attr.max_cqe(a), ibv_device_attr.max_mr(a),
+                ibv_device_attr.max_pd(a), ibv_device_attr.max_qp_rd_atom(a), ibv_device_attr.max_res_rd_atom(a),
+                ibv_device_attr.max_qp_init_rd_atom(a), ibv_device_attr.atomic_cap(a), ibv_device_attr.max_mw(a),
+                ibv_device_attr.max_srq(a), ibv_device_attr.max_srq_wr(a), ibv_device_attr.max_srq_sge(a),
+                ibv_device_attr.max_ah(a), ibv_device_attr.max_mcast_grp(a),
+                ibv_device_attr.max_mcast_qp_attach(a), ibv_device_attr.max_total_mcast_qp_attach(a),
+                Short.toUnsignedInt(ibv_device_attr.max_pkeys(a)),
+                Byte.toUnsignedInt(ibv_device_attr.local_ca_ack_delay(a)),
+                Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
     }
 }

@@ -109,6 +109,13 @@ public abstract sealed class NativeResource implements AutoCloseable
         state.decrementAndGet();
     }
 
+    /** {@return whether something made through this object is still open (not yet destroyed)} */
+    final boolean hasChildren() {
+        synchronized (children) {
+            return !children.isEmpty();
+        }
+    }
+
     /** {@return the leases held right now; for tests that check none is leaked} */
     final int leaseCount() {
         return state.get() & ~CLOSED;

@@ -30,6 +30,8 @@ final class Posix {
     private static final Native.Fn WRITE = Native.libc("write", READ_WRITE_TYPE);
     private static final Native.Fn CLOSE = Native.libc("close",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final Native.Fn DUP2 = Native.libc("dup2",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     /** {@code RLIMIT_MEMLOCK} in Linux's generic resource numbering, which x86-64 and AArch64 both use. */
     private static final int RLIMIT_MEMLOCK = 8;
     private static final Native.Fn GETRLIMIT = Native.libc("getrlimit",
@@ -225,6 +227,22 @@ final class Posix {
 
     static void close(int fd) {
         CLOSE.callInt(fd);
+    }
+
+    /**
+     * Lets go of what descriptor {@code fd} refers to while keeping the number taken: {@code dup2} puts an
+     * eventfd in its place in one step, so no other open can get the number and whoever closes {@code fd}
+     * later closes the eventfd. Reads of it find nothing, writes of anything but 8 bytes and ioctls fail.
+     *
+     * @param fd the descriptor
+     */
+    static void retire(int fd) {
+        int placeholder = eventFd();
+        try {
+            DUP2.callInt(placeholder, fd);
+        } finally {
+            close(placeholder);
+        }
     }
 
     /**

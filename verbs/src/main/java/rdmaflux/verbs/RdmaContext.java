@@ -40,6 +40,8 @@ public final class RdmaContext extends NativeResource {
     /** One context per native device context that librdmacm opened: see {@link CmId#sharedContext()}. */
     private static final Map<Long, RdmaContext> SHARED = new ConcurrentHashMap<>();
     private final AsyncEventReader asyncEvents = new AsyncEventReader(this);
+    /** Set, under this, once {@link #releaseRemoved()} let go of the removed device. */
+    private boolean released;
 
     RdmaContext(MemorySegment context, boolean owned, NativeResource... owners) {
         super(Rank.CONTEXT, context.reinterpret(ibv_context.sizeof()), owners);
@@ -97,21 +99,7 @@ public final class RdmaContext extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = ibv_device_attr.allocate(arena);
             Calls.IBV_QUERY_DEVICE.callStatus(ctx, a);
-            return new DeviceAttributes(ibv_device_attr.fw_ver(a).getString(0),
-                    Long.reverseBytes(ibv_device_attr.node_guid(a)),
-                    Long.reverseBytes(ibv_device_attr.sys_image_guid(a)), ibv_device_attr.vendor_id(a),
-                    ibv_device_attr.vendor_part_id(a), ibv_device_attr.hw_ver(a), ibv_device_attr.max_mr_size(a),
-                    ibv_device_attr.page_size_cap(a), ibv_device_attr.max_qp(a), ibv_device_attr.max_qp_wr(a),
-                    ibv_device_attr.device_cap_flags(a), ibv_device_attr.max_sge(a), ibv_device_attr.max_sge_rd(a),
-                    ibv_device_attr.max_cq(a), ibv_device_attr.max_cqe(a), ibv_device_attr.max_mr(a),
-                    ibv_device_attr.max_pd(a), ibv_device_attr.max_qp_rd_atom(a), ibv_device_attr.max_res_rd_atom(a),
-                    ibv_device_attr.max_qp_init_rd_atom(a), ibv_device_attr.atomic_cap(a), ibv_device_attr.max_mw(a),
-                    ibv_device_attr.max_srq(a), ibv_device_attr.max_srq_wr(a), ibv_device_attr.max_srq_sge(a),
-                    ibv_device_attr.max_ah(a), ibv_device_attr.max_mcast_grp(a),
-                    ibv_device_attr.max_mcast_qp_attach(a), ibv_device_attr.max_total_mcast_qp_attach(a),
-                    Short.toUnsignedInt(ibv_device_attr.max_pkeys(a)),
-                    Byte.toUnsignedInt(ibv_device_attr.local_ca_ack_delay(a)),
-                    Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
+            return DeviceAttributes.of(a);
         } finally {
             release();
         }
@@ -444,6 +432,23 @@ public final class RdmaContext extends NativeResource {
             throw DeviceLimits.explain(e, deviceName(), this::queryDevice, DeviceLimits.Kind.COMPLETION_QUEUE,
                     DeviceLimits.cq(capacity));
         }
+    }
+
+    /**
+     * For a shared context ({@link CmId#sharedContext()}) whose device was removed
+     * ({@code RDMA_CM_EVENT_DEVICE_REMOVAL}), once nothing made through it is open any more: lets go of
+     * librdmacm's context of the device, which the kernel's removal of a Soft-RoCE device waits for and which
+     * librdmacm does not close by itself when it was its only device ({@link RemovedDevice}). This object is
+     * forgotten (a device added again gets a new one) but not closed: that would close what others made on it.
+     *
+     * @return whether the device is let go of; {@code false}: something made through this object is still
+     *         open, or the kernel still lists the device, so call again a little later
+     */
+    public synchronized boolean releaseRemoved() {
+        SHARED.remove(handle.address(), this);
+        // Once let go of, never again: librdmacm may have freed the native context since.
+        released = released || !owned && !hasChildren() && RemovedDevice.release(handle);
+        return released;
     }
 
     /**

@@ -23,11 +23,20 @@ import rdmaflux.verbs.RdmaResourceException;
  * first use and closes it with the loops, once every connection on them released what it had, so the
  * domain outlives every queue pair and region made in it.
  *
+ * <p>A removed device ({@code RDMA_CM_EVENT_DEVICE_REMOVAL}) gives its resources up before the loops end:
+ * every connection, endpoint and group on the device {@link #hold() holds} them from the first use to the
+ * end of its teardown; once the device is gone and the last holder {@link #release() released} them,
+ * {@link Devices} closes the domain (with the slabs and every region still registered in it), the completion
+ * loops' channels and the {@link DeviceWatch} that heard of the removal. Then the kernel can finish the
+ * removal, which on a device that cannot disassociate a user context (Soft-RoCE) waits for all of that.
+ *
  * <p>Threads: made, and its domain and shared CQ groups made and looked up, on the loops' CM loops (the
- * client's and the servers', so guarded by {@code this}); {@link #events()} from any thread (immutable);
- * closed by {@link Devices#close()} on the thread that stops the loops.
+ * client's and the servers', so guarded by {@code this}); held and released on the CM loops;
+ * {@link #events()} from any thread (immutable); closed by {@link Devices#close()} on the thread that stops
+ * the loops, or by {@link Devices} once a removed device's last holder released it.
  */
 public final class DeviceResources {
+    private final Devices devices;
     private final Loops loops;
     private final RdmaContext device;
     /** One stream per device, shared by the connections watching it, open while any does. */
@@ -40,6 +49,10 @@ public final class DeviceResources {
     private boolean closed;
     /** The device's {@code max_cqe}, queried on first use; guarded by this. */
     private int maxCqe;
+    /** Connections, endpoints and groups between {@link #hold()} and {@link #release()}, and the removal; guarded by this. */
+    private final DeviceHolders holders = new DeviceHolders();
+    /** What tells these resources of the device's removal, or null; set once on the CM loop that made them. */
+    private DeviceWatch watch;
 
     /**
      * CM loop: nothing native is made yet.
@@ -47,11 +60,54 @@ public final class DeviceResources {
      * @param device the device's shared context ({@link rdmaflux.verbs.CmId#sharedContext()}), which owns
      *               what is made here: no connection's end closes it
      */
-    DeviceResources(Loops loops, RdmaContext device) {
+    DeviceResources(Devices devices, Loops loops, RdmaContext device) {
         assert loops.inCmLoop() : "a CM loop of the loops only";
+        this.devices = devices;
         this.loops = loops;
         this.device = device;
         this.events = RdmaDeviceEvents.events(device.deviceName()).publish().refCount();
+    }
+
+    /** {@return the device's shared context} */
+    RdmaContext device() {
+        return device;
+    }
+
+    /** CM loop that made these: the watch for the device's removal, closed with them. */
+    synchronized void watch(DeviceWatch w) {
+        this.watch = w;
+    }
+
+    /**
+     * CM loop: a connection, endpoint or group starts using these resources (its queue pair, CQ and regions
+     * are made in them); it {@link #release() releases} them once its teardown freed all of that.
+     *
+     * @return these resources
+     * @throws rdmaflux.cm.RdmaCmException.DeviceRemoved when the device was removed
+     */
+    public synchronized DeviceResources hold() {
+        checkOpen();
+        holders.hold();
+        return this;
+    }
+
+    /**
+     * CM loop: a holder's teardown freed what it made here (its id, with the queue pair, was destroyed and
+     * its regions closed). The last one of a removed device closes these resources.
+     */
+    public void release() {
+        boolean last;
+        synchronized (this) {
+            last = holders.release() && !closed;
+        }
+        if (last) {
+            devices.removedAndReleased(this);
+        }
+    }
+
+    /** CM loop: the device is gone; {@return whether nothing holds these resources any more (once)} */
+    synchronized boolean markRemoved() {
+        return holders.remove() && !closed;
     }
 
     /** {@return where the connections on this device run work that may take milliseconds: the loops' workers} */
@@ -132,8 +188,25 @@ public final class DeviceResources {
     }
 
     private void checkOpen() {
+        if (holders.removed()) {
+            throw rdmaflux.cm.RdmaCmException.of(rdmaflux.cm.Step.ADDRESS,
+                    rdmaflux.verbs.CmEventType.DEVICE_REMOVAL, 0, null);
+        }
         if (closed) {
             throw new IllegalStateException("these RdmaLoops are disposed");
+        }
+    }
+
+    /**
+     * CM loop: the domain of a removed device closes (whatever is still registered in it first, the
+     * application's regions too, whose later use fails as on a closed connection); the completion loops'
+     * channels and the watch follow ({@link Devices}).
+     */
+    synchronized void closeDomain() {
+        closed = true;
+        sharedCqs.clear();
+        if (domain != null) {
+            domain.close();
         }
     }
 
@@ -145,8 +218,14 @@ public final class DeviceResources {
     synchronized void close() {
         closed = true;
         sharedCqs.clear();
-        if (domain != null) {
-            domain.close();
+        try {
+            if (domain != null) {
+                domain.close(); // again after closeDomain(): idempotent
+            }
+        } finally {
+            if (watch != null) {
+                watch.close();
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 package rdmaflux.cm.internal.datagram;
 
+import rdmaflux.cm.internal.cq.DeviceResources;
 import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.internal.loop.CmEventLoop;
 import rdmaflux.cm.internal.util.CmLog;
@@ -74,6 +75,8 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
     // Set on the CM loop before the endpoint is handed out, read-only afterwards.
     private CmId id;
     private volatile UdQueue queue;
+    /** The loops' resources on the device, held from the queue's making until the id is destroyed; CM loop. */
+    private DeviceResources device;
     private UdQueue.Inbox inbox;
     private InetSocketAddress localAddress;
     private int port;
@@ -115,7 +118,8 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
             RdmaContext ctx = id.context();
             port = id.portNumber();
             QpConnectOptions qpOptions = QpConnectOptions.builder().port(port).qkey(UdQueue.RDMA_UDP_QKEY).build();
-            Registrations domain = Devices.of(loops).device(id.sharedContext()).domain();
+            device = Devices.of(loops).device(id).hold();
+            Registrations domain = device.domain();
             queue = new UdQueue(ctx, id.sharedContext(), domain, port, (pd, attributes) -> {
                 QueuePair qp = pd.createQueuePair(attributes);
                 qp.activateDatagram(qpOptions, 0);
@@ -155,6 +159,11 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
     /** CM loop: SIDR requests on the bound id; answered with this endpoint's QP number. */
     private void onListenerEvent(CmEvent e) {
         assert cm.inLoop() : "CM loop only";
+        if (e.type() == CmEventType.DEVICE_REMOVAL) {
+            // Its QP, CQ and buffers keep the device from going (Soft-RoCE waits for them): end with the cause.
+            end(RdmaCmException.of(Step.TRANSFER, e.type(), e.status(), null));
+            return;
+        }
         if (e.type() != CmEventType.CONNECT_REQUEST || e.id() == null) {
             CmLog.LOG.log(Level.DEBUG, "ignoring " + e + " on datagram endpoint " + localAddress);
             return;
@@ -348,25 +357,30 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
 
     @Override
     public void dispose() {
+        end(null);
+    }
+
+    /** Any thread: the endpoint ends, orderly ({@code cause} null: disposed) or failed with {@code cause}. */
+    private void end(Throwable cause) {
         if (!disposed.compareAndSet(false, true)) {
             return;
         }
         UdQueue q = queue;
         if (q != null) {
-            q.markClosed(null);
+            q.markClosed(cause);
         }
         cm.execute(() -> {
             open = false;
             for (Resolution r : new ArrayList<>(resolutions)) {
-                r.finish(null, new IllegalStateException("the endpoint is disposed"));
+                r.finish(null, cause != null ? cause : new IllegalStateException("the endpoint is disposed"));
             }
             if (id != null) {
                 cm.unregister(id);
             }
             if (queue != null) {
-                queue.shutdown(null, () -> cm.execute(() -> release(null)));
+                queue.shutdown(cause, () -> cm.execute(() -> release(cause)));
             } else {
-                release(null);
+                release(cause);
             }
         });
     }
@@ -376,6 +390,10 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
         assert cm.inLoop() : "CM loop only";
         UdQueue.release(id, queue);
         handles.clear();
+        if (device != null) {
+            device.release();
+            device = null;
+        }
         closed.tryEmitEmpty();
     }
 

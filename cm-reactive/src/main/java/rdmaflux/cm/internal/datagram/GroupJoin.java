@@ -1,5 +1,6 @@
 package rdmaflux.cm.internal.datagram;
 
+import rdmaflux.cm.internal.cq.DeviceResources;
 import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.internal.loop.CmEventLoop;
 import rdmaflux.cm.internal.util.CmLog;
@@ -68,6 +69,8 @@ public final class GroupJoin {
     private State state = State.IDLE;
     private CmId id;
     private volatile UdQueue queue;
+    /** The loops' resources on the device, held from the queue's making until the id is destroyed; CM loop. */
+    private DeviceResources device;
     private volatile boolean sendOnly;
     private volatile String sendOnlyRefusal;
     private volatile UdParameters parameters;
@@ -176,7 +179,8 @@ public final class GroupJoin {
     }
 
     private void addressResolved() {
-        Registrations domain = Devices.of(loops).device(id.sharedContext()).domain();
+        device = Devices.of(loops).device(id).hold();
+        Registrations domain = device.domain();
         queue = new UdQueue(id.context(), id.sharedContext(), domain, id.portNumber(),
                 id::createQueuePair,
                 receiver ? options.receiveBuffers() : 0, receiver ? 0 : options.sendBuffers(), options.scheduler(),
@@ -299,6 +303,10 @@ public final class GroupJoin {
     private void release() {
         assert cm.inLoop() : "CM loop only";
         UdQueue.release(id, queue);
+        if (device != null) {
+            device.release();
+            device = null;
+        }
         closed.tryEmitEmpty();
     }
 }

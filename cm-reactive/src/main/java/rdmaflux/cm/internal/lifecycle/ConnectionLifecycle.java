@@ -73,6 +73,8 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
     private ConnectionParameters request;
     /** The data path, from CONNECTING/ACCEPTING on; read by application threads ({@link #dispose()}). */
     private volatile RcQueue queue;
+    /** The loops' resources on the id's device, held from the queue's making until the id is destroyed; CM loop. */
+    private DeviceResources device;
     private boolean tornDown;
     /** The watch on the port's events ({@link ConnectionOptions.PortDownPolicy#FAIL}); CM loop. */
     private reactor.core.Disposable portWatch;
@@ -269,8 +271,8 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             case CONNECT -> {
                 ConnectionParameters p = TransportParameters.forConnect(options,
                         TransportParameters.limits(id.context()), PeerHello.ours(options));
-                queue = new RcQueue(id, Devices.of(loops).device(id.sharedContext()), options, recorder, completions,
-                        this, null);
+                device = Devices.of(loops).device(id).hold();
+                queue = new RcQueue(id, device, options, recorder, completions, this, null);
                 setAckTimeout();
                 id.connect(p);
             }
@@ -278,7 +280,7 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
                 try {
                     ConnectionParameters p = TransportParameters.forAccept(options,
                             TransportParameters.limits(id.context()), request, PeerHello.ours(options));
-                    DeviceResources device = Devices.of(loops).device(id.sharedContext());
+                    device = Devices.of(loops).device(id).hold();
                     queue = new RcQueue(id, device, options, recorder, completions, this,
                             pools == null ? null : pools.apply(device.domain()));
                     setAckTimeout();
@@ -327,13 +329,13 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         api = new Connection(this, new Established(queue, id.localAddress(), remote, peer.applicationData(),
                 peer.bufferSize(), role), options);
         if (options.portDownPolicy() == ConnectionOptions.PortDownPolicy.FAIL) {
-            String device = id.context().deviceName();
+            String name = id.context().deviceName();
             int port = id.portNumber();
-            portWatch = Devices.of(loops).device(id.sharedContext()).events()
+            portWatch = device.events()
                     .filter(e -> e.type() == rdmaflux.verbs.AsyncEventType.PORT_ERR && e.portNumber() == port)
                     .next()
-                    .subscribe(e -> cm.execute(() -> run(machine.fail(new RdmaCmException.PortDown(device, port)))),
-                            e -> CmLog.LOG.log(System.Logger.Level.WARNING, "watching " + device
+                    .subscribe(e -> cm.execute(() -> run(machine.fail(new RdmaCmException.PortDown(name, port)))),
+                            e -> CmLog.LOG.log(System.Logger.Level.WARNING, "watching " + name
                                     + " for port events failed", e));
         }
         MonoSink<RdmaConnection> s = connectSink;
@@ -408,6 +410,9 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
             task.run(); // a shared CQ's reservation (its last poll for the QP hops to the completion loop)
         }
         afterIdClosed.clear();
+        if (device != null) {
+            device.release(); // after the hops above: a removed device's channels close after its CQs
+        }
         if (machine.state() instanceof Disconnecting) {
             run(end != null ? machine.fail(end) : machine.teardownComplete());
         }

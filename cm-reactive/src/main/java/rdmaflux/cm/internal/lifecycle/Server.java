@@ -127,8 +127,16 @@ public final class Server implements RdmaServer {
     private void onCmEvent(CmEvent e) {
         assert cm.inLoop() : "the servers' CM loop only";
         options.recorder().cmEvent(e.type());
+        if (e.type() == CmEventType.DEVICE_REMOVAL) {
+            // A listener bound to the device's address: its id keeps librdmacm's context of the device open,
+            // and so the kernel's removal waiting (Soft-RoCE). It cannot listen on the device added again
+            // (a new device to the CM), so the server ends, telling its subscriber why. A wildcard listener
+            // is on no device and sees no such event: it keeps listening, on the device added again too.
+            stop(RdmaCmException.of(Step.ACCEPT, e.type(), e.status(), null));
+            return;
+        }
         if (e.type() != CmEventType.CONNECT_REQUEST) {
-            return; // a listener sees nothing else on RoCE; DEVICE_REMOVAL ends nothing we own here
+            return; // a listener sees nothing else on RoCE
         }
         CmId id = e.id();
         if (stopped) {
@@ -348,25 +356,33 @@ public final class Server implements RdmaServer {
 
     @Override
     public void dispose() {
-        cm.execute(() -> {
-            if (stopped) {
-                return;
-            }
-            stopped = true;
-            cm.unregister(listener);
-            listener.close();
-            deciding.forEach((slot, d) -> {
-                d.subscription().dispose();
-                reject(d.id(), new byte[0]);
-                slot.release();
-            });
-            deciding.clear();
-            // The SRQs and regions go once the last connection using them is gone.
-            pools.values().forEach(ReceivePool::close);
-            accepted.tryEmitComplete();
-            disposed.tryEmitEmpty();
-            loops.untrack(this);
+        cm.execute(() -> stop(null));
+    }
+
+    /** CM loop: stops listening, once; {@code connections()} completes, or fails with {@code cause}. */
+    private void stop(Throwable cause) {
+        assert cm.inLoop() : "the servers' CM loop only";
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        cm.unregister(listener);
+        listener.close();
+        deciding.forEach((slot, d) -> {
+            d.subscription().dispose();
+            reject(d.id(), new byte[0]);
+            slot.release();
         });
+        deciding.clear();
+        // The SRQs and regions go once the last connection using them is gone.
+        pools.values().forEach(ReceivePool::close);
+        if (cause != null) {
+            accepted.tryEmitError(cause);
+        } else {
+            accepted.tryEmitComplete();
+        }
+        disposed.tryEmitEmpty();
+        loops.untrack(this);
     }
 
     @Override

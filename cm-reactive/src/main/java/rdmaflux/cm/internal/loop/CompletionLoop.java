@@ -25,6 +25,9 @@ import rdmaflux.verbs.RdmaContext;
  * them as it ends. What the layers above keep per device (the CQs the loop's connections share on a
  * device, the protection domain) belongs to the loops' per-device resources, not to the loop.
  *
+ * <p>A removed device's channel is closed before the loop ends ({@link #removeDevice}), once nothing on the
+ * device is left on the loop.
+ *
  * <p>Threads: {@link #channel} is called on the CM loop (where CQs are created) and is concurrent;
  * everything else is owned by the loop thread.
  */
@@ -117,6 +120,43 @@ public final class CompletionLoop extends EventLoop {
                 fds = nextFds;
             }
             return c;
+        }
+    }
+
+    /**
+     * Loop thread only: closes this loop's channel for a removed device (and any CQ still on it) and stops
+     * polling it; the other devices' channels are polled as before. On the loop thread, because a turn's
+     * readiness array is indexed by the channels it polled: a channel taken out between the poll and
+     * {@link #onReady} would shift the others. Called once no connection, endpoint or group on the device
+     * has a CQ left on this loop, so its descriptor is closed while nothing waits on it.
+     *
+     * @param device the removed device's shared context
+     */
+    public void removeDevice(RdmaContext device) {
+        assert inLoop() : "loop thread only";
+        CompletionChannel c;
+        synchronized (channels) {
+            c = channels.remove(device);
+            if (c == null) {
+                return;
+            }
+            CompletionChannel[] next = new CompletionChannel[polled.length - 1];
+            int[] nextFds = new int[next.length];
+            CompletionChannel[] was = polled;
+            int[] wasFds = fds;
+            for (int i = 0, j = 0; i < was.length; i++) {
+                if (was[i] != c) {
+                    next[j] = was[i];
+                    nextFds[j++] = wasFds[i];
+                }
+            }
+            polled = next;
+            fds = nextFds;
+        }
+        try {
+            c.close();
+        } catch (RuntimeException e) {
+            CmLog.LOG.log(System.Logger.Level.WARNING, "closing " + c + " of removed " + device + " failed", e);
         }
     }
 

@@ -415,6 +415,28 @@ public final class Loops implements RdmaLoops {
         return completions.clone();
     }
 
+    /** {@return every completion loop, for what concerns them all (a removed device's channels); any thread} */
+    public java.util.List<CompletionLoop> completionLoopList() {
+        return java.util.List.of(completions);
+    }
+
+    /**
+     * {@return the CM loop the calling thread runs: the client's or the servers'}
+     *
+     * @throws IllegalStateException when called from another thread
+     */
+    public CmEventLoop currentCm() {
+        if (cm.inLoop()) {
+            return cm;
+        }
+        synchronized (cmLoops) {
+            if (serverCm != null && serverCm.inLoop()) {
+                return serverCm;
+            }
+        }
+        throw new IllegalStateException("not on a CM loop of " + this);
+    }
+
     /**
      * {@return every thread of these loops (tests check they end): the CM loop, the completion loops, the
      * signal threads, then the servers' CM loop if it was started}

@@ -192,6 +192,10 @@ public final class Registration {
 
         @Override
         public RemoteBuffer remote() {
+            if (mr.isClosed()) {
+                // Its key would name nothing, or a later region with the same key: refuse rather than hand it out.
+                throw new IllegalStateException("the registered buffer was closed (or its device removed): " + mr);
+            }
             if (!mr.access().contains(AccessFlag.REMOTE_READ) && !mr.access().contains(AccessFlag.REMOTE_WRITE)
                     && !mr.access().contains(AccessFlag.REMOTE_ATOMIC)) {
                 throw new IllegalStateException("registered without remote access");
