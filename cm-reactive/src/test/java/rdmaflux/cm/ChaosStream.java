@@ -166,7 +166,15 @@ final class ChaosStream {
         c.receiveBytes().subscribe(inbox::add, inbox::add, () -> inbox.add(PEER_CLOSED));
         ByteBuffer advert = ByteBuffer.wrap(take(inbox));
         RemoteBuffer region = RemoteBuffer.readFrom(advert);
-        RegisteredBuffer buf = c.register(local, AccessFlags.LOCAL_WRITE);
+        RegisteredBuffer buf;
+        try {
+            buf = c.register(local, AccessFlags.LOCAL_WRITE);
+        } catch (IllegalStateException e) {
+            // The connection ended after its advert arrived (its peer closed it, or a fault failed it), and a
+            // closed connection refuses to register: how it ended reaches the inbox.
+            take(inbox);
+            throw new Violation("register refused (" + e + ") on a connection that goes on delivering");
+        }
         int rounds = 20 + random.nextInt(60);
         int seq = 0;
         for (int round = 0; round < rounds && !stopped; round++) {
