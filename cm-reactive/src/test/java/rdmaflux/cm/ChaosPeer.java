@@ -28,7 +28,13 @@ import rdmaflux.testing.RdmaTestEnv;
  * the baseline it took after a warm-up connection to itself, before its server listened.
  */
 final class ChaosPeer {
-    private static final Duration T = Duration.ofSeconds(60);
+    /** A step of the peer's own: scaled, as a restarted peer competes with the other hosts for the CPU. */
+    private static final Duration T = RdmaTestEnv.scaled(Duration.ofSeconds(60));
+    /**
+     * The warm-up connection: a JVM's first connection (class loading, linking and the native bindings'
+     * set-up) takes 35 to 40 s of CPU under emulation, and a restarted peer shares its host's core.
+     */
+    private static final Duration WARM_UP = RdmaTestEnv.scaled(Duration.ofSeconds(180));
     private final List<ChaosStream> streams = new ArrayList<>();
     private final AtomicLong datagrams = new AtomicLong();
     private final AtomicInteger lastSeq = new AtomicInteger(-1);
@@ -54,7 +60,7 @@ final class ChaosPeer {
         Resources.sharedDomain();
         // The warm-up's server is not the run's: no other host can connect while the baseline is taken.
         RdmaServer warm = HostsPeerMain.serve(0);
-        echoOnce(warm.address(), T);
+        echoOnce(warm.address(), WARM_UP);
         warm.disposeNow(T);
         phase("warmed up");
         ProcessSample baseline = ProcessSample.settled(null, T);
