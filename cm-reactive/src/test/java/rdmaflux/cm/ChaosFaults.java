@@ -83,9 +83,15 @@ final class ChaosFaults {
         return threads.stream().noneMatch(Thread::isAlive);
     }
 
-    void abort() {
+    /** Stops injecting, and waits for the faults under way to put back what the lane's later classes need. */
+    void abort() throws InterruptedException {
         aborted = true;
         threads.forEach(Thread::interrupt);
+        for (Thread t : threads) {
+            if (!t.join(startup)) {
+                System.out.println("chaos: " + t.getName() + " still runs after " + startup);
+            }
+        }
     }
 
     /** {@return the faults left out: reached after the length, their host's restarts having lagged} */
@@ -123,12 +129,18 @@ final class ChaosFaults {
                 restartPeer(h);
             }
             case DEVICE_REMOVE -> {
-                removeDevice(h, w);
-                Thread.sleep(f.forMillis());
-                try (RemoteProcess add = SandboxHosts.start(h, List.of("rdma", "link", "add", DEVICE, "type", "rxe",
-                        "netdev", NETDEV))) {
-                    if (add.waitFor(startup) != 0) {
-                        throw new AssertionError("rdma link add on host " + h + " failed: " + add.stderr());
+                try {
+                    removeDevice(h, w);
+                    Thread.sleep(f.forMillis());
+                } finally {
+                    // Even when the run is aborted (an interrupt): the lane's later classes need the device.
+                    boolean interrupted = Thread.interrupted();
+                    try {
+                        addDevice(h);
+                    } finally {
+                        if (interrupted) {
+                            Thread.currentThread().interrupt();
+                        }
                     }
                 }
                 // The peer lives on: its server listens on the wildcard address, and its streams and its
@@ -157,6 +169,16 @@ final class ChaosFaults {
             }
             System.out.println("chaos: device removal on host " + h + " done with the peer process running, after "
                     + (System.currentTimeMillis() - w.effective) + " ms");
+        }
+    }
+
+    /** {@code rdma link add} of the host's device, as scripts/sandbox/hosts made it. */
+    private void addDevice(int h) {
+        try (RemoteProcess add = SandboxHosts.start(h, List.of("rdma", "link", "add", DEVICE, "type", "rxe",
+                "netdev", NETDEV))) {
+            if (add.waitFor(startup) != 0) {
+                throw new AssertionError("rdma link add on host " + h + " failed: " + add.stderr());
+            }
         }
     }
 

@@ -221,7 +221,8 @@ final class ChaosStream {
         } catch (java.util.concurrent.TimeoutException e) {
             throw new Violation(what + " neither completed nor failed within " + hang);
         } catch (java.util.concurrent.ExecutionException e) {
-            throw new Failed(e.getCause());
+            // A write or read refused by a connection its peer closed in order is that close, as for a send.
+            throw new Failed(closedInOrder(e.getCause()) ? null : e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new Violation("interrupted");
@@ -250,7 +251,7 @@ final class ChaosStream {
     }
 
     /**
-     * A send refused by a connection the peer closed in order, which can reach the inbox before
+     * A send, write or read refused by a connection the peer closed in order, which can reach the stream before
      * {@code receive()}'s completion does: the connection refuses new operations as soon as it is closed.
      * It names no cause (a failed connection refuses with its failure), and this stream never disposes a
      * connection it still sends on.
