@@ -191,7 +191,8 @@ final class ChaosLedger implements ChaosStream.Events {
         if (established) {
             end(s, at, 1);
         }
-        failure(s.name, s.from, s.to, at, established, e == null || e instanceof rdmaflux.verbs.RdmaException, describe(e));
+        failure(s.name, s.from, s.to, at, established, e == null || e instanceof rdmaflux.verbs.RdmaException,
+                describe(e));
     }
 
     @Override

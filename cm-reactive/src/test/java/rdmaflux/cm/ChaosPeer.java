@@ -134,13 +134,13 @@ final class ChaosPeer {
                 .joinTimeout(CrossHostsIT.JOIN).build()).subscribe(m -> {
                     member.set(m);
                     m.datagrams().subscribe(this::datagram, e -> {
-                        say("FAILED mcast " + System.currentTimeMillis() + " true " + (e instanceof rdmaflux.verbs.RdmaException)
-                                + " " + e);
+                        say("FAILED mcast " + System.currentTimeMillis() + " true "
+                                + (e instanceof rdmaflux.verbs.RdmaException) + " " + e);
                         joinAgain(group);
                     });
                 }, e -> {
-                    say("FAILED mcast " + System.currentTimeMillis() + " false " + (e instanceof rdmaflux.verbs.RdmaException)
-                            + " " + e);
+                    say("FAILED mcast " + System.currentTimeMillis() + " false "
+                            + (e instanceof rdmaflux.verbs.RdmaException) + " " + e);
                     joinAgain(group);
                 });
     }

@@ -13,13 +13,13 @@ import java.util.TreeMap;
  * The faults of a chaos run ({@link ChaosHostsIT}), drawn from a seed: the same seed, length and hosts
  * give the same schedule, so a failing run is repeated by passing its seed again.
  *
- * <p>Each fault hits one peer host (2..N; host 1 runs the test). One host takes its faults one after the
- * other, because a restarting host cannot also have its link cut (qemu's monitor is gone while it is
- * down); different hosts' faults overlap. Every kind occurs at least once in any schedule, the short one
- * of CI included, and the first of each kind that restarts the peer goes to another host than the one
- * before, so that the restarts, the slow part of a run, go side by side. A fault's {@code at} is the earliest it may start: the one before it on its host must
- * have recovered first (a restarted peer takes tens of seconds to start under emulation), so faults start
- * later than planned; after the length only the first of each kind still does.
+ * <p>Each fault hits one peer host (2..N; host 1 runs the test). One host takes its faults one after the other,
+ * because a restarting host cannot also have its link cut (qemu's monitor is gone while it is down); different
+ * hosts' faults overlap. Every kind occurs at least once in any schedule, the short one of CI included, and the
+ * first of each kind that restarts the peer goes to another host than the one before, so that the restarts, the
+ * slow part of a run, go side by side. A fault's {@code at} is the earliest it may start: the one before it on its
+ * host must have recovered first (a restarted peer takes tens of seconds to start under emulation), so faults
+ * start later than planned; after the length only the first of each kind still does.
  *
  * @param seed the seed it was drawn from
  * @param faults by start time
