@@ -71,10 +71,7 @@ final class ChaosPeer {
         say("READY");
         join(group);
         // Streams start once every peer listens (the run's start), or at once in a peer started again.
-        Path go = stop.resolveSibling(stop.getFileName() + ".go");
-        while (!Files.exists(go)) {
-            Thread.sleep(200);
-        }
+        awaitFile(stop.resolveSibling(stop.getFileName() + ".go"));
         int self = Integer.parseInt(System.getenv("RDMAFLUX_SANDBOX_HOST").trim());
         for (String t : targets) {
             String[] hp = t.split(":");
@@ -108,10 +105,7 @@ final class ChaosPeer {
         }
         // Every peer's streams stop before any server goes, or they would see it go as a failure.
         say("STOPPED");
-        Path settle = stop.resolveSibling(stop.getFileName() + ".settle");
-        while (!Files.exists(settle)) {
-            Thread.sleep(200);
-        }
+        awaitFile(stop.resolveSibling(stop.getFileName() + ".settle"));
         leaving = true;
         MulticastMembership m = member.get();
         if (m != null) {
@@ -200,6 +194,12 @@ final class ChaosPeer {
                 say("VIOLATION " + s.name + ": " + what.replace('\n', ' '));
             }
         };
+    }
+
+    /** Waits, without a bound, for the test to create {@code file}: the test bounds the run and kills the peer. */
+    private static void awaitFile(Path file) {
+        org.awaitility.Awaitility.await().forever().pollInterval(java.time.Duration.ofMillis(200))
+                .until(() -> Files.exists(file));
     }
 
     /** Where a (re)start spends its time, on stderr, which the run's log shows: from the process's start. */

@@ -261,6 +261,7 @@ final class ChaosStream {
                 && String.valueOf(e.getMessage()).startsWith("the connection is closed");
     }
 
+    /** Before a new connect after one that cannot be retried: a fault's end, not a condition, is awaited. */
     private static void pause() {
         try {
             Thread.sleep(1_000);
