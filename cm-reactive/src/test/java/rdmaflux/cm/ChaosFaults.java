@@ -13,8 +13,8 @@ import rdmaflux.testing.SandboxHosts;
 
 /**
  * Injects a {@link ChaosSchedule} into the sandbox: one thread per peer host takes that host's faults in
- * order (each no earlier than its time, and only once the previous one recovered), so that different
- * hosts' faults overlap. Each fault is recorded in the {@link ChaosLedger} as it is requested, takes
+ * order (each no earlier than its time, and only a quiet time after the previous one recovered), so that
+ * different hosts' faults overlap. Each fault is recorded in the {@link ChaosLedger} as it is requested, takes
  * effect and recovers; one that cannot be injected is a violation.
  */
 final class ChaosFaults {
@@ -26,6 +26,7 @@ final class ChaosFaults {
     private final ChaosPeers peers;
     private final Duration startup;
     private final Duration longCut;
+    private final Duration quiet;
     private final List<Thread> threads = new ArrayList<>();
     private final Map<ChaosSchedule.Kind, Integer> injected = new ConcurrentHashMap<>();
     private volatile boolean aborted;
@@ -35,13 +36,18 @@ final class ChaosFaults {
      * @param startup how long a host's boot or a peer's start may take
      * @param longCut the least a long cut lasts here: the schedule's durations are the same for a seed on
      *                any machine, the detection bound they must outlast grows on a slower one
+     * @param quiet how long a host stays without a fault after one recovered. A restart takes far longer
+     *              than the schedule's spacing, so a late host's faults would otherwise follow each other
+     *              at once, and the streams to it would get no moment to reconnect and exchange messages.
      */
-    ChaosFaults(ChaosSchedule schedule, ChaosLedger ledger, ChaosPeers peers, Duration startup, Duration longCut) {
+    ChaosFaults(ChaosSchedule schedule, ChaosLedger ledger, ChaosPeers peers, Duration startup, Duration longCut,
+                Duration quiet) {
         this.schedule = schedule;
         this.ledger = ledger;
         this.peers = peers;
         this.startup = startup;
         this.longCut = longCut;
+        this.quiet = quiet;
     }
 
     /**
@@ -54,9 +60,10 @@ final class ChaosFaults {
             byHost.computeIfAbsent(f.host(), h -> new ArrayList<>()).add(f);
         }
         byHost.forEach((h, faults) -> threads.add(Thread.ofPlatform().daemon().name("chaos-faults-h" + h).start(() -> {
+            long free = t0;
             for (ChaosSchedule.Fault f : faults) {
                 try {
-                    sleepUntil(t0 + f.atMillis());
+                    sleepUntil(Math.max(t0 + f.atMillis(), free));
                     if (aborted) {
                         return;
                     }
@@ -68,6 +75,7 @@ final class ChaosFaults {
                             + " s");
                     inject(f);
                     injected.merge(f.kind(), 1, Integer::sum);
+                    free = System.currentTimeMillis() + quiet.toMillis();
                 } catch (RuntimeException | AssertionError e) {
                     ledger.violation("fault " + f + " could not be injected: " + e);
                     return;

@@ -54,6 +54,8 @@ class ChaosHostsIT {
     private static final InetAddress GROUP = address("239.1.2.9");
     /** A long cut's least duration in the schedule: the detection bound at the reference speed, and 2 s. */
     private static final Duration LONG_CUT = Duration.ofSeconds(16);
+    /** A host's time without a fault after one recovered: a few of the streams' reconnects and rounds. */
+    private static final Duration QUIET = RdmaTestEnv.scaled(Duration.ofSeconds(10));
 
     /** Options of every chaos connection: a keepalive, so that an idle moment still detects a dead peer. */
     static ConnectionOptions options() {
@@ -146,7 +148,7 @@ class ChaosHostsIT {
             }
             List<ProcessSample> running = List.of();
             ChaosFaults faults = new ChaosFaults(schedule, ledger, peers, STARTUP,
-                    detectBound().plus(Duration.ofSeconds(2)));
+                    detectBound().plus(Duration.ofSeconds(2)), QUIET);
             try {
                 long t0 = System.currentTimeMillis();
                 faults.start(t0, length);

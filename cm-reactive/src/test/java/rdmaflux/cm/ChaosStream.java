@@ -142,15 +142,27 @@ final class ChaosStream {
         }
     }
 
-    /** Connects, retrying as the library's users do; {@code null} when stopped or after a final failure. */
+    /**
+     * Connects, retrying as the library's users do; {@code null} when stopped or after a final failure. Each
+     * attempt must succeed or fail typed within the hang bound. The attempts together have no bound: a host
+     * whose faults follow each other stays out of reach for as long as they last.
+     */
     private RdmaConnection connect() {
         try {
             return Mono.defer(() -> RdmaConnection.connect(remote, options)
-                            .doOnError(e -> events.failed(this, System.currentTimeMillis(), e, false)))
+                            .timeout(hang, Mono.error(() -> new Violation("connecting to host " + to
+                                    + " neither succeeded nor failed typed within " + hang)))
+                            .doOnError(e -> {
+                                if (!(e instanceof Violation)) {
+                                    events.failed(this, System.currentTimeMillis(), e, false);
+                                }
+                            }))
                     .retryWhen(RdmaRetry.reconnect(Long.MAX_VALUE, Duration.ofMillis(200))
                             .maxBackoff(Duration.ofSeconds(2)))
                     .flux().takeUntilOther(stopSignal.asMono()).next()
-                    .block(hang.multipliedBy(20));
+                    .block();
+        } catch (Violation v) {
+            throw v;
         } catch (RuntimeException e) {
             if (Exceptions.unwrap(e) instanceof rdmaflux.verbs.RdmaException) {
                 // Not retryable (already reported by doOnError); a new attempt after a pause.
