@@ -2,10 +2,14 @@ package rdmaflux.cm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -14,20 +18,26 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 import rdmaflux.testing.RcPair;
+import rdmaflux.testing.RdmaResources;
 import rdmaflux.testing.RdmaTestEnv;
 import rdmaflux.verbs.AccessFlags;
 import rdmaflux.verbs.DeviceAttributes;
+import rdmaflux.verbs.MemoryRegion;
+import rdmaflux.verbs.ProtectionDomain;
 import rdmaflux.verbs.QpInitAttributes;
 import rdmaflux.verbs.QpType;
+import rdmaflux.verbs.Rdma;
+import rdmaflux.verbs.RdmaContext;
+import rdmaflux.verbs.RdmaException;
 import rdmaflux.verbs.RdmaResourceException;
 
 /**
  * Device limits (issue #43): the connection or registration that hits a limit fails with an
  * {@link RdmaResourceException} naming the limit and what to do, an established connection keeps echoing, and
- * once the limit is lifted new connections work. Soft-RoCE's own tables (a million queue pairs, half a million
- * regions) are out of a test's reach, so the object limits come from the kernel's rdma cgroup controller
- * ({@link RdmaCgroup}), which charges every queue pair, CQ, region and domain a process makes; the size limits
- * are the device's {@code max_cqe} and {@code max_qp_wr}.
+ * once the limit is lifted new connections work. The device's table of memory regions is filled for real; its
+ * tables of queue pairs and CQs (a million each on Soft-RoCE) are out of a test's reach, so the limits on
+ * those come from the kernel's rdma cgroup controller ({@link RdmaCgroup}), which charges every queue pair, CQ,
+ * region and domain a process makes; the size limits are the device's {@code max_cqe} and {@code max_qp_wr}.
  */
 class DeviceLimitsIT {
     private static final Duration T = RdmaTestEnv.scaled(Duration.ofMinutes(2));
@@ -79,6 +89,83 @@ class DeviceLimitsIT {
             System.out.println("device limits: connection A echoed " + seq + " messages through three refusals");
         }
         Resources.awaitBaseline(baseline, T, "after the refused and the lifted connections");
+    }
+
+    /**
+     * The device's own table of memory regions, filled: a verbs protection domain of this process registers
+     * one page again and again until the device refuses. Soft-RoCE's {@code max_mr} (524,287) is within
+     * reach: a region of a registered page costs its kernel about 5 KiB, 2.5 GiB in all, and the lanes' VMs
+     * have 6 GiB. Queue pairs and CQs are not: a million of each, with queues of their own.
+     */
+    @Test
+    void registrationsPastTheDevicesMaxMrFailTypedWhileOtherConnectionsKeepWorking() throws Exception {
+        Map<String, Integer> baseline = Resources.baseline();
+        try (EchoServer echo = new EchoServer(PeerMain.OPTIONS)) {
+            RdmaConnection a = RdmaConnection.connect(echo.address(), PeerMain.OPTIONS).block(T);
+            LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+            a.receiveBytes().subscribe(inbox::add, inbox::add);
+            int seq = echo(a, inbox, 0);
+            Arena arena = Arena.ofAuto();
+            try (RdmaContext context = Rdma.open(RdmaTestEnv.device());
+                 ProtectionDomain pd = context.allocateProtectionDomain()) {
+                int maxMr = context.queryDevice().maxMr();
+                int others = RdmaResources.snapshot().getOrDefault("mr", 0);
+                MemorySegment page = arena.allocate(4096, 4096);
+                List<MemoryRegion> regions = new ArrayList<>(maxMr);
+                RdmaException refused = null;
+                long t0 = System.nanoTime();
+                try {
+                    while (regions.size() <= maxMr) {
+                        regions.add(pd.register(page));
+                    }
+                } catch (RdmaException e) {
+                    refused = e;
+                }
+                try {
+                    System.out.printf("device limits: %d regions registered in %.1f s besides the %d held before, then: %s%n",
+                            regions.size(), (System.nanoTime() - t0) / 1e9, others, refused);
+                    assertNotNull(refused, "the device took " + regions.size() + " regions besides " + others
+                            + ", past its max_mr " + maxMr);
+                    // Soft-RoCE's table holds one region fewer than the max_mr it reports.
+                    int held = others + regions.size();
+                    assertTrue(held == maxMr || held == maxMr - 1,
+                            "regions on the device when it refused one: " + held + ", max_mr " + maxMr);
+                    assertMaxMr(refused, maxMr);
+                    // Full: the established connection echoes on, and its own registration is refused the same way.
+                    seq = echo(a, inbox, seq);
+                    RdmaException onConnection = assertThrows(RdmaException.class,
+                            () -> a.register(arena.allocate(1 << 20, 4096), AccessFlags.REMOTE_ALL));
+                    assertMaxMr(onConnection, maxMr);
+                    seq = echo(a, inbox, seq);
+                } finally {
+                    long t1 = System.nanoTime();
+                    regions.forEach(MemoryRegion::close);
+                    System.out.printf("device limits: %d regions closed in %.1f s%n", regions.size(),
+                            (System.nanoTime() - t1) / 1e9);
+                }
+            }
+            // Room again: a registration and a new connection work, and the first connection goes on.
+            a.register(arena.allocate(1 << 20, 4096), AccessFlags.REMOTE_ALL).close();
+            RdmaConnection b = RdmaConnection.connect(echo.address(), PeerMain.OPTIONS).block(T);
+            LinkedBlockingQueue<Object> bInbox = new LinkedBlockingQueue<>();
+            b.receiveBytes().subscribe(bInbox::add, bInbox::add);
+            echo(b, bInbox, 1000);
+            b.disposeNow(T);
+            seq = echo(a, inbox, seq);
+            a.disposeNow(T);
+            System.out.println("device limits: connection A echoed " + seq + " messages with the device's regions used up");
+        }
+        Resources.awaitBaseline(baseline, T, "after the device's regions were used up and closed");
+    }
+
+    /** A refused registration names the operation, the device's {@code max_mr} and what to do. */
+    private static void assertMaxMr(RdmaException e, int maxMr) {
+        RdmaResourceException r = assertInstanceOf(RdmaResourceException.class, e, () -> describe(e));
+        assertEquals("ibv_reg_mr", r.operation(), r.getMessage());
+        for (String part : List.of(RdmaTestEnv.device() + " holds at most " + maxMr + " memory regions (max_mr)",
+                "close the connections, registrations and endpoints")) {
+            assertTrue(r.getMessage().contains(part), "lacks '" + part + "': " + r.getMessage());
+        }
     }
 
     @Test
