@@ -50,9 +50,8 @@ class DeviceLimitsIT {
     void objectsPastTheRdmaCgroupLimitFailTypedWhileOtherConnectionsKeepWorking() throws Exception {
         Map<String, Integer> baseline = Resources.baseline();
         try (EchoServer echo = new EchoServer(PeerMain.OPTIONS)) {
-            RdmaConnection a = RdmaConnection.connect(echo.address(), PeerMain.OPTIONS).block(T);
             LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-            a.receiveBytes().subscribe(inbox::add, inbox::add);
+            RdmaConnection a = connectEchoing(echo, PeerMain.OPTIONS, inbox);
             int seq = echo(a, inbox, 0);
             try (RdmaCgroup cg = RdmaCgroup.enter("rdmaflux-device-limits", RdmaTestEnv.device())) {
                 // No object at all: a connection with a CQ of its own fails making it.
@@ -76,9 +75,8 @@ class DeviceLimitsIT {
 
                 // Lifted: a new connection and a registration work again.
                 cg.limitObjects("max");
-                RdmaConnection b = RdmaConnection.connect(echo.address(), OWN_CQ).block(T);
                 LinkedBlockingQueue<Object> bInbox = new LinkedBlockingQueue<>();
-                b.receiveBytes().subscribe(bInbox::add, bInbox::add);
+                RdmaConnection b = connectEchoing(echo, OWN_CQ, bInbox);
                 echo(b, bInbox, 1000);
                 assertTrue(cg.objects() >= 2, "the new connection's CQ and queue pair count: " + cg.objects());
                 a.register(arena.allocate(1 << 20, 4096), AccessFlags.REMOTE_ALL).close();
@@ -101,9 +99,8 @@ class DeviceLimitsIT {
     void registrationsPastTheDevicesMaxMrFailTypedWhileOtherConnectionsKeepWorking() throws Exception {
         Map<String, Integer> baseline = Resources.baseline();
         try (EchoServer echo = new EchoServer(PeerMain.OPTIONS)) {
-            RdmaConnection a = RdmaConnection.connect(echo.address(), PeerMain.OPTIONS).block(T);
             LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-            a.receiveBytes().subscribe(inbox::add, inbox::add);
+            RdmaConnection a = connectEchoing(echo, PeerMain.OPTIONS, inbox);
             int seq = echo(a, inbox, 0);
             Arena arena = Arena.ofAuto();
             try (RdmaContext context = Rdma.open(RdmaTestEnv.device());
@@ -146,9 +143,8 @@ class DeviceLimitsIT {
             }
             // Room again: a registration and a new connection work, and the first connection goes on.
             a.register(arena.allocate(1 << 20, 4096), AccessFlags.REMOTE_ALL).close();
-            RdmaConnection b = RdmaConnection.connect(echo.address(), PeerMain.OPTIONS).block(T);
             LinkedBlockingQueue<Object> bInbox = new LinkedBlockingQueue<>();
-            b.receiveBytes().subscribe(bInbox::add, bInbox::add);
+            RdmaConnection b = connectEchoing(echo, PeerMain.OPTIONS, bInbox);
             echo(b, bInbox, 1000);
             b.disposeNow(T);
             seq = echo(a, inbox, seq);
@@ -184,9 +180,8 @@ class DeviceLimitsIT {
             assertTrue(qp.getMessage().contains("more than max_qp_wr " + device.maxQpWr()), qp.getMessage());
         }
         try (EchoServer echo = new EchoServer(PeerMain.OPTIONS)) {
-            RdmaConnection a = RdmaConnection.connect(echo.address(), PeerMain.OPTIONS).block(T);
             LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-            a.receiveBytes().subscribe(inbox::add, inbox::add);
+            RdmaConnection a = connectEchoing(echo, PeerMain.OPTIONS, inbox);
             int seq = echo(a, inbox, 0);
             for (boolean shared : new boolean[] {true, false}) {
                 ConnectionOptions big = PeerMain.OPTIONS.toBuilder().sharedCompletionQueue(shared)
@@ -205,6 +200,14 @@ class DeviceLimitsIT {
             }
             a.disposeNow(T);
         }
+    }
+
+    /** {@return a connection to {@code echo} whose echoes (and failure) go to {@code inbox}} */
+    private static RdmaConnection connectEchoing(EchoServer echo, ConnectionOptions options,
+            LinkedBlockingQueue<Object> inbox) {
+        RdmaConnection c = RdmaConnection.connect(echo.address(), options).block(T);
+        c.receiveBytes().subscribe(inbox::add, inbox::add);
+        return c;
     }
 
     /** Sends message {@code seq} and checks its echo; {@return the next sequence number} */
