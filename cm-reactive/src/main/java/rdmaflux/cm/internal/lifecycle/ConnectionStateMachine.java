@@ -206,6 +206,10 @@ public final class ConnectionStateMachine {
             };
             case ConnectionState.Established e -> switch (type) {
                 case DISCONNECTED -> new Disconnecting(true);
+                // The kernel delivers these to an established id too: a reject from the peer's connection
+                // manager (the REJ of a peer whose REP timed out before our RTU reached it, or one for a stale
+                // connection), and the late error of a setup message. The queue pair is already in error.
+                case REJECTED, UNREACHABLE, CONNECT_ERROR -> failed(s, type, status, privateData);
                 default -> illegal(s, type);
             };
             case Disconnecting d -> switch (type) {

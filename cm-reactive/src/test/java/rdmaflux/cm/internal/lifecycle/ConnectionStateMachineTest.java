@@ -222,7 +222,13 @@ class ConnectionStateMachineTest {
                 case DISCONNECTED -> Expected.fails(RdmaCmException.Disconnected.class);
                 default -> illegal;
             };
-            case ESTABLISHED -> e == CmEventType.DISCONNECTED ? Expected.to(new Disconnecting(true)) : illegal;
+            case ESTABLISHED -> switch (e) {
+                case DISCONNECTED -> Expected.to(new Disconnecting(true));
+                case REJECTED -> Expected.fails(RdmaCmException.Rejected.class);
+                case UNREACHABLE -> Expected.fails(RdmaCmException.Unreachable.class);
+                case CONNECT_ERROR -> Expected.fails(RdmaCmException.ConnectError.class);
+                default -> illegal;
+            };
             case DISCONNECTING_REMOTE -> e == CmEventType.DISCONNECTED || e == CmEventType.TIMEWAIT_EXIT
                     ? Expected.to(new Closed(true)) : illegal;
             case DISCONNECTING_LOCAL -> e == CmEventType.DISCONNECTED || e == CmEventType.TIMEWAIT_EXIT
@@ -400,7 +406,7 @@ class ConnectionStateMachineTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Live.class, names = {"CONNECTING", "ACCEPTING"})
+    @EnumSource(value = Live.class, names = {"CONNECTING", "ACCEPTING", "ESTABLISHED"})
     void rejectionKeepsReasonAndACopyOfThePrivateData(Live l) {
         Sm sm = at(l);
         byte[] data = {1, 2, 3};
@@ -409,7 +415,7 @@ class ConnectionStateMachineTest {
         RdmaCmException.Rejected ex = assertInstanceOf(RdmaCmException.Rejected.class, f.cause());
         // The native event buffer is reused by the next rdma_get_cm_event, so the data must be copied.
         data[0] = 99;
-        assertEquals(l.state.step(), ex.step());
+        assertEquals(l == Live.ESTABLISHED ? Step.TRANSFER : l.state.step(), ex.step());
         assertEquals(RdmaCmException.Rejected.INVALID_SERVICE_ID, ex.reason());
         assertArrayEquals(new byte[] {1, 2, 3}, ex.privateData());
     }
