@@ -78,7 +78,11 @@ final class ChaosLedger implements ChaosStream.Events {
     }
 
     Window begin(ChaosSchedule.Kind kind, int host) {
-        Window w = new Window(kind, host, System.currentTimeMillis());
+        return begin(kind, host, System.currentTimeMillis());
+    }
+
+    Window begin(ChaosSchedule.Kind kind, int host, long requested) {
+        Window w = new Window(kind, host, requested);
         windows.add(w);
         return w;
     }
