@@ -315,7 +315,8 @@ public final class StreamSend<T> extends Mono<Void> {
 
         @Override
         public void onError(Throwable t) {
-            window.sourceDone();
+            // Not marked done first: a completion in between would see a done source with nothing in flight
+            // and end the stream as completed, losing the failure.
             end(t);
         }
 
@@ -344,14 +345,19 @@ public final class StreamSend<T> extends Mono<Void> {
             } else if (e.slot >= 0) {
                 live.compareAndSet(e.slot, e, null);
             }
+            if (error != null) {
+                // Before the count drops: a source completing in between would see nothing in flight and end
+                // the stream as completed, losing the failure.
+                end(error);
+            }
             int left = window.finish();
             int due = 0;
-            if (error != null) {
-                end(error);
-            } else if (window.isSourceDone() && left == 0 && (fusedQueue == null || fusedEmpty())) {
-                end(null);
-            } else {
-                due = window.replace();
+            if (error == null) {
+                if (window.isSourceDone() && left == 0 && (fusedQueue == null || fusedEmpty())) {
+                    end(null);
+                } else {
+                    due = window.replace();
+                }
             }
             // Releases are due even after the end (the window schedules this task once the stream ended):
             // posted messages finish after a cancel. Otherwise the source still has demand, or messages in

@@ -7,11 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -36,7 +41,7 @@ class StreamSendTest {
 
     /** A scheduler whose tasks wait until the test runs them. */
     private static final class ByHand implements Scheduler {
-        final Queue<Runnable> tasks = new ArrayDeque<>();
+        final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>(); // the race test schedules from two threads
         boolean rejecting;
 
         @Override
@@ -306,6 +311,65 @@ class StreamSendTest {
         ByteBuffer late = source.emit(3);
         assertEquals(3, target.sent.size(), "what the source still emits is not sent");
         assertSame(late, released.get(3), "but released at once");
+    }
+
+    /**
+     * The source fails on its thread while its last send completes on the completion loop: the stream fails.
+     * Seeing no send in flight, the completion must not take the failing source for one that completed.
+     */
+    @Test
+    void aSourceThatFailsWhileItsLastSendCompletesFailsTheStream() throws Exception {
+        IllegalStateException boom = new IllegalStateException("boom");
+        race(boom, t -> t.complete(0), source -> source.subscriber.onError(boom));
+    }
+
+    /**
+     * The last send fails on the completion loop while the source completes: the stream fails. Seeing no send
+     * in flight, the completing source must not end the stream as completed before the failure is told.
+     */
+    @Test
+    void aLastSendThatFailsWhileTheSourceCompletesFailsTheStream() throws Exception {
+        IllegalStateException boom = new IllegalStateException("boom");
+        race(boom, t -> t.sent.get(0).sink().error(boom), source -> source.subscriber.onComplete());
+    }
+
+    /**
+     * One message in flight; then the completion loop's {@code loopSide} and the source's {@code sourceSide}
+     * start together, spinning, as often as it takes the race to land in every order. Each time the stream
+     * must fail with {@code expected}.
+     */
+    private static void race(Throwable expected, Consumer<Target> loopSide, Consumer<Pushing> sourceSide)
+            throws Exception {
+        ExecutorService loop = Executors.newSingleThreadExecutor();
+        try {
+            for (int i = 0; i < 20_000; i++) {
+                ByHand s = new ByHand();
+                Target t = new Target();
+                Pushing source = new Pushing();
+                Outcome o = Outcome.of(new StreamSend<>(t, source, Function.identity(), null, 4, s));
+                source.emit(0);
+                AtomicInteger ready = new AtomicInteger();
+                Future<?> loopDone = loop.submit(() -> {
+                    startTogether(ready);
+                    loopSide.accept(t);
+                });
+                startTogether(ready);
+                sourceSide.accept(source);
+                loopDone.get(10, TimeUnit.SECONDS);
+                s.runAll();
+                assertSame(expected, o.error.get(),
+                        "round " + i + " ended " + (o.completed.get() ? "completed" : "not at all"));
+            }
+        } finally {
+            loop.shutdownNow();
+        }
+    }
+
+    private static void startTogether(AtomicInteger ready) {
+        ready.incrementAndGet();
+        while (ready.get() < 2) {
+            Thread.onSpinWait();
+        }
     }
 
     /**
