@@ -36,8 +36,98 @@ public final class ReceivedMessages extends RdmaMessageFlux {
     }
 
     @Override
+    public void subscribe(CoreSubscriber<? super RdmaMessage> actual) {
+        source.subscribe(new Detaching(actual));
+    }
+
+    @Override
     public Flux<RdmaMessage> autoRelease() {
         return new AutoRelease(this);
+    }
+
+    /**
+     * The subscriber as the connection holds it, let go of once the subscription ends. Reactor's unicast sink
+     * keeps its subscriber for as long as the connection's inbound side lives, and that side lives on while
+     * a message it delivered is unreleased (the leak detector holds the delivery, to give its buffer back).
+     * Without the cut, whatever the application's subscriber reaches (a queue of messages it never released,
+     * say) would stay reachable for good, and those leaks never reported.
+     */
+    private static final class Detaching implements CoreSubscriber<RdmaMessage>, Subscription, Scannable {
+        private final Context context;
+        private volatile CoreSubscriber<? super RdmaMessage> actual;
+        private Subscription upstream;
+
+        Detaching(CoreSubscriber<? super RdmaMessage> actual) {
+            this.actual = actual;
+            this.context = actual.currentContext();
+        }
+
+        @Override
+        public Context currentContext() {
+            return context;
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            CoreSubscriber<? super RdmaMessage> a = actual;
+            if (Operators.validate(upstream, s) && a != null) {
+                upstream = s;
+                a.onSubscribe(this);
+            }
+        }
+
+        @Override
+        public void onNext(RdmaMessage m) {
+            CoreSubscriber<? super RdmaMessage> a = actual;
+            if (a == null) {
+                m.release(); // arrived after the cancel: nobody takes it
+                return;
+            }
+            a.onNext(m);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            CoreSubscriber<? super RdmaMessage> a = actual;
+            actual = null;
+            if (a != null) {
+                a.onError(t);
+            }
+        }
+
+        @Override
+        public void onComplete() {
+            CoreSubscriber<? super RdmaMessage> a = actual;
+            actual = null;
+            if (a != null) {
+                a.onComplete();
+            }
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            actual = null;
+            upstream.cancel();
+        }
+
+        @Override
+        public Object scanUnsafe(Attr key) {
+            if (key == Attr.PARENT) {
+                return upstream;
+            }
+            if (key == Attr.ACTUAL) {
+                return actual;
+            }
+            if (key == Attr.RUN_STYLE) {
+                return Attr.RunStyle.SYNC;
+            }
+            return null;
+        }
     }
 
     /** The operator: each message released once the downstream {@code onNext} returned, unless retained. */

@@ -3,6 +3,8 @@ package rdmaflux.cm.internal.rc;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
@@ -11,7 +13,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Operators;
+import reactor.core.publisher.Sinks;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 import rdmaflux.cm.RdmaMessage;
@@ -149,5 +159,52 @@ class ReceivedMessagesTest {
             assertFalse(m.retained);
         });
         assertTrue(list.stream().allMatch(m -> m.data().byteSize() > 0));
+    }
+
+    /**
+     * The connection's sink keeps its subscriber for the connection's life (Reactor's unicast sink does not let
+     * go of it): what the sink reaches of the application's subscriber must end with the subscription.
+     */
+    @Test
+    void anEndedSubscriptionLetsGoOfTheApplicationsSubscriber() {
+        for (boolean cancel : new boolean[] {false, true}) {
+            Sinks.Many<RdmaMessage> connection = Sinks.many().unicast().onBackpressureBuffer();
+            AtomicReference<Subscription> subscription = new AtomicReference<>();
+            BaseSubscriber<RdmaMessage> application = new BaseSubscriber<>() {
+                @Override
+                protected void hookOnSubscribe(Subscription s) {
+                    subscription.set(s);
+                    request(Long.MAX_VALUE);
+                }
+            };
+            new ReceivedMessages(connection.asFlux(), "test").subscribe(application);
+            Scannable held = Scannable.from(subscription.get());
+            assertSame(application, held.scanUnsafe(Scannable.Attr.ACTUAL));
+            if (cancel) {
+                application.cancel();
+            } else {
+                connection.tryEmitComplete();
+            }
+            assertNull(held.scanUnsafe(Scannable.Attr.ACTUAL), cancel ? "cancelled" : "completed");
+        }
+    }
+
+    @Test
+    void aMessageArrivingAfterTheCancelIsReleased() {
+        AtomicReference<CoreSubscriber<? super RdmaMessage>> upstream = new AtomicReference<>();
+        Flux<RdmaMessage> racing = new Flux<>() {
+            @Override
+            public void subscribe(CoreSubscriber<? super RdmaMessage> s) {
+                upstream.set(s);
+                s.onSubscribe(Operators.emptySubscription()); // a source that emits past a cancel
+            }
+        };
+        BaseSubscriber<RdmaMessage> application = new BaseSubscriber<>() {
+        };
+        new ReceivedMessages(racing, "test").subscribe(application);
+        application.cancel();
+        Message late = new Message("late");
+        upstream.get().onNext(late);
+        assertEquals(1, late.releases);
     }
 }
