@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /**
  * The judge of a chaos run: the faults as they were injected ({@link Window}s), and every failure and
@@ -61,6 +62,7 @@ final class ChaosLedger implements ChaosStream.Events {
     private final long detect;
     private final long connectSlack;
     private final long retry;
+    private final Consumer<String> log;
     private final List<Window> windows = new CopyOnWriteArrayList<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
     private final List<Life> lives = new CopyOnWriteArrayList<>();
@@ -72,9 +74,15 @@ final class ChaosLedger implements ChaosStream.Events {
      * @param retryMillis the transport's retry time: a shorter cut must not fail a connection
      */
     ChaosLedger(long detectMillis, long connectSlackMillis, long retryMillis) {
+        this(detectMillis, connectSlackMillis, retryMillis, System.out::println);
+    }
+
+    /** @param log where each violation is told as it is found (the run's log; a unit test keeps quiet) */
+    ChaosLedger(long detectMillis, long connectSlackMillis, long retryMillis, Consumer<String> log) {
         this.detect = detectMillis;
         this.connectSlack = connectSlackMillis;
         this.retry = retryMillis;
+        this.log = log;
     }
 
     Window begin(ChaosSchedule.Kind kind, int host) {
@@ -117,7 +125,7 @@ final class ChaosLedger implements ChaosStream.Events {
 
     void violation(String what) {
         violations.add(what);
-        System.out.println("chaos: VIOLATION " + what);
+        log.accept("chaos: VIOLATION " + what);
     }
 
     /**

@@ -12,7 +12,7 @@ class ChaosLedgerTest {
     private static final long CONNECT_SLACK = 30_000;
     private static final long RETRY = 2_000;
 
-    private final ChaosLedger ledger = new ChaosLedger(DETECT, CONNECT_SLACK, RETRY);
+    private final ChaosLedger ledger = new ChaosLedger(DETECT, CONNECT_SLACK, RETRY, line -> { });
 
     private static String disconnected() {
         return ChaosLedger.describe(new RdmaCmException.Disconnected(Step.TRANSFER, "peer went away"));
