@@ -117,16 +117,7 @@ public final class ReceivedMessages extends RdmaMessageFlux {
 
         @Override
         public Object scanUnsafe(Attr key) {
-            if (key == Attr.PARENT) {
-                return upstream;
-            }
-            if (key == Attr.ACTUAL) {
-                return actual;
-            }
-            if (key == Attr.RUN_STYLE) {
-                return Attr.RunStyle.SYNC;
-            }
-            return null;
+            return passThrough(key, upstream, actual);
         }
     }
 
@@ -198,16 +189,21 @@ public final class ReceivedMessages extends RdmaMessageFlux {
 
         @Override
         public Object scanUnsafe(Attr key) {
-            if (key == Attr.PARENT) {
-                return upstream;
-            }
-            if (key == Attr.ACTUAL) {
-                return actual;
-            }
-            if (key == Attr.RUN_STYLE) {
-                return Attr.RunStyle.SYNC;
-            }
-            return null;
+            return passThrough(key, upstream, actual);
         }
+    }
+
+    /** What a pass-through subscriber of this class tells Reactor's tools about itself. */
+    private static Object passThrough(Scannable.Attr key, Subscription upstream, Object actual) {
+        if (key == Scannable.Attr.PARENT) {
+            return upstream;
+        }
+        if (key == Scannable.Attr.ACTUAL) {
+            return actual;
+        }
+        if (key == Scannable.Attr.RUN_STYLE) {
+            return Scannable.Attr.RunStyle.SYNC;
+        }
+        return null;
     }
 }
