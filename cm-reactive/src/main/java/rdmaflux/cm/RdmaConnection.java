@@ -172,6 +172,21 @@ public interface RdmaConnection extends RdmaDisposable {
                         Consumer<? super T> release);
 
     /**
+     * Sends a stream of messages as {@link #send(Publisher, Function, Consumer)} does, but each message writes
+     * itself into its registered send buffer ({@link MessageWriter}) instead of handing over one buffer with
+     * its bytes: a message in pieces is not gathered into a buffer of its own first. {@code release} is
+     * called as there, exactly once per message, once the connection no longer reads it.
+     *
+     * @param messages the messages, in order
+     * @param writer each message's length and bytes
+     * @param release told each message once the connection is done with it
+     * @param <T> the message type
+     * @return completes when all were sent, or fails with the first failure (a writer's exception, or a
+     *         writer that wrote other than its length, among them)
+     */
+    <T> Mono<Void> send(Publisher<T> messages, MessageWriter<? super T> writer, Consumer<? super T> release);
+
+    /**
      * The messages the peer sends, in order. One subscriber only. Release each message the subscriber gets.
      * Messages the connection received that never reach the subscriber are released for it: those still
      * queued when it cancels (a {@code take(n)}, a {@code timeout}, an error thrown by an operator after this

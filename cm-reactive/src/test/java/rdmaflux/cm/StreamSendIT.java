@@ -25,7 +25,8 @@ import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 
 /**
- * {@link RdmaConnection#send(org.reactivestreams.Publisher)}: in order across the eager limit, a failing
+ * {@link RdmaConnection#send(org.reactivestreams.Publisher)} and its variants with a release callback (a content
+ * function or a {@link MessageWriter}): in order across the eager limit, a failing
  * source fails the send (what it had posted arrives, what waited is withdrawn) and leaves the connection
  * usable, a cancel stops the stream at a prefix; with a release callback, every message the source emitted
  * is handed back exactly once, whether it was sent, withdrawn or arrived after the end.
@@ -288,6 +289,92 @@ class StreamSendIT {
                 assertEquals(i, r.next());
             }
             releases.awaitExactlyOnce(300);
+            c.disposeNow(T);
+        }
+    }
+
+    /**
+     * Writes an {@link Owned} message in two pieces, its sequence number and then the rest of its bytes, as a
+     * framing layer writes a header and a body; fails on the message numbered {@code failOn}.
+     */
+    private static MessageWriter<Owned> inPieces(int failOn) {
+        return new MessageWriter<>() {
+            @Override
+            public int length(Owned m) {
+                return m.bytes().remaining();
+            }
+
+            @Override
+            public void write(Owned m, ByteBuffer target) {
+                if (m.seq() == failOn) {
+                    throw new IllegalStateException("the writer failed on " + failOn);
+                }
+                target.putInt(m.seq());
+                target.put(m.bytes().duplicate().position(4));
+            }
+        };
+    }
+
+    /**
+     * {@link RdmaConnection#send(org.reactivestreams.Publisher, MessageWriter, java.util.function.Consumer)}:
+     * small messages written into their send buffers when posted (some after waiting for a credit), large
+     * ones into a buffer of their own; all arrive whole and in order, each released once.
+     */
+    @Test
+    void aWritersMessagesArriveWholeInOrderAndAreReleasedOnce() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, true)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            int eager = c.eagerMessageSize();
+            List<Integer> sizes = List.of(4, eager, eager + 1, 100, 3 * eager, 5, 8);
+            Releases releases = new Releases();
+            Sinks.Many<Owned> source = Sinks.many().unicast().onBackpressureBuffer();
+            Mono<Void> sending = c.send(source.asFlux(), inPieces(-1), releases::release).cache();
+            sending.subscribe(null, e -> { });
+            for (int i = 0; i < 300; i++) {
+                ByteBuffer b = numbered(i, sizes.get(i % sizes.size()));
+                b.put(b.limit() - 1, (byte) i); // the last byte too, so a short or shifted copy shows
+                source.emitNext(new Owned(i, b), Sinks.EmitFailureHandler.FAIL_FAST);
+            }
+            source.emitComplete(Sinks.EmitFailureHandler.FAIL_FAST);
+            for (int i = 0; i < 300; i++) {
+                Object m = r.inbox.poll(T.toSeconds(), TimeUnit.SECONDS);
+                assertTrue(m instanceof RdmaMessage, "message " + i + " did not arrive");
+                RdmaMessage got = (RdmaMessage) m;
+                int size = Math.max(4, sizes.get(i % sizes.size()));
+                assertEquals(size, got.length(), "length of message " + i);
+                assertEquals((byte) i, got.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, size - 1),
+                        "last byte of message " + i);
+                assertEquals(i, seq(got)); // releases it: the sender's credit comes back
+            }
+            sending.block(T);
+            releases.awaitExactlyOnce(300);
+            c.disposeNow(T);
+        }
+    }
+
+    /**
+     * A writer that throws as its message is posted (under the connection's lock) fails the stream with its
+     * exception; what was posted before arrives in order, every message is released once, and the connection
+     * goes on.
+     */
+    @Test
+    void aWriterThatFailsWhenPostedFailsTheStreamAndTheConnectionGoesOn() throws InterruptedException {
+        try (Receiver r = new Receiver(SMALL, false)) {
+            RdmaConnection c = RdmaConnection.connect(r.server.address(), SMALL).block(T);
+            Releases releases = new Releases();
+            AtomicInteger emitted = new AtomicInteger();
+            StepVerifier.create(c.send(Flux.range(0, 20).map(i -> new Owned(i, numbered(i, 16)))
+                            .doOnNext(m -> emitted.incrementAndGet()), inPieces(10), releases::release))
+                    .expectErrorSatisfies(e -> assertEquals("the writer failed on 10", e.getMessage()))
+                    .verify(T);
+            c.send(Flux.just(numbered(77, 16))).block(T);
+            int expect = 0;
+            int seq;
+            while ((seq = r.next()) != 77) {
+                assertEquals(expect++, seq);
+            }
+            assertTrue(expect <= 10, "the failed message or one after it arrived: " + expect);
+            releases.awaitExactlyOnce(emitted.get());
             c.disposeNow(T);
         }
     }

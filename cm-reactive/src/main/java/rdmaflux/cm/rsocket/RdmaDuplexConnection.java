@@ -7,6 +7,7 @@ import io.rsocket.RSocketErrorException;
 import io.rsocket.frame.ErrorFrameCodec;
 import org.reactivestreams.Subscription;
 import rdmaflux.cm.ConnectionOptions;
+import rdmaflux.cm.MessageWriter;
 import rdmaflux.cm.RdmaConnection;
 import rdmaflux.cm.RdmaMessage;
 import reactor.core.CoreSubscriber;
@@ -16,6 +17,7 @@ import reactor.core.publisher.Operators;
 import reactor.core.publisher.Sinks;
 
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -23,9 +25,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One RSocket connection over one {@link RdmaConnection}: each frame is one message.
  *
  * <p>{@link #sendFrame} queues the frame (any thread) for one long-lived send stream of the connection
- * ({@link RdmaConnection#send(org.reactivestreams.Publisher, java.util.function.Function,
+ * ({@link RdmaConnection#send(org.reactivestreams.Publisher, MessageWriter,
  * java.util.function.Consumer)}), which takes frames as its send buffers and the peer's credits allow, in
- * order, and releases each once its send ended: a large frame is read by the peer in place, so its memory
+ * order, writes each into its send buffer, and releases each once its send ended: a large frame is read by the peer in place, so its memory
  * must stay until then. No operator is assembled per frame. {@link #receive()} wraps
  * each message in a {@link MessageByteBuf} (a copy beyond the {@link ZeroCopyQuota}) and releases that
  * reference after RSocket's {@code onNext}, as Netty-based transports do: RSocket retains what it keeps.
@@ -36,6 +38,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * frames are released on it.
  */
 final class RdmaDuplexConnection implements DuplexConnection {
+    /** A frame's readable bytes, copied piece by piece into the send buffer (the frame's indexes unchanged). */
+    private static final MessageWriter<ByteBuf> FRAMES = new MessageWriter<>() {
+        @Override
+        public int length(ByteBuf frame) {
+            return frame.readableBytes();
+        }
+
+        @Override
+        public void write(ByteBuf frame, ByteBuffer target) {
+            frame.getBytes(frame.readerIndex(), target);
+        }
+    };
     private final RdmaConnection connection;
     private final ByteBufAllocator alloc;
     private final AtomicBoolean subscribed = new AtomicBoolean();
@@ -51,10 +65,10 @@ final class RdmaDuplexConnection implements DuplexConnection {
         this.connection = connection;
         this.alloc = alloc;
         this.quota = new ZeroCopyQuota(options);
-        // A composite frame (header + payload) is merged into one buffer by nioBuffer(); a contiguous one is
-        // sent from where it is. A failed stream (the connection failed or closed) cancels the queue, which
-        // releases what is left in it and everything offered later.
-        connection.send(outbound, ByteBuf::nioBuffer, this::sent).subscribe(null, e -> { });
+        // Each frame writes itself into its send buffer: a composite one (header + payload) is not merged into
+        // a buffer of its own first. A failed stream (the connection failed or closed) cancels the queue,
+        // which releases what is left in it and everything offered later.
+        connection.send(outbound, FRAMES, this::sent).subscribe(null, e -> { });
     }
 
     @Override

@@ -3,7 +3,9 @@ package rdmaflux.cm.internal.lifecycle;
 import rdmaflux.cm.internal.rc.ConnectionLock;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.ConnectionState;
+import rdmaflux.cm.MessageWriter;
 import rdmaflux.cm.internal.rc.OpKind;
+import rdmaflux.cm.internal.rc.QueueSink;
 import rdmaflux.cm.internal.rc.ReceivedMessages;
 import rdmaflux.cm.internal.rc.Operation;
 import rdmaflux.cm.internal.rc.RcQueue;
@@ -119,7 +121,8 @@ public final class Connection implements RdmaConnection, StreamTarget {
 
     /**
      * One message of {@link #send(Publisher)}: queued or posted with {@code sink}, which is told when it
-     * completed or why it cannot be sent. Any thread.
+     * completed or why it cannot be sent; without bytes, the sink writes them itself ({@link QueueSink.Written}).
+     * Any thread.
      */
     @Override
     public void sendElement(ByteBuffer message, MonoSink<Object> sink) {
@@ -127,7 +130,7 @@ public final class Connection implements RdmaConnection, StreamTarget {
             sink.error(refusal("send"));
             return;
         }
-        int len = message.remaining();
+        int len = message != null ? message.remaining() : ((QueueSink.Written) sink).length();
         if (len > eagerMessageSize() && !queue.largeMessages()) {
             sink.error(tooLarge(len));
             return;
@@ -187,6 +190,13 @@ public final class Connection implements RdmaConnection, StreamTarget {
         Objects.requireNonNull(content, "content");
         Objects.requireNonNull(release, "release");
         return new StreamSend<>(this, messages, content, release, options.sendBuffers(), options.scheduler());
+    }
+
+    @Override
+    public <T> Mono<Void> send(Publisher<T> messages, MessageWriter<? super T> writer, Consumer<? super T> release) {
+        Objects.requireNonNull(writer, "writer");
+        Objects.requireNonNull(release, "release");
+        return new StreamSend<>(this, messages, writer, release, options.sendBuffers(), options.scheduler());
     }
 
     @Override

@@ -88,12 +88,20 @@ public final class SendBuffers {
 
     /** Copies {@code len} bytes of {@code data} from its position into slot {@code slot} (position unchanged). */
     public void copy(int slot, ByteBuffer data, int len) {
+        view(slot).put(0, data, data.position(), len);
+    }
+
+    /**
+     * {@return slot {@code slot}'s memory as a buffer: position 0, limit the slot's size} It is the same object
+     * on each call; whoever changes its position or limit sets them back with {@code clear()}.
+     */
+    public ByteBuffer view(int slot) {
         ByteBuffer v = views[slot];
         if (v == null) {
             v = memory.asSlice((long) size * slot, size).asByteBuffer();
             views[slot] = v;
         }
-        v.put(0, data, data.position(), len);
+        return v;
     }
 
     /** Writes a large message's descriptor (its address, key and length, big-endian) into slot {@code slot}. */

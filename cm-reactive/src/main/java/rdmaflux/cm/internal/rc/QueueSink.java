@@ -70,6 +70,29 @@ public interface QueueSink extends MonoSink<Object> {
     }
 
     /**
+     * A {@link Message} without a buffer of bytes ({@code data()} is null): it writes them into its send buffer
+     * when posted, under the queue's lock.
+     */
+    interface Written extends Message {
+        /** {@return the message's length: at most the eager message size} */
+        int length();
+
+        /**
+         * Under the queue's lock: writes exactly {@link #length()} bytes into {@code target} (position 0, limit
+         * the length), or throws, and the message fails.
+         *
+         * @param target the send buffer, valid only during the call
+         */
+        void writeTo(java.nio.ByteBuffer target);
+
+        /** {@return the failure of a writer that wrote {@code wrote} of its {@code length} bytes} */
+        static IllegalStateException wrongLength(int wrote, int length) {
+            return new IllegalStateException("a MessageWriter wrote " + wrote + " of the " + length + " bytes its "
+                    + "length() gave: write exactly length() bytes, with relative puts");
+        }
+    }
+
+    /**
      * A sink that wants to know when its request was withdrawn (a cancelled {@code Mono}'s sink is not told:
      * nobody listens any more). Told under the connection's lock: it must only record and hand over.
      */

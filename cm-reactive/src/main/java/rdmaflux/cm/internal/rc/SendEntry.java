@@ -44,17 +44,42 @@ public final class SendEntry {
     }
 
     /**
-     * Writes a {@link OpKind#SEND} at {@code w} of {@code requests}: {@code data} copied into a send buffer, or
-     * {@code local} read by the device in place (zero copy; the caller leased it).
+     * Writes a {@link OpKind#SEND} at {@code w} of {@code requests}: {@code data} copied into a send buffer,
+     * {@code written} writing itself into one (when {@code data} and {@code local} are null), or {@code local}
+     * read by the device in place (zero copy; the caller leased it).
      *
      * @param maxInline the queue pair's largest inline payload
      * @param withImmediate whether the SEND carries immediate data (the credits protocol)
      * @param immediate the immediate data: credits owed and large messages finished
+     * @return null, or the failure of {@code sink}'s {@link QueueSink.Written#writeTo} (nothing was written at
+     *         {@code w}; the send slot it took is in {@code sendSlot})
      */
-    void writeSend(SendRequests requests, int w, int flags, ByteBuffer data, RegisteredBuffer local,
-                   SendBuffers buffers, int maxInline, boolean withImmediate, int immediate) {
-        int len = local != null ? (int) local.length() : data.remaining();
+    RuntimeException writeSend(SendRequests requests, int w, int flags, ByteBuffer data, RegisteredBuffer local,
+                               MonoSink<Object> sink, SendBuffers buffers, int maxInline, boolean withImmediate,
+                               int immediate) {
+        QueueSink.Written written = data == null && local == null ? (QueueSink.Written) sink : null;
+        int len = local != null ? (int) local.length() : written == null ? data.remaining() : written.length();
         bytes = len;
+        if (local == null) {
+            // Before the request is written: a writer that throws leaves nothing at w, and its slot is freed.
+            int slot = buffers.take();
+            sendSlot = slot;
+            if (written == null) {
+                buffers.copy(slot, data, len);
+            } else {
+                ByteBuffer target = buffers.view(slot).limit(len);
+                try {
+                    written.writeTo(target);
+                    if (target.position() != len) {
+                        throw QueueSink.Written.wrongLength(target.position(), len);
+                    }
+                } catch (RuntimeException e) {
+                    return e;
+                } finally {
+                    target.clear(); // copy() puts at absolute indices, up to the limit
+                }
+            }
+        }
         if (len <= maxInline) {
             flags |= SendFlag.INLINE.value();
         }
@@ -63,17 +88,13 @@ public final class SendEntry {
             if (len > 0) {
                 requests.sge(w, 0, local.segment().address(), len, Registration.lkeyOf(local));
             }
-        } else {
-            int slot = buffers.take();
-            sendSlot = slot;
-            buffers.copy(slot, data, len);
-            if (len > 0) {
-                requests.sge(w, 0, buffers.region(), buffers.offset(slot), len);
-            }
+        } else if (len > 0) {
+            requests.sge(w, 0, buffers.region(), buffers.offset(sendSlot), len);
         }
         if (withImmediate) {
             requests.immediate(w, immediate);
         }
+        return null;
     }
 
     /**

@@ -316,11 +316,13 @@ public final class SendQueue {
         int finished = 0;
         switch (kind) {
             case SEND -> {
-                if (credits) {
-                    finished = rendezvous.finishedField();
+                finished = credits ? rendezvous.finishedField() : 0;
+                RuntimeException e = op.writeSend(sendBatch, w, flags, data, local, sink, buffers, qp.maxInlineData(),
+                        credits, window.owed() | finished);
+                if (e != null) {
+                    finishOp(op, null, e); // a MessageWriter's failure: the message fails, nothing was posted
+                    return true;
                 }
-                op.writeSend(sendBatch, w, flags, data, local, buffers, qp.maxInlineData(), credits,
-                        window.owed() | finished);
             }
             case LARGE -> {
                 finished = rendezvous.finishedField();

@@ -16,7 +16,7 @@ import rdmaflux.cm.internal.util.FieldHandles;
  *
  * @param <T> the source's message type
  */
-final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawable {
+final class StreamElement<T> implements QueueSink.Written, QueueSink.Withdrawable {
     private static final VarHandle ENDED = FieldHandles.of(MethodHandles.lookup(), StreamElement.class, "ended",
             boolean.class);
 
@@ -26,8 +26,12 @@ final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawabl
     final int slot;
     /** The source's message while {@code release} is owed it; null without a release callback. */
     T message;
-    /** The bytes, while the message is queued or posted. */
+    /** The bytes, while the message is queued or posted; null when the writer writes them. */
     private ByteBuffer data;
+    /** The message the stream's writer writes into the send buffer when posted; null with {@code data}. */
+    private T toWrite;
+    /** The length of {@code toWrite}. */
+    private int length;
     /** Its message's place in the stream (1, 2, ...): what is withdrawn goes last first. */
     long order;
     /** The next ended element waiting for its release. */
@@ -42,11 +46,16 @@ final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawabl
         this.slot = slot;
     }
 
-    /** The source's thread, holding the slot: starts the element's next message, the {@code order}-th. */
-    void use(T message, ByteBuffer data, long order) {
+    /**
+     * The source's thread, holding the slot: starts the element's next message, the {@code order}-th: its bytes
+     * in {@code data}, or written when posted from {@code toWrite}, {@code length} bytes.
+     */
+    void use(T message, ByteBuffer data, T toWrite, int length, long order) {
         this.order = order;
         this.message = message;
         this.data = data;
+        this.toWrite = data == null ? toWrite : null;
+        this.length = length;
         this.queue = null;
         this.request = null;
         this.ended = false;
@@ -70,6 +79,21 @@ final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawabl
     }
 
     @Override
+    public int length() {
+        return length;
+    }
+
+    @Override
+    public void writeTo(ByteBuffer target) {
+        if (sender.ended()) {
+            // Queued behind a message whose write failed (or the stream was cancelled): posting it would leave
+            // a gap in what arrives, where a prefix of the stream is promised.
+            throw new java.util.concurrent.CancellationException("the stream ended before this message was posted");
+        }
+        sender.write(toWrite, target);
+    }
+
+    @Override
     public void waiting(SendQueue q) {
         queue = q;
     }
@@ -85,6 +109,7 @@ final class StreamElement<T> implements QueueSink.Message, QueueSink.Withdrawabl
             queue = null;
             request = null;
             data = null;
+            toWrite = null;
             sender.finished(this, error);
         }
     }

@@ -1,6 +1,7 @@
 package rdmaflux.cm.internal.rc;
 
 import rdmaflux.cm.internal.util.StreamWindow;
+import rdmaflux.cm.MessageWriter;
 import rdmaflux.cm.RdmaConnection;
 
 import java.nio.ByteBuffer;
@@ -50,6 +51,7 @@ public final class StreamSend<T> extends Mono<Void> {
     private final StreamTarget connection;
     private final Publisher<? extends T> source;
     private final Function<? super T, ? extends ByteBuffer> content;
+    private final MessageWriter<? super T> writer;
     private final Consumer<? super T> release;
     private final int window;
     private final Scheduler scheduler;
@@ -60,9 +62,27 @@ public final class StreamSend<T> extends Mono<Void> {
      */
     public StreamSend(StreamTarget connection, Publisher<? extends T> source, Function<? super T, ? extends ByteBuffer> content,
                Consumer<? super T> release, int window, Scheduler scheduler) {
+        this(connection, source, content, null, release, window, scheduler);
+    }
+
+    /**
+     * {@link RdmaConnection#send(Publisher, MessageWriter, Consumer)}.
+     *
+     * @param writer a message's length and bytes, written into its send buffer
+     * @param release told each message once the connection no longer reads it
+     */
+    public StreamSend(StreamTarget connection, Publisher<? extends T> source, MessageWriter<? super T> writer,
+               Consumer<? super T> release, int window, Scheduler scheduler) {
+        this(connection, source, null, writer, release, window, scheduler);
+    }
+
+    private StreamSend(StreamTarget connection, Publisher<? extends T> source,
+                       Function<? super T, ? extends ByteBuffer> content, MessageWriter<? super T> writer,
+                       Consumer<? super T> release, int window, Scheduler scheduler) {
         this.connection = connection;
         this.source = source;
         this.content = content;
+        this.writer = writer;
         this.release = release;
         this.window = Math.max(1, window);
         this.scheduler = scheduler;
@@ -83,7 +103,7 @@ public final class StreamSend<T> extends Mono<Void> {
         private final StreamTarget connection;
         /** What is in flight, what may be requested, whether the source and the stream ended. */
         private final StreamWindow window;
-        private final Function<? super T, ? extends ByteBuffer> content;
+        private final StreamContent<T> content;
         private final Consumer<? super T> release;
         /**
          * The messages handed over and not finished (or not released yet), by slot: a cancel withdraws the
@@ -111,15 +131,16 @@ public final class StreamSend<T> extends Mono<Void> {
         private long credit;
         /** How many messages were handed over: each element's place in the stream's order; the source's thread. */
         private long handedOver;
-        /** A fused source: a run's messages and their bytes, between polling and handing over. */
+        /** A fused source: a run's messages and their bytes (or lengths), between polling and handing over. */
         private final Object[] runMessages;
         private final ByteBuffer[] runBytes;
+        private final int[] runLengths;
 
         Sender(CoreSubscriber<? super Void> actual, StreamSend<T> send) {
             this.actual = actual;
             this.connection = send.connection;
             this.window = new StreamWindow(send.window, send.scheduler, this);
-            this.content = send.content;
+            this.content = new StreamContent<>(send.content, send.writer, send.connection);
             this.release = send.release;
             this.live = new AtomicReferenceArray<>(send.window);
             @SuppressWarnings("unchecked")
@@ -128,6 +149,7 @@ public final class StreamSend<T> extends Mono<Void> {
             int run = Math.min(send.window, SendBatches.MAX_BATCH);
             this.runMessages = new Object[run];
             this.runBytes = new ByteBuffer[run];
+            this.runLengths = new int[run];
         }
 
         @Override
@@ -162,7 +184,7 @@ public final class StreamSend<T> extends Mono<Void> {
             }
             ByteBuffer bytes;
             try {
-                bytes = content.apply(message);
+                bytes = content.bytes(message);
             } catch (RuntimeException | Error x) {
                 releaseNow(message);
                 upstream.cancel();
@@ -170,7 +192,17 @@ public final class StreamSend<T> extends Mono<Void> {
                 return;
             }
             window.take();
-            connection.sendElement(bytes, take(release == null ? null : message, bytes));
+            connection.sendElement(bytes, take(release == null ? null : message, bytes, message, content.written()));
+        }
+
+        /** {@return whether the stream ended: failed, cancelled or completed} Any thread. */
+        boolean ended() {
+            return window.ended();
+        }
+
+        /** Under the send queue's lock, as the element of {@code message} is posted: see {@link QueueSink.Written}. */
+        void write(T message, ByteBuffer target) {
+            content.write(message, target);
         }
 
         /** The source's thread: a message that never reached the send queue goes back at once. */
@@ -184,7 +216,7 @@ public final class StreamSend<T> extends Mono<Void> {
          * The source's thread: the element of a free slot, which holds it from now on. At most {@code window}
          * are in flight (or unreleased), as that much is requested; only this thread fills slots.
          */
-        private StreamElement<T> take(T message, ByteBuffer bytes) {
+        private StreamElement<T> take(T message, ByteBuffer bytes, T toWrite, int length) {
             int n = live.length();
             for (int i = 0; i < n; i++) {
                 if (live.get(i) == null) {
@@ -193,13 +225,13 @@ public final class StreamSend<T> extends Mono<Void> {
                         e = new StreamElement<>(this, i);
                         elements[i] = e;
                     }
-                    e.use(message, bytes, ++handedOver);
+                    e.use(message, bytes, toWrite, length, ++handedOver);
                     live.set(i, e);
                     return e;
                 }
             }
             StreamElement<T> e = new StreamElement<>(this, -1); // a source emitting beyond its demand: sent, not withdrawable
-            e.use(message, bytes, ++handedOver);
+            e.use(message, bytes, toWrite, length, ++handedOver);
             return e;
         }
 
@@ -236,7 +268,8 @@ public final class StreamSend<T> extends Mono<Void> {
                             runMessages[n++] = m;
                             credit--;
                             window.take(); // counted at once: the stream cannot end under it
-                            runBytes[n - 1] = content.apply(m);
+                            runBytes[n - 1] = content.bytes(m);
+                            runLengths[n - 1] = content.written();
                         }
                     } catch (RuntimeException | Error x) {
                         for (int i = 0; i < n; i++) {
@@ -303,7 +336,8 @@ public final class StreamSend<T> extends Mono<Void> {
             try {
                 for (int i = 0; i < n; i++) {
                     T m = message(i);
-                    connection.sendElement(runBytes[i], take(release == null ? null : m, runBytes[i]));
+                    connection.sendElement(runBytes[i], take(release == null ? null : m, runBytes[i], m,
+                            runLengths[i]));
                 }
             } finally {
                 clearRun(n);

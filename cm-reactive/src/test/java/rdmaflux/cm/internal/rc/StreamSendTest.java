@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -23,6 +24,7 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.junit.jupiter.api.Test;
+import rdmaflux.cm.MessageWriter;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -120,6 +122,11 @@ class StreamSendTest {
             return lock;
         }
 
+        @Override
+        public int eagerMessageSize() {
+            return EAGER;
+        }
+
         void complete(int i) {
             sent.get(i).sink().success();
         }
@@ -171,8 +178,135 @@ class StreamSendTest {
         }
     }
 
+    /** The fake connection's largest eager message: a writer's larger messages get a buffer of their own. */
+    private static final int EAGER = 16;
+
     private final ByHand scheduler = new ByHand();
     private final Target target = new Target();
+
+    /** Writes a byte array; {@code wrote} bytes of it, whatever its length says. */
+    private static MessageWriter<byte[]> arrays(int wrote) {
+        return new MessageWriter<>() {
+            @Override
+            public int length(byte[] message) {
+                return message.length;
+            }
+
+            @Override
+            public void write(byte[] message, ByteBuffer target) {
+                target.put(message, 0, wrote < 0 ? message.length : wrote);
+            }
+        };
+    }
+
+    /** {@return what the element handed over as {@code sent} writes into a send buffer of the eager size} */
+    private static ByteBuffer written(Target.Sent sent) {
+        QueueSink.Written w = (QueueSink.Written) sent.sink();
+        ByteBuffer slot = ByteBuffer.allocate(EAGER).limit(w.length());
+        w.writeTo(slot);
+        return slot.flip();
+    }
+
+    @Test
+    void aWritersSmallMessagesAreHandedOverWithoutBytesAndWriteThemselvesWhenPosted() {
+        List<byte[]> released = new ArrayList<>();
+        byte[] a = {1, 2, 3};
+        byte[] b = new byte[EAGER];
+        java.util.Arrays.fill(b, (byte) 7);
+        Outcome o = Outcome.of(new StreamSend<>(target, Flux.just(a, b), arrays(-1), released::add, 4, scheduler));
+        assertEquals(2, target.sent.size());
+        assertEquals(1, target.sent.get(0).holds(), "a fused source's run under one hold of the lock");
+        for (int i = 0; i < 2; i++) {
+            assertNull(target.sent.get(i).bytes(), "no buffer of its own");
+        }
+        assertEquals(ByteBuffer.wrap(a), written(target.sent.get(0)));
+        assertEquals(ByteBuffer.wrap(b), written(target.sent.get(1)));
+        target.complete(0);
+        target.complete(1);
+        scheduler.runAll();
+        assertTrue(o.completed.get());
+        assertEquals(2, released.size(), "each message handed back once, after its send");
+        assertTrue(released.contains(a) && released.contains(b));
+    }
+
+    @Test
+    void aWritersLargeMessageIsWrittenAtOnceIntoABufferOfItsOwn() {
+        Pushing source = new Pushing();
+        byte[] large = new byte[EAGER + 1];
+        large[EAGER] = 9;
+        List<byte[]> released = new ArrayList<>();
+        Outcome.of(new StreamSend<>(target, Flux.from(source).map(x -> large), arrays(-1), released::add, 4,
+                scheduler));
+        source.emit(0);
+        assertEquals(ByteBuffer.wrap(large), target.sent.get(0).bytes(), "read by the peer in place");
+    }
+
+    @Test
+    void aWriterThatWritesLessThanItsLengthFailsTheStream() {
+        Pushing source = new Pushing();
+        byte[] large = new byte[EAGER + 1];
+        List<byte[]> released = new ArrayList<>();
+        Outcome o = Outcome.of(new StreamSend<>(target, Flux.from(source).map(x -> large), arrays(EAGER),
+                released::add, 4, scheduler));
+        source.emit(0);
+        scheduler.runAll();
+        assertTrue(o.error.get() instanceof IllegalStateException, String.valueOf(o.error.get()));
+        assertTrue(o.error.get().getMessage().contains("wrote 16 of the 17 bytes"), o.error.get().getMessage());
+        assertTrue(source.cancelled);
+        assertEquals(List.of(large), released, "the message that never reached the connection, at once");
+        assertTrue(target.sent.isEmpty());
+    }
+
+    /** The send queue fails a message whose write threw; what was queued behind it must not be posted after it. */
+    @Test
+    void aMessageQueuedBehindAFailedWriteRefusesToBeWritten() {
+        byte[] a = {1};
+        byte[] b = {2};
+        MessageWriter<byte[]> failsOnA = new MessageWriter<>() {
+            @Override
+            public int length(byte[] message) {
+                return 1;
+            }
+
+            @Override
+            public void write(byte[] message, ByteBuffer target) {
+                if (message == a) {
+                    throw new IllegalStateException("boom");
+                }
+                target.put(message);
+            }
+        };
+        List<byte[]> released = new ArrayList<>();
+        Outcome o = Outcome.of(new StreamSend<>(target, Flux.just(a, b), failsOnA, released::add, 4, scheduler));
+        IllegalStateException boom = assertThrowsExactly(IllegalStateException.class, () -> written(target.sent.get(0)));
+        target.sent.get(0).sink().error(boom); // as the send queue tells it
+        assertThrowsExactly(java.util.concurrent.CancellationException.class, () -> written(target.sent.get(1)));
+        target.sent.get(1).sink().error(new java.util.concurrent.CancellationException());
+        scheduler.runAll();
+        assertSame(boom, o.error.get());
+        assertEquals(2, released.size());
+    }
+
+    @Test
+    void aNegativeLengthFailsTheStream() {
+        Pushing source = new Pushing();
+        MessageWriter<ByteBuffer> negative = new MessageWriter<>() {
+            @Override
+            public int length(ByteBuffer message) {
+                return -1;
+            }
+
+            @Override
+            public void write(ByteBuffer message, ByteBuffer target) {
+                throw new AssertionError("not written");
+            }
+        };
+        Outcome o = Outcome.of(new StreamSend<>(target, source, negative, m -> { }, 4, scheduler));
+        source.emit(0);
+        scheduler.runAll();
+        assertTrue(o.error.get() instanceof IllegalArgumentException, String.valueOf(o.error.get()));
+        assertTrue(target.sent.isEmpty());
+    }
 
     private <T> StreamSend<T> send(Publisher<T> source, Function<T, ByteBuffer> content, Consumer<T> release,
                                    int window) {
