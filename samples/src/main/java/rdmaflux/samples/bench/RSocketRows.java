@@ -26,6 +26,12 @@ final class RSocketRows {
     static final String RS_METRIC = "RSocket request-stream";
     /** Their target (issue #13): at least 0.8 × the reactive SEND stream. */
     static final Row.Target RS_TARGET = Row.Target.ratioAtLeast(0.8);
+    /**
+     * Pairs of runs per pair of {@code --repeat}, as the reactive SEND stream rows take {@link StreamRows#CHUNKS}
+     * rounds: a run (a stream, or 300 round trips) lasts 0.2-1 s under emulation, and its value moves by up to
+     * 2× from run to run on either side, so the interval of a median over 5 pairs is too wide to decide.
+     */
+    static final int PAIRS = StreamRows.CHUNKS;
 
     private final InetAddress ip;
     private final boolean quick;
@@ -97,7 +103,8 @@ final class RSocketRows {
             rs.requestResponse(2, latWarm * 2, latIters);
             client.pingPong(2, latWarm * 2, latIters, false);
             // Both sides: latWarm * 2 untimed round trips before each timed run, a quiet JIT, in turn.
-            Comparison.Runs rrRuns = Comparison.run(new Comparison.Rules(repeat, latWarm * 2, awaitJitQuiet), List.of(
+            int pairs = quick ? repeat : repeat * PAIRS;
+            Comparison.Runs rrRuns = Comparison.run(new Comparison.Rules(pairs, latWarm * 2, awaitJitQuiet), List.of(
                     Comparison.Side.ours("RSocket", w -> {
                         VerbsTests.Latency l = rs.requestResponse(2, w, latIters);
                         return new Comparison.Measured(Stats.typicalMicros(l.stamps(), 2), l.allocPerMessage());
@@ -110,7 +117,7 @@ final class RSocketRows {
                     + latWarm * 2 + " untimed, both sides; RSocket over RdmaClientTransport/RdmaServerTransport, each "
                     + "side on its own loops with the transports' default options (frames handled on the loops); "
                     + "baseline the reactive send/recv latency row's ping-pong on one connection opened once, as "
-                    + "RSocket's; alloc = all threads", "baseline", repeat);
+                    + "RSocket's; alloc = all threads", "baseline", pairs);
             progress.accept(rr);
             rows.add(rr);
             rdmaRr = rr.ours();
@@ -118,7 +125,7 @@ final class RSocketRows {
                 int size = sizes[i];
                 int n = messages.applyAsInt(size);
                 int warm = Math.max(16, n / 10);
-                Comparison.Runs rsRuns = Comparison.run(new Comparison.Rules(repeat, warm, awaitJitQuiet), List.of(
+                Comparison.Runs rsRuns = Comparison.run(new Comparison.Rules(pairs, warm, awaitJitQuiet), List.of(
                         Comparison.Side.ours("RSocket", w -> {
                             rs.requestStream(size, w);
                             ReactiveStream.Run run = rs.requestStream(size, n);
@@ -129,10 +136,18 @@ final class RSocketRows {
                             return new Comparison.Measured(pair.stream(size, n).messagesPerSecond(), Double.NaN);
                         })));
                 failed |= rsRuns.failed(1);
+                say.accept("  RSocket request-stream " + Row.sizeText(size) + ": RSocket "
+                        + StreamRows.rates(rsRuns.values(0)) + ", reactive SEND stream "
+                        + StreamRows.rates(rsRuns.values(1)) + " msg/s");
+                // Runs of 0.2-1 s fall in one of two rates about twice apart on either side, as the reactive SEND
+                // stream rows' do: both sides' rates are taken alike, by the same rule as there.
                 Row row = Comparison.row(RS_METRIC, size, "msg/s", "reactive SEND stream (ours)", RS_TARGET, rsRuns,
-                        1, Stats::median, n + " payloads of data only, unbounded demand, after " + warm + " untimed, "
+                        1, Stats::fastMode, n + " payloads of data only, unbounded demand, after " + warm + " untimed, "
                         + "both sides; baseline the reactive SEND stream row's pair at the same size and count; "
-                        + "alloc = all threads", "baseline", repeat);
+                        + "each side's rate is the median of its runs that reached half its fastest (Stats.fastMode, "
+                        + "as the reactive SEND stream rows); RSocket " + StreamRows.streams(rsRuns.values(0))
+                        + ", baseline " + StreamRows.streams(rsRuns.values(1)) + "; alloc = all threads", "baseline",
+                        pairs);
                 progress.accept(row);
                 rows.add(row);
                 rdmaStream[i] = row.ours();

@@ -244,12 +244,12 @@ final class StreamRows {
     }
 
     /** {@return one run's per-stream rates, for the progress line} */
-    private static String rates(List<Double> rates) {
+    static String rates(List<Double> rates) {
         return rates.stream().map(Row::fmt).collect(java.util.stream.Collectors.joining(" "));
     }
 
     /** {@return the note's part on one side's streams: their range and those {@link Stats#fastMode} left out} */
-    private static String streams(List<Double> rates) {
+    static String streams(List<Double> rates) {
         if (rates.isEmpty()) {
             return "no stream";
         }
