@@ -31,13 +31,16 @@ public final class PeerMain {
      * The pooled echo server's connections: 4 KiB buffers, few send buffers (each connection still has
      * its own), so 1,000 connections pin little beside the pool; they share completion queues.
      */
-    static final ConnectionOptions POOL_OPTIONS = OPTIONS.toBuilder().bufferSize(4096).sendBuffers(4)
+    static final ConnectionOptions POOL_OPTIONS = OPTIONS.toBuilder().bufferSize(4096).sendBuffers(2)
             .sharedCompletionQueue(true).build();
+    /** The connections {@link #POOL} is sized for ({@code ManyConnectionsIT}). */
+    static final int POOLED_CONNECTIONS = 2_000;
     /**
-     * 1,000 connections' quota of 2 credits and 3 control buffers, and a reserve of 1,024 lent at most 8
-     * at a time: 6,124 buffers of 4 KiB, about 24 MiB, whatever the number of connections.
+     * 2,000 connections' quota of 2 credits and 3 control buffers, and a reserve of 1,024 lent at most 8
+     * at a time: 11,124 buffers of 4 KiB, about 43 MiB, whatever the number of connections.
      */
-    static final SharedReceivePool POOL = SharedReceivePool.of(1_000 * 5 + 1_024 + 100, 2).withReserve(1_024, 8);
+    static final SharedReceivePool POOL = SharedReceivePool.of(POOLED_CONNECTIONS * 5 + 1_024 + 100, 2)
+            .withReserve(1_024, 8);
 
     /** The storm server's accept queue: small, so a storm overflows it at once. */
     static final int STORM_QUEUE = 8;
