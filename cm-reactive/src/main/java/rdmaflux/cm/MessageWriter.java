@@ -11,8 +11,9 @@ import java.nio.ByteBuffer;
  * <p>A message of up to {@link RdmaConnection#eagerMessageSize()} bytes is written into its send buffer when it
  * is posted: under the connection's send lock, on the thread that posts it (the source's, or the completion
  * loop's when it had to wait for a credit). {@link #write} must therefore be quick, must not block and must
- * not keep {@code target}. A larger message is written once, on the source's thread, into a buffer of its
- * own that the peer then reads in place.
+ * not keep {@code target}. A larger message is written once, on the source's thread, into a heap buffer of
+ * its own, which then goes as a large message of {@link RdmaConnection#send(org.reactivestreams.Publisher)}
+ * does: copied into registered memory that the peer reads.
  *
  * @param <T> the message type
  */

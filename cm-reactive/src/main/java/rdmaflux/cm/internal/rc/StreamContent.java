@@ -7,8 +7,8 @@ import rdmaflux.cm.MessageWriter;
 
 /**
  * How one subscription of a {@link StreamSend} turns its messages into bytes: the content function's buffer,
- * or a {@link MessageWriter} that writes a message into its send buffer when it is posted (a large one, which
- * the peer reads in place, into a buffer of its own at once).
+ * or a {@link MessageWriter} that writes a message into its send buffer when it is posted (a large one at once,
+ * into a heap buffer of its own that the rendezvous copies into registered memory).
  *
  * <p>Threads: {@link #bytes} and {@link #written} on the source's (or the draining) thread, one at a time;
  * {@link #write} under the send queue's lock.

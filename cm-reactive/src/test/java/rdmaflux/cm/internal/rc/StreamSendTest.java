@@ -238,7 +238,7 @@ class StreamSendTest {
         Outcome.of(new StreamSend<>(target, Flux.from(source).map(x -> large), arrays(-1), released::add, 4,
                 scheduler));
         source.emit(0);
-        assertEquals(ByteBuffer.wrap(large), target.sent.get(0).bytes(), "read by the peer in place");
+        assertEquals(ByteBuffer.wrap(large), target.sent.get(0).bytes(), "written at once, on the source's thread");
     }
 
     @Test
