@@ -456,12 +456,14 @@ public final class StreamSend<T> extends Mono<Void> {
         /**
          * Withdraws what still waits, the last handed over first: withdrawing a message lets the queue post
          * what waited behind it, so the first one first could post a later one and leave a gap; this way
-         * what arrives is a prefix of the stream. Only on a cancel or a failure, so the sort allocates.
+         * what arrives is a prefix of the stream. Only on a cancel or a failure, so the sort allocates. The
+         * slots stay taken until their messages end: a message of a run still being handed over must not take
+         * the place of one in flight (its message would never be released).
          */
         private void withdrawQueued() {
             java.util.List<StreamElement<T>> queued = new java.util.ArrayList<>();
             for (int i = 0; i < live.length(); i++) {
-                StreamElement<T> e = live.getAndSet(i, null);
+                StreamElement<T> e = live.get(i);
                 if (e != null) {
                     queued.add(e);
                 }

@@ -75,7 +75,7 @@ class StreamSendTest {
      * The connection: records each element with the lock's hold count and which hold it came in (counted by
      * the lock's outermost unlocks); queued elements can be withdrawn.
      */
-    private static final class Target implements StreamTarget {
+    private static class Target implements StreamTarget {
         record Sent(ByteBuffer bytes, MonoSink<Object> sink, int holds, int hold) {
         }
 
@@ -285,6 +285,45 @@ class StreamSendTest {
         scheduler.runAll();
         assertSame(boom, o.error.get());
         assertEquals(2, released.size());
+    }
+
+    /**
+     * A message of a run that fails as it is handed over ends the stream, and the end may run (on the
+     * scheduler's thread) before the rest of the run is handed over: the messages still in flight then must
+     * keep their places, or a later message of the run takes over one of them and its message is never
+     * released.
+     */
+    @Test
+    void aRunWhoseMessageFailsOnHandOverReleasesEveryMessageOnce() {
+        List<ByteBuffer> released = new ArrayList<>();
+        Target failing = new Target() {
+            @Override
+            public void sendElement(ByteBuffer message, MonoSink<Object> sink) {
+                super.sendElement(message, sink);
+                if (message.getInt(0) == 1) {
+                    sink.error(new IllegalStateException("refused"));
+                    scheduler.runAll(); // the end, as if the scheduler's thread ran it now
+                }
+            }
+        };
+        List<ByteBuffer> messages = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            messages.add(ByteBuffer.allocate(4).putInt(0, i));
+        }
+        Outcome o = Outcome.of(new StreamSend<>(failing, Flux.fromIterable(messages), Function.identity(),
+                released::add, 4, scheduler));
+        assertEquals(4, failing.sent.size(), "the whole run was handed over");
+        for (int i = 0; i < 4; i++) {
+            if (i != 1) {
+                failing.sent.get(i).sink().success(); // posted ones complete; the others were withdrawn
+            }
+        }
+        scheduler.runAll();
+        assertTrue(o.error.get() instanceof IllegalStateException, String.valueOf(o.error.get()));
+        assertEquals(4, released.size(), "released: " + released);
+        for (ByteBuffer m : messages) {
+            assertTrue(released.stream().anyMatch(r -> r == m), "message " + m.getInt(0) + " was not released");
+        }
     }
 
     @Test
