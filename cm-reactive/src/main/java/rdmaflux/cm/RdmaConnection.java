@@ -175,7 +175,8 @@ public interface RdmaConnection extends RdmaDisposable {
      * Sends a stream of messages as {@link #send(Publisher, Function, Consumer)} does, but each message writes
      * itself into its registered send buffer ({@link MessageWriter}) instead of handing over one buffer with
      * its bytes: a message in pieces is not gathered into a buffer of its own first. {@code release} is
-     * called as there, exactly once per message, once the connection no longer reads it.
+     * called exactly once per message, once the connection no longer reads it: after its send completed,
+     * failed or was withdrawn, or at once for a message that arrives after the stream ended.
      *
      * @param messages the messages, in order
      * @param writer each message's length and bytes

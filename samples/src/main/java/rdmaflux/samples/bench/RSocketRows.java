@@ -145,8 +145,8 @@ final class RSocketRows {
                 say.accept("  RSocket request-stream " + Row.sizeText(size) + ": RSocket "
                         + StreamRows.rates(rsRuns.values(0)) + ", reactive SEND stream "
                         + StreamRows.rates(rsRuns.values(1)) + " msg/s");
-                // Runs of 0.2-1 s fall in one of two rates about twice apart on either side, as the reactive SEND
-                // stream rows' do: both sides' rates are taken alike, by the same rule as there.
+                // Both sides' rates go through the reactive SEND stream rows' rule, so a run the emulator slowed to
+                // under half the side's fastest counts on neither side.
                 Row row = Comparison.row(RS_METRIC, size, "msg/s", "reactive SEND stream (ours)", RS_TARGET, rsRuns,
                         1, Stats::fastMode, n + " payloads of data only, unbounded demand, after " + warm + " untimed, "
                         + "both sides; baseline the reactive SEND stream row's pair at the same size and count; "
