@@ -93,6 +93,45 @@ class LargeMessagesIT {
     }
 
     @Test
+    void messagesOfAtMostSixtyFourKiBAreReadIntoSlabsNotIntoARegionEach() {
+        Map<String, Integer> baseline = Resources.baseline();
+        int size = 48 * KIB; // above the 8 KiB receive buffers: by rendezvous
+        int count = 24; // held at once, within the 32 credits the descriptors take
+        LinkedBlockingQueue<RdmaMessage> held = new LinkedBlockingQueue<>();
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0),
+                ConnectionOptions.defaults(), AcceptFilter.ACCEPT_ALL).block(T);
+        Disposable receiving = server.connections().flatMap(RdmaConnection::receive).subscribe(held::add);
+        try (Arena arena = Arena.ofShared()) {
+            RdmaConnection c = RdmaConnection.connect(server.address()).block(T);
+            // One registration for all of them, read in place: the sender registers nothing of this length.
+            RegisteredBuffer source = c.register(arena.allocate((long) size * count, 4096),
+                    AccessFlags.of(AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ));
+            List<RegisteredBuffer> messages = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                RegisteredBuffer m = source.slice((long) i * size, size);
+                MemorySegment.copy(payload(arena, i, size), 0, m.segment(), 0, size);
+                messages.add(m);
+            }
+            Flux.fromIterable(messages).concatMap(c::send).then().block(T);
+            org.awaitility.Awaitility.await().atMost(T).until(() -> held.size() == count);
+            // All of them read and held: a region registered per message would have the message's length.
+            assertEquals(0, RdmaResources.regionsOfLength(size), "regions registered for single messages");
+            for (int i = 0; i < count; i++) {
+                RdmaMessage m = held.poll();
+                assertEquals(size, m.length());
+                assertEquals(crc(messages.get(i).segment()), crc(m.data()), "message " + i);
+                m.release();
+            }
+            source.close();
+            c.disposeNow(T);
+        } finally {
+            receiving.dispose();
+            server.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after messages read into slabs");
+    }
+
+    @Test
     void aFiveHundredTwelveMiBMessageArrivesWhole() {
         try (ChecksumServer s = new ChecksumServer(ConnectionOptions.defaults(), Duration.ZERO);
              Arena arena = Arena.ofShared()) {

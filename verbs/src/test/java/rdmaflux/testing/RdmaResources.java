@@ -41,6 +41,24 @@ public final class RdmaResources {
     }
 
     /**
+     * How many memory regions of exactly {@code length} bytes exist right now, from the kernel's own list
+     * ({@code rdma -j resource show mr}): a region registered for one buffer has that buffer's length.
+     *
+     * @param length the length
+     * @return how many regions have it, over all processes and devices
+     */
+    public static int regionsOfLength(long length) {
+        Matcher m = MR_LENGTH.matcher(run("rdma", "-j", "resource", "show", "mr"));
+        int n = 0;
+        while (m.find()) {
+            if (Long.parseLong(m.group(1)) == length) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
      * The memory one process has registered right now, from the kernel's own list
      * ({@code rdma -j resource show mr}). The kernel names each region's creator by its task, which for
      * a thread other than the main one is the thread's id, not the process's: regions are matched against

@@ -11,7 +11,8 @@ import rdmaflux.verbs.MemoryRegion;
 import rdmaflux.verbs.ProtectionDomain;
 
 /**
- * Connections' own small buffers (receive rings, send buffers, atomic result words), carved from slabs:
+ * Connections' own small buffers (receive rings, send buffers, atomic result words, and the regions large
+ * messages of at most {@link #MAX_BLOCK} are read into), carved from slabs:
  * regions registered once in a protection domain, each cut into blocks of one power of two (a slab holds
  * {@link #BLOCKS_PER_SLAB} blocks, at least a page and at most {@link #MAX_SLAB} bytes). Setting up a
  * connection whose buffers are small then makes no {@code ibv_reg_mr} in the common case, where it made
@@ -43,7 +44,7 @@ public final class BufferSlabs {
     /** The smallest slab: a page. */
     private static final long MIN_SLAB = 4096;
     /** The largest block carved from a slab; larger ones are registered on their own. */
-    static final long MAX_BLOCK = 64 * 1024;
+    public static final long MAX_BLOCK = 64 * 1024;
     /** The smallest block: a cache line, so blocks never share one. */
     private static final int MIN_SHIFT = 6;
     private static final int MAX_SHIFT = Long.numberOfTrailingZeros(MAX_BLOCK);
@@ -158,23 +159,53 @@ public final class BufferSlabs {
             MemorySegment memory = BufferSlabs.allocate(arena, bytes, 64);
             return new Block(pd.register(memory), 0, memory, null, -1);
         }
-        int shift = Math.max(MIN_SHIFT, 64 - Long.numberOfLeadingZeros(Math.max(1, bytes) - 1));
-        ArrayDeque<Slab> candidates = open[shift - MIN_SHIFT];
+        int shift = shiftOf(bytes);
         synchronized (this) {
-            Slab s = candidates.peekFirst();
-            if (s == null) {
-                MemorySegment memory = BufferSlabs.allocate(Arena.ofAuto(), slabBytes(shift), 4096);
-                s = new Slab(this, pd.register(memory), shift);
-                candidates.addFirst(s);
-                slabs++;
+            Block b = take(shift, bytes);
+            if (b != null) {
+                return b;
             }
-            int index = s.free[--s.freeCount];
-            if (s.freeCount == 0) {
-                candidates.removeFirst();
-            }
-            long offset = (long) index << shift;
-            return new Block(s.region, offset, s.region.segment().asSlice(offset, bytes), s, index);
+            MemorySegment memory = BufferSlabs.allocate(Arena.ofAuto(), slabBytes(shift), 4096);
+            open[shift - MIN_SHIFT].addFirst(new Slab(this, pd.register(memory), shift));
+            slabs++;
+            return take(shift, bytes);
         }
+    }
+
+    /**
+     * A block of at least {@code bytes} from a slab already registered, or none: unlike {@link #carve}, it
+     * never registers (a slab's {@code ibv_reg_mr} can take milliseconds), so a loop may call it.
+     *
+     * @param bytes how many
+     * @return the block, to be {@link Block#free() freed} by its owner, or null when {@code bytes} is larger
+     *         than a slab's blocks or no slab of that size has a free block
+     */
+    public Block tryCarve(long bytes) {
+        if (bytes > MAX_BLOCK) {
+            return null;
+        }
+        synchronized (this) {
+            return take(shiftOf(bytes), bytes);
+        }
+    }
+
+    private static int shiftOf(long bytes) {
+        return Math.max(MIN_SHIFT, 64 - Long.numberOfLeadingZeros(Math.max(1, bytes) - 1));
+    }
+
+    /** Guarded by this: a free block of {@code 1 << shift} bytes from an open slab, or null. */
+    private Block take(int shift, long bytes) {
+        ArrayDeque<Slab> candidates = open[shift - MIN_SHIFT];
+        Slab s = candidates.peekFirst();
+        if (s == null) {
+            return null;
+        }
+        int index = s.free[--s.freeCount];
+        if (s.freeCount == 0) {
+            candidates.removeFirst();
+        }
+        long offset = (long) index << shift;
+        return new Block(s.region, offset, s.region.segment().asSlice(offset, bytes), s, index);
     }
 
     /** {@return the bytes of a slab of blocks of {@code 1 << shift} bytes} */

@@ -1,6 +1,7 @@
 package rdmaflux.cm.internal.rc;
 
 import rdmaflux.cm.RdmaMessage;
+import rdmaflux.cm.internal.memory.BufferSlabs;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -12,7 +13,11 @@ import rdmaflux.verbs.MemoryRegion;
  * whose credit returns when the application releases the message), the registered region this side
  * RDMA-READs it into, and, once read, the message the application gets.
  *
- * <p>Threads: the completion loop creates and delivers it; a worker allocates its region; the
+ * <p>Its memory is a block of the connections' slabs ({@link BufferSlabs}) for a message of at most
+ * {@link BufferSlabs#MAX_BLOCK}, or else a region registered for it alone.
+ *
+ * <p>Threads: the completion loop creates and delivers it; a worker, or the thread that admits it when a
+ * slab has a free block, allocates its region; the
  * application reads and releases it on any thread; {@link #state} is the hand-over point.
  */
 public final class LargeReceive implements RdmaMessage, Retainable {
@@ -37,6 +42,10 @@ public final class LargeReceive implements RdmaMessage, Retainable {
     Arena arena;
     MemorySegment memory;
     MemoryRegion region;
+    /** Where {@link #memory} starts in {@link #region}. */
+    long regionOffset;
+    /** The slab block that holds {@link #memory}, or null. */
+    BufferSlabs.Block block;
 
     /** Told by the application's {@code onNext}, read on its thread after it ({@link ReceivedMessages}). */
     private boolean retained;
@@ -97,6 +106,11 @@ public final class LargeReceive implements RdmaMessage, Retainable {
 
     /** Frees the region (idempotent). The caller makes sure the device no longer writes it. */
     void free() {
+        if (block != null) {
+            block.free();
+            block = null;
+            region = null;
+        }
         if (region != null) {
             region.close();
             region = null;
@@ -105,5 +119,13 @@ public final class LargeReceive implements RdmaMessage, Retainable {
             arena.close();
             arena = null;
         }
+    }
+
+    /** Reads into {@code b} (its owner frees it with {@link #free()}). */
+    void readInto(BufferSlabs.Block b) {
+        block = b;
+        region = b.region();
+        regionOffset = b.offset();
+        memory = b.memory();
     }
 }

@@ -3,6 +3,7 @@ package rdmaflux.cm.internal.rc;
 import rdmaflux.cm.ConnectionOptions;
 import rdmaflux.cm.RdmaCmException;
 import rdmaflux.cm.RdmaMessage;
+import rdmaflux.cm.internal.memory.BufferSlabs;
 import rdmaflux.cm.internal.memory.Registration;
 import rdmaflux.cm.internal.memory.Registrations;
 import rdmaflux.cm.Step;
@@ -23,7 +24,8 @@ import rdmaflux.verbs.ProtectionDomain;
  * receive buffers is registered where it is when it is off-heap (no copy), or else copied once into
  * registered memory on the sender; it is announced by a 16-byte
  * descriptor that travels as an ordinary data SEND (so it keeps its place among small messages and
- * takes a credit), RDMA-READ by the receiver straight into a region it registered for it, and delivered
+ * takes a credit), RDMA-READ by the receiver straight into registered memory (a slab block for a message of at most
+ * {@link BufferSlabs#MAX_BLOCK}, else a region registered for it), and delivered
  * as one {@link RdmaMessage}. The receiver tells the sender how many of its large messages it finished
  * reading in bits 16-28 of the immediate data of its next SEND or control message; each completes the
  * oldest posted large send and frees its copy.
@@ -37,7 +39,9 @@ import rdmaflux.verbs.ProtectionDomain;
  *
  * <p>Threads: the owning {@link RcQueue}'s lock ({@link ConnectionLock}) guards the fields marked so; {@link #ordered} belongs
  * to the completion loop; a worker ({@link Port#worker()}) copies, allocates and registers, which can
- * take milliseconds for large messages and so never runs on a loop.
+ * take milliseconds for large messages and so never runs on a loop. A message of at most
+ * {@link BufferSlabs#MAX_BLOCK} that finds a free block in a slab already registered is read at once by
+ * the thread that admits it (the completion loop, or one releasing a message): that takes no registration.
  */
 public final class Rendezvous {
     /** What the queue provides. */
@@ -253,26 +257,45 @@ public final class Rendezvous {
             waiting.poll();
             receiveBytes += r.length;
             r.state = LargeReceive.READING;
+            if (memory == null && inFreeBlock(r)) {
+                // Read at once, from here: no hop to a worker and no registration for this message.
+                r.readPosted = true;
+                port.postRead(r);
+                continue;
+            }
             LargeReceive next = r;
             port.worker().schedule(() -> allocate(next));
         }
     }
 
+    /** Lock held: whether {@code r} got a free block of a registered slab to be read into. */
+    private boolean inFreeBlock(LargeReceive r) {
+        BufferSlabs.Block b = port.registrations().slabs().tryCarve(r.length);
+        if (b == null) {
+            return false;
+        }
+        r.readInto(b);
+        return true;
+    }
+
     /** Worker: the region the message is read into. */
     private void allocate(LargeReceive r) {
         try {
-            if (memory != null) {
+            if (memory == null && r.length <= BufferSlabs.MAX_BLOCK) {
+                r.readInto(port.registrations().slabs().carve(Arena.ofAuto(), r.length)); // registers a slab
+            } else if (memory != null) {
                 MemorySegment m = memory.apply(r.length);
                 if (m == null || !m.isNative() || m.byteSize() < r.length) {
                     throw new IllegalStateException("largeMessageMemory returned " + m + " for a message of "
                             + r.length + " bytes: it must return off-heap memory of at least that size");
                 }
                 r.memory = m.asSlice(0, r.length);
+                r.region = port.pd().register(r.memory, AccessFlags.LOCAL_WRITE);
             } else {
                 r.arena = Arena.ofShared();
                 r.memory = r.arena.allocate(r.length, 4096);
+                r.region = port.pd().register(r.memory, AccessFlags.LOCAL_WRITE);
             }
-            r.region = port.pd().register(r.memory, AccessFlags.LOCAL_WRITE);
         } catch (RuntimeException | OutOfMemoryError e) {
             r.free();
             port.fail(e);

@@ -130,7 +130,7 @@ public final class SendEntry {
         int n = Math.min(maxRead, message.length - at);
         large = message;
         bytes = n;
-        requests.set(w, index, SendOpcode.RDMA_READ, flags).sge(w, 0, message.region, at, n)
+        requests.set(w, index, SendOpcode.RDMA_READ, flags).sge(w, 0, message.region, message.regionOffset + at, n)
                 .rdma(w, message.remoteAddress + at, message.rkey);
     }
 
