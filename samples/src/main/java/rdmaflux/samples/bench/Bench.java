@@ -43,6 +43,9 @@ import rdmaflux.verbs.RdmaDevice;
  *   <li>Connection setup rate with per-step times vs {@code cmtime}; target ours ≥ 0.8 × C.</li>
  *   <li>Connection setup through the reactive API, N (1,000) {@code RdmaConnection.connect} at once vs
  *       {@code cmtime -c N}; target ours ≥ 0.8 × C.</li>
+ *   <li>Connections at scale: one server JVM with a shared receive pool holding N (10,000) connections, their
+ *       setup rate vs {@code cmtime -c N}, a message each, and the server's pinned memory (target at most
+ *       32 KiB) and heap per idle connection ({@link ScaleRows}).</li>
  *   <li>Multicast datagram rate vs {@code mckey} (a receiver and a send-only sender, N datagrams of 100 B and
  *       1 KiB): on the verbs layer with the bandwidth target, ours ≥ 0.95 × C; through the reactive
  *       {@code RdmaMulticast} API, ours ≥ 0.8 × C.</li>
@@ -115,6 +118,10 @@ public final class Bench implements Callable<Integer> {
             + "cmtime (default: 1000, quick 20).")
     Integer reactiveConnections;
 
+    @Option(names = "--scale-connections", description = "Connections one server holds in the scale rows, vs "
+            + "cmtime (default: 10000, quick 100).")
+    Integer scaleConnections;
+
     @Option(names = "--mc-count", description = "Datagrams per multicast run (default: 4000, quick 1000; at most "
             + "32768).")
     Integer mcCount;
@@ -134,12 +141,13 @@ public final class Bench implements Callable<Integer> {
 
     /** The groups of rows {@code --only} can choose. */
     static final java.util.Set<String> GROUPS = java.util.Set.of("latency", "bandwidth", "extended", "reactive",
-            "large", "setup", "multicast", "stream", "rsocket");
+            "large", "setup", "scale", "multicast", "stream", "rsocket");
 
     @Option(names = "--only", split = ",", paramLabel = "GROUP",
             description = "Run only these groups: latency, bandwidth, extended (the bandwidth rows posting through "
                     + "ibv_wr_*), reactive, large (the reactive API's messages larger than the receive buffers, vs "
-                    + "ib_read_bw), setup, multicast, stream (the reactive SEND stream vs the verbs one, and "
+                    + "ib_read_bw), setup, scale (one server holding 10,000 connections: setup rate vs cmtime, memory per "
+                    + "idle connection), multicast, stream (the reactive SEND stream vs the verbs one, and "
                     + "what each reactive API allocates), rsocket (RSocket over rdmaflux vs the reactive API, and over "
                     + "TCP) (default: all).")
     java.util.Set<String> only = GROUPS;
@@ -277,6 +285,12 @@ public final class Bench implements Callable<Integer> {
             rows.addAll(setup.rows(conns, c));
             ourFailure |= setup.failed();
             rows.add(reactive.setupRow(reactiveConnections != null ? reactiveConnections : quick ? 20 : 1000, c));
+        }
+        if (only.contains("scale")) {
+            ScaleRows scale = new ScaleRows(ip, quick, repeat, timeout, pin, this::progress, this::awaitJitQuiet,
+                    line -> say("%s", line));
+            rows.addAll(scale.rows(scaleConnections != null ? scaleConnections : quick ? 100 : 10_000, c));
+            ourFailure |= scale.failed();
         }
         if (only.contains("multicast")) {
             MulticastRows mc = new MulticastRows(ip, device, mcGroup, quick, repeat, verbose, timeout, pin, comparison,

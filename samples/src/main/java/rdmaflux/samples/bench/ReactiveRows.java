@@ -178,49 +178,12 @@ final class ReactiveRows {
         return row;
     }
 
-    /**
-     * Untimed rounds of {@code conns} connections until one leaves the JIT nearly idle (compilation under
-     * 5% of the round's time), at most {@code maxRounds}, then the wait for a quiet JIT: the verbs setup
-     * row's rule. Each connection runs the setup path once per side, so a single round leaves most of it
-     * interpreted or queued for the compiler, and the timed run would measure the compiler threads, which
-     * share the CPUs with the CM loops, more than the steady state cmtime (native code) is compared with.
-     *
-     * @return how many rounds ran
-     */
-    private int warmUpSetup(SetupServerProcess server, int conns, int maxRounds, Duration longer) {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
-        java.lang.management.ClassLoadingMXBean classes = java.lang.management.ManagementFactory.getClassLoadingMXBean();
-        int rounds = 0;
-        while (rounds < maxRounds) {
-            long compiled = monitored ? jit.getTotalCompilationTime() : 0;
-            long loaded = classes.getTotalLoadedClassCount();
-            long t0 = System.nanoTime();
-            ReactiveSetup.Result r = ReactiveSetup.run(server, conns, longer);
-            rounds++;
-            double wallMs = (System.nanoTime() - t0) / 1e6;
-            // The server JVM's compiler shares the CPUs too: its CPU time counts with this JVM's compilations.
-            long compiling = monitored ? jit.getTotalCompilationTime() - compiled + Math.round(r.serverJit() * 1000)
-                    : -1;
-            // Classes loaded per round: code generated per connection (lambda forms, hidden classes) would keep
-            // the JIT busy however long the warm-up.
-            System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup warm-up %d: %.1f conn/s, JIT %d ms of %.0f ms, "
-                    + "%d classes loaded%n", rounds, r.rate(), compiling, wallMs,
-                    classes.getTotalLoadedClassCount() - loaded);
-            if (!monitored || compiling < 0.05 * wallMs) {
-                break;
-            }
-        }
-        awaitJitQuiet.run();
-        server.quiet();
-        return rounds;
-    }
 
     /**
      * Connection setup through the reactive API ({@link ReactiveSetup}: N {@code RdmaConnection.connect}
      * at once) against {@code cmtime -c N} in the same run, alternating, medians; target as the verbs setup
      * row. Untimed rounds of the same N, at most {@value #SETUP_WARMUP_ROUNDS}, warm the JIT first
-     * ({@link #warmUpSetup}; not in a quick run): code that runs once per connection and side reaches C2
+     * ({@link ReactiveSetup#warmUp}; not in a quick run): code that runs once per connection and side reaches C2
      * only after a few thousand connections (HotSpot's tier-4 threshold is 5,000 invocations), more than
      * a few rounds of 100 give it. The server runs in a second JVM ({@link SetupServer}) for the whole row,
      * as cmtime's server is a second process.
@@ -235,7 +198,7 @@ final class ReactiveRows {
             // The benchmark's own wait for a quiet JIT: 5 s in a quick run, 30 s otherwise.
             server = new SetupServerProcess(ip, conns, longer, Duration.ofSeconds(quick ? 5 : 30), pin);
             if (!quick) { // the quick run stays short and checks that the row works
-                warmups = warmUpSetup(server, conns, SETUP_WARMUP_ROUNDS, longer);
+                warmups = ReactiveSetup.warmUp(server, conns, SETUP_WARMUP_ROUNDS, longer, awaitJitQuiet);
             }
         } catch (RuntimeException e) {
             ourFailure = true;

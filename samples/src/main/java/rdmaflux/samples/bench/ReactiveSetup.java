@@ -63,6 +63,21 @@ final class ReactiveSetup {
      * @return the time and the retries
      */
     static Result run(SetupServerProcess server, int connections, Duration timeout) {
+        return run(server, connections, timeout, clients -> { });
+    }
+
+    /**
+     * Sets up {@code connections} connections at once to {@code server}, hands them to {@code whileOpen}
+     * (untimed), then closes them all.
+     *
+     * @param server the server JVM, whose accept queue holds {@code connections}
+     * @param connections how many
+     * @param timeout the longest the setup, and the teardown, may take
+     * @param whileOpen what to do with the connections once the time is taken, before they close
+     * @return the time and the retries
+     */
+    static Result run(SetupServerProcess server, int connections, Duration timeout,
+                      java.util.function.Consumer<List<RdmaConnection>> whileOpen) {
         StepTotals clientSteps = new StepTotals();
         ConnectionOptions options = SetupOptions.options().toBuilder().recorder(clientSteps).build();
         List<RdmaConnection> clients = List.of();
@@ -93,6 +108,7 @@ final class ReactiveSetup {
                     cpu1.groupSince(cpu0, "rdmaflux-cm"), cpu1.groupUserSince(cpu0, "rdmaflux-cm"),
                     cpu1.groupSince(cpu0, "rdmaflux-completion"), cpu1.groupSince(cpu0, "rdmaflux-signal"),
                     cpu1.jitSince(cpu0), s.profile(), clientSteps.describe());
+            whileOpen.accept(clients);
             // Both JVMs' compilers share the CPUs with the CM loops.
             return new Result(connections, (t1 - t0) / 1e9, retries.get(), profile,
                     Warmup.jitBusy(cpu1.jitSince(cpu0) + s.jitSeconds(), (t1 - t0) / 1e9), s.jitSeconds());
@@ -103,5 +119,48 @@ final class ReactiveSetup {
             }).then().block(timeout);
             server.closeAccepted();
         }
+    }
+
+    /**
+     * Untimed rounds of {@code conns} connections until one leaves the JIT nearly idle (compilation under
+     * 5% of the round's time), at most {@code maxRounds}, then the wait for a quiet JIT: the verbs setup
+     * row's rule. Each connection runs the setup path once per side, so a single round leaves most of it
+     * interpreted or queued for the compiler, and the timed run would measure the compiler threads, which
+     * share the CPUs with the CM loops, more than the steady state cmtime (native code) is compared with.
+     *
+     * @param server the server JVM
+     * @param conns connections per round
+     * @param maxRounds the most rounds
+     * @param longer the longest a round may take
+     * @param awaitJitQuiet waits until this JVM's JIT is idle
+     * @return how many rounds ran
+     */
+    static int warmUp(SetupServerProcess server, int conns, int maxRounds, Duration longer, Runnable awaitJitQuiet) {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        java.lang.management.ClassLoadingMXBean classes = java.lang.management.ManagementFactory.getClassLoadingMXBean();
+        int rounds = 0;
+        while (rounds < maxRounds) {
+            long compiled = monitored ? jit.getTotalCompilationTime() : 0;
+            long loaded = classes.getTotalLoadedClassCount();
+            long t0 = System.nanoTime();
+            Result r = run(server, conns, longer);
+            rounds++;
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            // The server JVM's compiler shares the CPUs too: its CPU time counts with this JVM's compilations.
+            long compiling = monitored ? jit.getTotalCompilationTime() - compiled + Math.round(r.serverJit() * 1000)
+                    : -1;
+            // Classes loaded per round: code generated per connection (lambda forms, hidden classes) would keep
+            // the JIT busy however long the warm-up.
+            System.out.printf(java.util.Locale.ROOT, "bench:   reactive setup warm-up %d: %.1f conn/s, JIT %d ms of %.0f ms, "
+                    + "%d classes loaded%n", rounds, r.rate(), compiling, wallMs,
+                    classes.getTotalLoadedClassCount() - loaded);
+            if (!monitored || compiling < 0.05 * wallMs) {
+                break;
+            }
+        }
+        awaitJitQuiet.run();
+        server.quiet();
+        return rounds;
     }
 }

@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,8 +37,16 @@ import rdmaflux.cm.ServerOptions;
  *   <li>{@code report}: {@code report JIT_SECONDS PROFILE}, the measurement since {@code mark};
  *   <li>{@code close}: closes every accepted connection and waits until they are gone, then
  *       {@code closed N};
+ *   <li>{@code memory}: collects, then {@code memory PINNED HEAP DIRECT}: the bytes of the memory regions
+ *       this process registered, from the kernel's list ({@link KernelResources}), of the live heap, and of
+ *       the off-heap memory the JVM reserved (its "direct" buffer pool, which native memory segments count
+ *       in too);
  *   <li>end of input: closes the server and exits.
  * </ul>
+ *
+ * <p>With a fifth argument {@code pool}, it is the server of the scale row ({@link ScaleRows}): its
+ * connections have {@link SetupOptions#pooled()} and receive into {@link SetupOptions#pool}, and each one
+ * echoes what it receives.
  *
  * <p>Threads: the main thread reads the commands and owns the measurement; the server's accepted
  * connections are collected from its signal thread.
@@ -53,7 +62,8 @@ public final class SetupServer {
      * Runs the server until its standard input ends.
      *
      * @param args the RDMA interface's address, the number of connections the accept queue holds, the
-     *             longest wait for binding and closing, and the longest wait for a quiet JIT, in seconds
+     *             longest wait for binding and closing, and the longest wait for a quiet JIT, in seconds;
+     *             then {@code pool} for the scale row's server
      * @throws IOException when standard input cannot be read
      */
     public static void main(String[] args) throws IOException {
@@ -62,13 +72,23 @@ public final class SetupServer {
         Duration timeout = Duration.ofSeconds(Long.parseLong(args[2]));
         Duration quiet = Duration.ofSeconds(Long.parseLong(args[3]));
         PrintStream out = System.out;
+        boolean pooled = args.length > 4 && args[4].equals("pool");
         StepTotals steps = new StepTotals();
+        ServerOptions.Builder serverOptions = ServerOptions.builder()
+                .acceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE));
+        if (pooled) {
+            serverOptions.sharedReceivePool(SetupOptions.pool(connections));
+        }
         RdmaServer server = RdmaServer.bind(new InetSocketAddress(ip, 0),
-                SetupOptions.options().toBuilder().recorder(steps).build(), AcceptFilter.ACCEPT_ALL,
-                ServerOptions.builder().acceptQueue(Math.max(connections, ServerOptions.DEFAULT_ACCEPT_QUEUE)).build())
-                .block(timeout);
+                (pooled ? SetupOptions.pooled() : SetupOptions.options()).toBuilder().recorder(steps).build(),
+                AcceptFilter.ACCEPT_ALL, serverOptions.build()).block(timeout);
         ConcurrentLinkedQueue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
-        Disposable acceptor = server.connections().subscribe(accepted::add, e -> { });
+        Disposable acceptor = server.connections().subscribe(c -> {
+            accepted.add(c);
+            if (pooled) {
+                c.send(c.receiveBytes().map(ByteBuffer::wrap)).subscribe(null, e -> { });
+            }
+        }, e -> { });
         out.println(REPLY + "port " + server.address().getPort());
         out.flush();
         ThreadCpu mark = ThreadCpu.snapshot();
@@ -107,6 +127,17 @@ public final class SetupServer {
                             return c.onDispose();
                         }).then().block(timeout);
                         yield "closed " + all.size();
+                    }
+                    case "memory" -> {
+                        System.gc();
+                        java.lang.management.MemoryUsage heap = java.lang.management.ManagementFactory
+                                .getMemoryMXBean().getHeapMemoryUsage();
+                        long direct = java.lang.management.ManagementFactory.getPlatformMXBeans(
+                                java.lang.management.BufferPoolMXBean.class).stream()
+                                .filter(b -> b.getName().equals("direct")).mapToLong(
+                                        java.lang.management.BufferPoolMXBean::getMemoryUsed).sum();
+                        yield "memory " + KernelResources.registeredBytesOf(ProcessHandle.current().pid()) + " "
+                                + heap.getUsed() + " " + direct;
                     }
                     default -> "unknown command " + command;
                 };

@@ -40,9 +40,28 @@ final class SetupServerProcess implements AutoCloseable {
      * @param pin run it on CPU 1 ({@code taskset}), as the C tools' servers
      */
     SetupServerProcess(InetAddress ip, int connections, Duration timeout, Duration quiet, boolean pin) {
+        this(ip, connections, timeout, quiet, pin, false);
+    }
+
+    /**
+     * Starts the server and waits until it is bound.
+     *
+     * @param ip the RDMA interface's address
+     * @param connections how many connections its accept queue (and, pooled, its pool) holds
+     * @param timeout the longest wait for any reply (closing N connections included)
+     * @param quiet the longest wait for its JIT to be idle ({@link #quiet})
+     * @param pin run it on CPU 1 ({@code taskset}), as the C tools' servers
+     * @param pooled the scale row's server: a shared receive pool, and an echo on every connection
+     */
+    SetupServerProcess(InetAddress ip, int connections, Duration timeout, Duration quiet, boolean pin,
+                       boolean pooled) {
         this.timeout = timeout;
-        List<String> command = ForkedJvm.command(pin ? 1 : -1, SetupServer.class, List.of(ip.getHostAddress(),
-                Integer.toString(connections), Long.toString(timeout.toSeconds()), Long.toString(quiet.toSeconds())));
+        List<String> args = new java.util.ArrayList<>(List.of(ip.getHostAddress(), Integer.toString(connections),
+                Long.toString(timeout.toSeconds()), Long.toString(quiet.toSeconds())));
+        if (pooled) {
+            args.add("pool");
+        }
+        List<String> command = ForkedJvm.command(pin ? 1 : -1, SetupServer.class, args);
         try {
             process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         } catch (IOException e) {
@@ -102,6 +121,22 @@ final class SetupServerProcess implements AutoCloseable {
         String r = call("report", "report");
         int space = r.indexOf(' ');
         return new Report(Double.parseDouble(r.substring(0, space)), r.substring(space + 1));
+    }
+
+    /**
+     * What the server holds, after a collection.
+     *
+     * @param pinnedBytes the bytes of the memory regions its process registered, from the kernel's list
+     * @param heapBytes the bytes of its live heap
+     * @param directBytes the off-heap memory its JVM reserved: direct buffers and native memory segments
+     */
+    record Memory(long pinnedBytes, long heapBytes, long directBytes) {
+    }
+
+    /** {@return what the server holds now} */
+    Memory memory() {
+        String[] r = call("memory", "memory").split(" ");
+        return new Memory(Long.parseLong(r[0]), Long.parseLong(r[1]), Long.parseLong(r[2]));
     }
 
     /** Closes every connection the server accepted and waits until they are gone. */

@@ -270,4 +270,26 @@ class BenchParsingTest {
         }
         assertEquals(List.of("mckey: joined", "data transfers complete"), Files.readAllLines(file));
     }
+
+    @Test
+    void registeredBytesCountOnlyTheRegionsOfTheProcessThreads() {
+        // rdma -j resource show mr (iproute2 6.1): one object per region, its creator by task id.
+        String json = "[{\"ifindex\":3,\"ifname\":\"rxe0\",\"mrn\":1,\"mrlen\":4096,\"pid\":700,"
+                + "\"comm\":\"java\"},{\"ifindex\":3,\"ifname\":\"rxe0\",\"mrn\":2,\"mrlen\":209715200,"
+                + "\"pid\":712,\"comm\":\"rdmaflux-cm-ser\"},{\"ifindex\":3,\"ifname\":\"rxe0\",\"mrn\":3,"
+                + "\"mrlen\":65536,\"pid\":900,\"comm\":\"java\"}]";
+        assertEquals(4096 + 209715200L, KernelResources.registeredBytes(json, java.util.Set.of("700", "712")));
+        assertEquals(0, KernelResources.registeredBytes(json, java.util.Set.of("1")));
+        assertEquals(0, KernelResources.registeredBytes("[]", java.util.Set.of("700")));
+    }
+
+    @Test
+    void kernelCountsAreSummedOverDevices() {
+        String text = """
+                0: rxe0: pd 3 cq 140 qp 20001 cm_id 20003 mr 9 ctx 2 srq 1
+                1: rxe1: pd 1 cq 2 qp 1 cm_id 0 mr 0 ctx 1 srq 0
+                """;
+        assertEquals(Map.of("pd", 4, "cq", 142, "qp", 20002, "cm_id", 20003, "mr", 9, "srq", 1),
+                KernelResources.counts(text));
+    }
 }
