@@ -35,6 +35,33 @@ class SharedPoolIT {
     private static final int SIZE = 256;
 
     @Test
+    void aClosedConnectionIsNotKeptReachableByThePoolsBuffers() {
+        Map<String, Integer> baseline = Resources.baseline();
+        RdmaServer server = RdmaServer.bind(new InetSocketAddress(RdmaTestEnv.address(), 0), OPTIONS,
+                AcceptFilter.ACCEPT_ALL, ServerOptions.builder().sharedReceivePool(POOL).build()).block(T);
+        java.util.concurrent.CompletableFuture<java.lang.ref.WeakReference<RdmaConnection>> accepted =
+                new java.util.concurrent.CompletableFuture<>();
+        try {
+            server.connections().subscribe(c -> {
+                accepted.complete(new java.lang.ref.WeakReference<>(c));
+                c.receive().subscribe(RdmaMessage::release, e -> { });
+            });
+            RdmaConnection client = RdmaConnection.connect(server.address(), OPTIONS).block(T);
+            // Messages land in pool buffers, which record the connection they were delivered on.
+            Flux.range(0, 20).concatMap(i -> client.send(Payloads.message(i, SIZE))).then().block(T);
+            java.lang.ref.WeakReference<RdmaConnection> served = Mono.fromFuture(accepted).block(T);
+            client.disposeNow(T);
+            org.awaitility.Awaitility.await().atMost(T).until(() -> {
+                System.gc();
+                return served.get() == null;
+            });
+        } finally {
+            server.disposeNow(T);
+        }
+        Resources.awaitBaseline(baseline, T, "after a pooled connection closed");
+    }
+
+    @Test
     void aConsumerHoldingItsMessagesSlowsOnlyItsOwnSender() {
         Map<String, Integer> baseline = Resources.baseline();
         ConcurrentLinkedQueue<RdmaMessage> held = new ConcurrentLinkedQueue<>();

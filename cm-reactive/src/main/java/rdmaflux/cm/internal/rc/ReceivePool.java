@@ -225,6 +225,7 @@ public final class ReceivePool implements AutoCloseable {
             boolean wasLent = slot.lent;
             slot.lent = false;
             credits.reposted(member, wasLent);
+            slot.disown();
             slot.state(ReceiveSlot.POSTED);
             int i = reposts++;
             reposting[i] = slot;

@@ -33,9 +33,12 @@ public final class ReceiveSlot implements RdmaMessage {
 
     /**
      * Whose release stack the slot goes to: its connection's; for a slot of a {@link ReceivePool}, set by
-     * the completion loop before each delivery (published to the releasing thread by {@link #stamp}).
+     * the completion loop before each delivery (published to the releasing thread by {@link #stamp}) and
+     * cleared when the slot goes back to the pool, so that a buffer does not keep the last connection it
+     * served, and all that connection holds, reachable for as long as the pool lives. Volatile: the clearing
+     * and the next delivery's setting run on different threads, ordered only through the device.
      */
-    private Receives owner;
+    private volatile Receives owner;
     final int index;
     private final MemorySegment buffer;
     /** The delivery's generation (high bits) and the state (low two bits). */
@@ -63,6 +66,11 @@ public final class ReceiveSlot implements RdmaMessage {
      */
     void owner(Receives receives) {
         owner = receives;
+    }
+
+    /** Under its last owner's lock, as a pool's buffer is posted again: it belongs to no connection now. */
+    void disown() {
+        owner = null;
     }
 
     /** Completion loop: the buffer holds a message for the application. */
