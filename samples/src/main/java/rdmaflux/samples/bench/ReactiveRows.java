@@ -5,7 +5,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -208,16 +207,14 @@ final class ReactiveRows {
         Comparison.Runs measured;
         try {
             SetupServerProcess s = server;
-            int[] run = {0, 0};
+            int[] run = {0};
             // The same wait before every run of either side: both JVMs' JITs idle, the server JVM collected. No
             // run of either side is measured again, whatever the JIT did during it.
             Runnable settle = () -> {
                 awaitJitQuiet.run();
                 s.quiet();
             };
-            measured = !errors.isEmpty() ? new Comparison.Runs(List.of("ours", "cmtime"), List.of(List.of(),
-                    List.of()), List.of(List.copyOf(errors), List.of()), List.of())
-                    : Comparison.run(new Comparison.Rules(runs, 0, settle), List.of(
+            measured = !errors.isEmpty() ? ReactiveSetup.failedBeforeFirst(errors) : Comparison.run(new Comparison.Rules(runs, 0, settle), List.of(
                     Comparison.Side.ours("ours", warm -> {
                         ReactiveSetup.Result o = ReactiveSetup.run(s, conns, longer);
                         retries[0] += o.retries();
@@ -225,17 +222,7 @@ final class ReactiveRows {
                                 ++run[0], o.rate(), o.profile());
                         return new Comparison.Measured(o.rate(), Double.NaN);
                     }),
-                    new Comparison.Side("cmtime", false, warm -> {
-                        StringBuilder error = new StringBuilder();
-                        Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-                        if (!error.isEmpty()) {
-                            throw new IllegalStateException(error.toString());
-                        }
-                        double rate = new ConnectionRate.Result(conns, cm).setupRate();
-                        System.out.printf(java.util.Locale.ROOT,
-                                "bench:   cmtime run %d: %.1f conn/s, step totals ms: %s%n", ++run[1], rate, cm);
-                        return new Comparison.Measured(rate, Double.NaN);
-                    })));
+                    ReactiveSetup.cmtimeSide(c, conns, System.out::println)));
         } finally {
             if (server != null) {
                 server.close();

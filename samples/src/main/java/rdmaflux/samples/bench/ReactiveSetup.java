@@ -163,4 +163,32 @@ final class ReactiveSetup {
         server.quiet();
         return rounds;
     }
+
+    /**
+     * {@return cmtime's side of a setup comparison: {@code cmtime -c conns}, a new pair of processes each run}
+     *
+     * @param c the C tools
+     * @param conns connections per run
+     * @param say prints each run's line
+     */
+    static Comparison.Side cmtimeSide(CTools c, int conns, java.util.function.Consumer<String> say) {
+        int[] run = {0};
+        return new Comparison.Side("cmtime", false, warm -> {
+            StringBuilder error = new StringBuilder();
+            java.util.Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+            if (!error.isEmpty()) {
+                throw new IllegalStateException(error.toString());
+            }
+            double rate = new ConnectionRate.Result(conns, cm).setupRate();
+            say.accept(String.format(java.util.Locale.ROOT, "bench:   cmtime run %d of %d connections: %.1f conn/s, "
+                    + "step totals ms: %s", ++run[0], conns, rate, cm));
+            return new Comparison.Measured(rate, Double.NaN);
+        });
+    }
+
+    /** {@return the runs of a setup comparison in which ours failed before its first run: the row fails} */
+    static Comparison.Runs failedBeforeFirst(List<String> errors) {
+        return new Comparison.Runs(List.of("ours", "cmtime"), List.of(List.of(), List.of()),
+                List.of(List.copyOf(errors), List.of()), List.of());
+    }
 }

@@ -111,46 +111,44 @@ final class ScaleRows {
                 errors.add("ours failed: " + e.getMessage());
             }
             SetupServerProcess s = server;
-            SetupServerProcess.Memory base = errors.isEmpty() ? s.memory() : null;
-            Map<String, Integer> kernelBase = errors.isEmpty() ? KernelResources.counts() : Map.of();
+            SetupServerProcess.Memory base = null;
+            Map<String, Integer> kernelBase = Map.of();
+            if (errors.isEmpty()) {
+                try {
+                    base = s.memory();
+                    kernelBase = KernelResources.counts();
+                } catch (RuntimeException e) {
+                    errors.add("ours failed: the baseline: " + e.getMessage());
+                }
+            }
             if (errors.isEmpty() && !kernelBase.containsKey("qp")) {
                 // An empty reading would make the baseline check hold whatever is left behind.
                 errors.add("ours failed: rdma resource show listed no queue-pair count: " + kernelBase);
             }
-            int[] run = {0, 0};
+            SetupServerProcess.Memory before = base;
+            Map<String, Integer> kernelBefore = kernelBase;
+            int[] run = {0};
             Runnable settle = () -> {
                 awaitJitQuiet.run();
                 s.quiet();
             };
-            measured = !errors.isEmpty() ? new Comparison.Runs(List.of("ours", "cmtime"), List.of(List.of(),
-                    List.of()), List.of(List.copyOf(errors), List.of()), List.of())
-                    : Comparison.run(new Comparison.Rules(repeat, 0, settle), List.of(
+            measured = !errors.isEmpty() ? ReactiveSetup.failedBeforeFirst(errors) : Comparison.run(new Comparison.Rules(repeat, 0, settle), List.of(
                     Comparison.Side.ours("ours", warm -> {
                         ReactiveSetup.Result o = ReactiveSetup.run(s, conns, longer, clients -> {
                             exchange(clients, longer);
                             SetupServerProcess.Memory idle = s.memory();
                             pinned.add(idle.pinnedBytes() / 1024.0 / conns);
-                            heap.add((idle.heapBytes() - base.heapBytes()) / 1024.0 / conns);
-                            direct.add((idle.directBytes() - base.directBytes()) / 1024.0 / conns);
+                            heap.add((idle.heapBytes() - before.heapBytes()) / 1024.0 / conns);
+                            direct.add((idle.directBytes() - before.directBytes()) / 1024.0 / conns);
                         });
                         retries[0] += o.retries();
-                        backAtBaseline(s, base, kernelBase, longer);
+                        backAtBaseline(s, before, kernelBefore, longer);
                         say.accept(String.format(java.util.Locale.ROOT, "bench:   scale run %d: %.1f conn/s, "
                                 + "server %.1f KiB pinned, %.1f KiB heap and %.1f KiB off-heap per idle connection; %s",
                                 ++run[0], o.rate(), pinned.getLast(), heap.getLast(), direct.getLast(), o.profile()));
                         return new Comparison.Measured(o.rate(), Double.NaN);
                     }),
-                    new Comparison.Side("cmtime", false, warm -> {
-                        StringBuilder error = new StringBuilder();
-                        Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
-                        if (!error.isEmpty()) {
-                            throw new IllegalStateException(error.toString());
-                        }
-                        double rate = new ConnectionRate.Result(conns, cm).setupRate();
-                        say.accept(String.format(java.util.Locale.ROOT, "bench:   cmtime run %d of %d "
-                                + "connections: %.1f conn/s", ++run[1], conns, rate));
-                        return new Comparison.Measured(rate, Double.NaN);
-                    })));
+                    ReactiveSetup.cmtimeSide(c, conns, say)));
         } finally {
             if (server != null) {
                 server.close();
