@@ -247,6 +247,19 @@ final class CTools {
      * @return step → total milliseconds, or the error
      */
     Map<ConnectionRate.Step, Double> cmtime(int connections, StringBuilder error) {
+        return cmtime(connections, error, timeout);
+    }
+
+    /**
+     * {@link #cmtime(int, StringBuilder)} with a longer wait for the client: setting up and tearing down
+     * 10,000 connections takes cmtime about a minute under the emulator.
+     *
+     * @param connections how many
+     * @param error where a failure is described
+     * @param clientTimeout the longest one client run may take
+     * @return the step totals, or none with {@code error} set
+     */
+    Map<ConnectionRate.Step, Double> cmtime(int connections, StringBuilder error, Duration clientTimeout) {
         if (!installed("cmtime")) {
             error.append("cmtime is not installed (Debian package rdmacm-utils)");
             return Map.of();
@@ -262,9 +275,9 @@ final class CTools {
                 Path out = work.resolve("cmtime-" + port + "-client.txt");
                 Process client = start(List.of("cmtime", "-s", address, "-p", Integer.toString(port), "-c",
                         Integer.toString(connections)), out);
-                if (!client.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                if (!client.waitFor(clientTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
                     client.destroyForcibly();
-                    last = "cmtime client did not finish within " + timeout;
+                    last = "cmtime client did not finish within " + clientTimeout;
                     continue;
                 }
                 String text = Files.readString(out);

@@ -222,7 +222,7 @@ final class ReactiveRows {
                                 ++run[0], o.rate(), o.profile());
                         return new Comparison.Measured(o.rate(), Double.NaN);
                     }),
-                    ReactiveSetup.cmtimeSide(c, conns, System.out::println)));
+                    ReactiveSetup.cmtimeSide(c, conns, System.out::println, longer)));
         } finally {
             if (server != null) {
                 server.close();

@@ -170,12 +170,13 @@ final class ReactiveSetup {
      * @param c the C tools
      * @param conns connections per run
      * @param say prints each run's line
+     * @param timeout the longest one cmtime client run may take
      */
-    static Comparison.Side cmtimeSide(CTools c, int conns, java.util.function.Consumer<String> say) {
+    static Comparison.Side cmtimeSide(CTools c, int conns, java.util.function.Consumer<String> say, Duration timeout) {
         int[] run = {0};
         return new Comparison.Side("cmtime", false, warm -> {
             StringBuilder error = new StringBuilder();
-            java.util.Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error);
+            java.util.Map<ConnectionRate.Step, Double> cm = c.cmtime(conns, error, timeout);
             if (!error.isEmpty()) {
                 throw new IllegalStateException(error.toString());
             }

@@ -148,7 +148,7 @@ final class ScaleRows {
                                 ++run[0], o.rate(), pinned.getLast(), heap.getLast(), direct.getLast(), o.profile()));
                         return new Comparison.Measured(o.rate(), Double.NaN);
                     }),
-                    ReactiveSetup.cmtimeSide(c, conns, say)));
+                    ReactiveSetup.cmtimeSide(c, conns, say, longer)));
         } finally {
             if (server != null) {
                 server.close();
