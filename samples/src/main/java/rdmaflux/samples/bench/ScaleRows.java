@@ -29,8 +29,9 @@ import rdmaflux.cm.RdmaConnection;
  *       and the kernel's count of every kind of RDMA object (both processes), as before the run.</li>
  * </ol>
  * A run that fails any step fails the row. Before the first timed run, untimed rounds of at most
- * {@value #WARMUP_CONNECTIONS} connections warm up the JIT (not in a quick run, which takes one small round
- * so that the baseline holds what the library keeps for the loops' lifetime).
+ * {@value #WARMUP_CONNECTIONS} connections, then up to {@value #FULL_WARMUP_ROUNDS} of N, warm up the JIT
+ * (not in a quick run, which takes one small round so that the baseline holds what the library keeps for
+ * the loops' lifetime).
  */
 final class ScaleRows {
     /** The setup row's metric. */
@@ -47,6 +48,8 @@ final class ScaleRows {
     static final int MESSAGE = 64;
     /** Connections per warm-up round: a few rounds compile the setup path, whatever N is. */
     static final int WARMUP_CONNECTIONS = 1_000;
+    /** Untimed rounds of N after those, at most, until one leaves the JIT nearly idle. */
+    static final int FULL_WARMUP_ROUNDS = 2;
 
     private final InetAddress ip;
     private final boolean quick;
@@ -99,14 +102,23 @@ final class ScaleRows {
         List<String> errors = new ArrayList<>();
         int[] retries = {0};
         int warmups = 0;
+        int fullWarmups = 0;
         SetupServerProcess server = null;
         Comparison.Runs measured;
         try {
             try {
                 server = new SetupServerProcess(ip, conns, longer, Duration.ofSeconds(quick ? 5 : 30), pin, true);
-                warmups = quick ? ReactiveSetup.warmUp(server, Math.min(conns, 20), 1, longer, awaitJitQuiet)
-                        : ReactiveSetup.warmUp(server, Math.min(conns, WARMUP_CONNECTIONS),
-                        ReactiveRows.SETUP_WARMUP_ROUNDS, longer, awaitJitQuiet);
+                if (quick) {
+                    warmups = ReactiveSetup.warmUp(server, Math.min(conns, 20), 1, longer, awaitJitQuiet);
+                } else {
+                    warmups = ReactiveSetup.warmUp(server, Math.min(conns, WARMUP_CONNECTIONS),
+                            ReactiveRows.SETUP_WARMUP_ROUNDS, longer, awaitJitQuiet);
+                    // N at once takes branches that rounds of 1,000 never do (larger queues, collections
+                    // growing past their sizes): without a round at N, both JVMs' compilers ran through the
+                    // timed runs.
+                    fullWarmups = conns > WARMUP_CONNECTIONS
+                            ? ReactiveSetup.warmUp(server, conns, FULL_WARMUP_ROUNDS, longer, awaitJitQuiet) : 0;
+                }
             } catch (RuntimeException e) {
                 errors.add("ours failed: " + e.getMessage());
             }
@@ -164,7 +176,8 @@ final class ScaleRows {
                 + "and after closing, the server's registered memory and the kernel's RDMA object counts are "
                 + "back at their baseline (checked every run)"
                 + (warmups > 0 ? "; ours after " + warmups + " untimed rounds of " + Math.min(conns,
-                quick ? 20 : WARMUP_CONNECTIONS) + " (the JIT's warm-up)" : "");
+                quick ? 20 : WARMUP_CONNECTIONS) + (fullWarmups > 0 ? " and " + fullWarmups + " of " + conns : "")
+                + " (the JIT's warm-up)" : "");
         List<Row> rows = new ArrayList<>();
         Row rate = Comparison.row(SETUP_METRIC, 0, "conn/s", "cmtime", SetupRows.TARGET, measured, 1, Stats::median,
                 setup, "C", repeat);
