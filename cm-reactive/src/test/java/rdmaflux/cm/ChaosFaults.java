@@ -137,13 +137,21 @@ final class ChaosFaults {
                 restartPeer(h);
             }
             case DEVICE_REMOVE -> {
+                boolean removed = false;
                 try {
                     removeDevice(h, w);
+                    removed = true;
                     Thread.sleep(f.forMillis());
                 } finally {
                     // Even when the run is aborted (an interrupt): the lane's later classes need the device.
                     boolean interrupted = Thread.interrupted();
                     try {
+                        if (!removed) {
+                            // A delete cut short goes on in the kernel until the peer lets go of the device:
+                            // an add then met the old device (File exists), and the delete, finished once the
+                            // run's peers were gone, left the host without one for the later classes.
+                            peers.kill(h);
+                        }
                         addDevice(h);
                     } finally {
                         if (interrupted) {
@@ -180,12 +188,31 @@ final class ChaosFaults {
         }
     }
 
-    /** {@code rdma link add} of the host's device, as scripts/sandbox/hosts made it. */
+    /**
+     * {@code rdma link add} of the host's device, as scripts/sandbox/hosts made it; tried again, within
+     * {@code startup}, while the device it replaces is still being deleted (File exists).
+     */
     private void addDevice(int h) {
-        try (RemoteProcess add = SandboxHosts.start(h, List.of("rdma", "link", "add", DEVICE, "type", "rxe",
-                "netdev", NETDEV))) {
-            if (add.waitFor(startup) != 0) {
-                throw new AssertionError("rdma link add on host " + h + " failed: " + add.stderr());
+        long deadline = System.currentTimeMillis() + startup.toMillis();
+        for (int attempt = 1;; attempt++) {
+            try (RemoteProcess add = SandboxHosts.start(h, List.of("rdma", "link", "add", DEVICE, "type", "rxe",
+                    "netdev", NETDEV))) {
+                if (add.waitFor(startup) == 0) {
+                    if (attempt > 1) {
+                        System.out.println("chaos: device added on host " + h + " at attempt " + attempt);
+                    }
+                    return;
+                }
+                if (!add.stderr().contains("File exists") || System.currentTimeMillis() > deadline) {
+                    throw new AssertionError("rdma link add on host " + h + " failed (attempt " + attempt + "): "
+                            + add.stderr());
+                }
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while adding the device on host " + h, e);
             }
         }
     }
