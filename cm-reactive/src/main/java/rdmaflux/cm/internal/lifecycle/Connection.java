@@ -250,7 +250,10 @@ public final class Connection implements RdmaConnection, StreamTarget {
                     + "through (" + v.owner().region().protectionDomain() + "), not on this one (" + q.pd + ")");
         }
         if (v.isClosed()) {
-            return new IllegalStateException("the registered buffer was closed");
+            // Registrations made through a connection close with it: on a connection that ended, why it ended
+            // (typed, as its pending operations were told), not the closed buffer it left behind.
+            return refusing() ? refusal("use a registered buffer") : new IllegalStateException(
+                    "the registered buffer was closed");
         }
         return null;
     }
