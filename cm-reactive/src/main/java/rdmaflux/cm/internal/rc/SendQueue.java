@@ -214,8 +214,8 @@ public final class SendQueue {
         if (local != null) {
             try {
                 Registration.of(local).acquire(); // returned when the device is done with it
-            } catch (IllegalStateException e) {
-                sink.error(e);
+            } catch (IllegalStateException e) { // closed, maybe by this connection's end: then that end says why
+                sink.error(closed && owner.failure() != null ? owner.failure() : e);
                 return;
             }
         }
