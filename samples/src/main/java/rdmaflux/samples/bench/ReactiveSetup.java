@@ -102,7 +102,8 @@ final class ReactiveSetup {
                         .doOnError(e -> retries.incrementAndGet())
                         .retryWhen(RdmaRetry.reconnect(20, Duration.ofMillis(200))));
             }
-            clients = Mono.zip(connects, ReactiveSetup::connections).block(timeout);
+            clients = Mono.zip(connects, all -> java.util.Arrays.stream(all).map(RdmaConnection.class::cast).toList())
+                    .block(timeout);
             long t1 = System.nanoTime();
             ThreadCpu cpu1 = ThreadCpu.snapshot();
             long[] gc1 = gc();
@@ -125,14 +126,6 @@ final class ReactiveSetup {
             }).then().block(timeout);
             server.closeAccepted();
         }
-    }
-
-    private static List<RdmaConnection> connections(Object[] established) {
-        List<RdmaConnection> all = new ArrayList<>(established.length);
-        for (Object c : established) {
-            all.add((RdmaConnection) c);
-        }
-        return all;
     }
 
     /**
