@@ -3,6 +3,7 @@ package rdmaflux.samples.bench;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -102,7 +103,7 @@ final class ReactiveSetup {
                         .doOnError(e -> retries.incrementAndGet())
                         .retryWhen(RdmaRetry.reconnect(20, Duration.ofMillis(200))));
             }
-            clients = Mono.zip(connects, all -> java.util.Arrays.stream(all).map(RdmaConnection.class::cast).toList())
+            clients = Mono.zip(connects, all -> Arrays.stream(all).map(RdmaConnection.class::cast).toList())
                     .block(timeout);
             long t1 = System.nanoTime();
             ThreadCpu cpu1 = ThreadCpu.snapshot();
