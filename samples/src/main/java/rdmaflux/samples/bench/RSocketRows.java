@@ -149,7 +149,8 @@ final class RSocketRows {
                 // under half the side's fastest counts on neither side.
                 Row row = Comparison.row(RS_METRIC, size, "msg/s", "reactive SEND stream (ours)", RS_TARGET, rsRuns,
                         1, Stats::fastMode, n + " payloads of data only, unbounded demand, after " + warm + " untimed, "
-                        + "both sides; baseline the reactive SEND stream row's pair at the same size and count; "
+                        + "both sides; baseline the reactive SEND stream at the same size and count, default options "
+                        + "as the transports'; "
                         + "each side's rate is the median of its runs that reached half its fastest (Stats.fastMode, "
                         + "as the reactive SEND stream rows); RSocket " + StreamRows.streams(rsRuns.values(0))
                         + ", baseline " + StreamRows.streams(rsRuns.values(1)) + "; alloc = all threads", "baseline",

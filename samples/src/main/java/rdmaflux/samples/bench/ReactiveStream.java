@@ -147,9 +147,29 @@ final class ReactiveStream implements AutoCloseable {
      */
     static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout, boolean serverOnLoop,
             boolean recycled) {
+        return open(address, maxSize, timeout, serverOnLoop, recycled, ConnectionOptions.defaults());
+    }
+
+    /**
+     * As {@link #open(InetSocketAddress, int, Duration)}, both sides with the verbs SEND stream's depths
+     * ({@code ib_send_bw}'s defaults): {@link VerbsLink#TX_DEPTH} sends in flight (send buffers and send
+     * queue) and {@link VerbsLink#RX_DEPTH} receives posted (receive buffers, so as many credits), where the
+     * defaults allow 32 of each: the rows that compare the reactive stream with the verbs one give both the
+     * same pipeline.
+     *
+     * @return the connected pair
+     */
+    static ReactiveStream openAtVerbsDepth(InetSocketAddress address, int maxSize, Duration timeout) {
+        return open(address, maxSize, timeout, false, ConnectionOptions.defaults().recycledMessages(),
+                ConnectionOptions.builder().sendQueueDepth(VerbsLink.TX_DEPTH).sendBuffers(VerbsLink.TX_DEPTH)
+                        .receiveBuffers(VerbsLink.RX_DEPTH).build());
+    }
+
+    private static ReactiveStream open(InetSocketAddress address, int maxSize, Duration timeout, boolean serverOnLoop,
+            boolean recycled, ConnectionOptions depths) {
         ReactiveStream s = new ReactiveStream(timeout, serverOnLoop);
         try {
-            ConnectionOptions base = ConnectionOptions.builder()
+            ConnectionOptions base = depths.toBuilder()
                     .bufferSize(Math.max(ConnectionOptions.defaults().bufferSize(), maxSize)).build();
             ConnectionOptions serverBase = base.toBuilder().recycledMessages(recycled).build();
             s.rdmaServer = RdmaServer.bind(address, s.server.options(serverBase), AcceptFilter.ACCEPT_ALL)

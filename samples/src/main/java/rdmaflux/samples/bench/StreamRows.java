@@ -122,7 +122,7 @@ final class StreamRows {
         }
         try (link) {
             try {
-                pair = ReactiveStream.open(new InetSocketAddress(ip, 0), 8192, timeout);
+                pair = ReactiveStream.openAtVerbsDepth(new InetSocketAddress(ip, 0), 8192, timeout);
             } catch (RuntimeException e) {
                 return failedRows(sizes, "reactive pair: " + e.getMessage());
             }
@@ -207,7 +207,7 @@ final class StreamRows {
         String how = rounds + " rounds of three streams, ours, the verbs stream with the spin hint and the verbs "
                 + "stream without it in turn, each of " + n + " messages after one of " + warm + " and a quiet JIT; "
                 + "send(Publisher) of one reused buffer to receive() + release() in this process, each side on its "
-                + "own loops and scheduler";
+                + "own loops and scheduler, at the verbs stream's depths (128 sends in flight, 512 receive buffers)";
         String modes = "; each side's rate is the median of its streams that reached half its fastest (Stats.fastMode: "
                 + "under qemu's round-robin a stream with a spinning peer runs in one of two modes)";
         Row row = Comparison.row(STREAM_METRIC, size, "msg/s", HINT, STREAM_TARGET, runs, 1, Stats::fastMode,
