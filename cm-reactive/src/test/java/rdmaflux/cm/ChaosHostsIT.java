@@ -56,11 +56,20 @@ class ChaosHostsIT {
     private static final Duration LONG_CUT = Duration.ofSeconds(16);
     /** A host's time without a fault after one recovered: a few of the streams' reconnects and rounds. */
     private static final Duration QUIET = RdmaTestEnv.scaled(Duration.ofSeconds(10));
+    /** The address and route steps' timeout at the reference speed, in seconds ({@link #options()}). */
+    private static final int RESOLVE_SECONDS = 8;
 
-    /** Options of every chaos connection: a keepalive, so that an idle moment still detects a dead peer. */
+    /**
+     * Options of every chaos connection: a keepalive, so that an idle moment still detects a dead peer. The
+     * address and route steps, local work plus an ARP exchange with a live peer, get {@value #RESOLVE_SECONDS}
+     * s scaled: with three emulated hosts starting their streams at once on two cores, a host's CM loop or
+     * kernel was seen to answer after more than 3 s with no fault on either end. Address, route and connect
+     * together stay within {@link #hangBound()}, the bound of one attempt.
+     */
     static ConnectionOptions options() {
         return CrossHostsIT.SLOW_HANDSHAKE.toBuilder().keepalive(Duration.ofSeconds(2))
-                .timeout(Step.ADDRESS, Duration.ofSeconds(3))
+                .timeout(Step.ADDRESS, RdmaTestEnv.scaled(Duration.ofSeconds(RESOLVE_SECONDS)))
+                .timeout(Step.ROUTE, RdmaTestEnv.scaled(Duration.ofSeconds(RESOLVE_SECONDS)))
                 .timeout(Step.CONNECT, RdmaTestEnv.scaled(Duration.ofSeconds(20))).build();
     }
 
@@ -80,6 +89,12 @@ class ChaosHostsIT {
                 .plus(retryTime().multipliedBy(2)).plus(Duration.ofSeconds(3)));
     }
 
+    /** The longest a connect attempt takes by its own step timeouts: address, route and connect. */
+    static Duration attemptBound() {
+        ConnectionOptions o = options();
+        return o.timeout(Step.ADDRESS).plus(o.timeout(Step.ROUTE)).plus(o.timeout(Step.CONNECT));
+    }
+
     /** How long a stream may wait with neither an echo nor a failure: well past the detection bound. */
     static Duration hangBound() {
         return detectBound().plus(RdmaTestEnv.scaled(Duration.ofSeconds(30)));
@@ -94,6 +109,8 @@ class ChaosHostsIT {
         System.out.println("chaos: seed " + seed + " (repeat with RDMAFLUX_CHAOS_SEED=" + seed + "), "
                 + (soak ? "soak" : "faults") + " for " + length.toSeconds() + " s");
         SandboxHosts.require(soak ? 2 : 3);
+        assertTrue(attemptBound().compareTo(hangBound()) < 0, "a connect's own steps (" + attemptBound()
+                + ") end before the stream's hang bound (" + hangBound() + ")");
         Duration bound = RdmaTestEnv.scaled(length.multipliedBy(2).plus(Duration.ofMinutes(15)));
         assertTimeoutPreemptively(bound, () -> run(seed, soak, length), "the chaos run with seed " + seed);
     }
@@ -102,8 +119,8 @@ class ChaosHostsIT {
         int hosts = SandboxHosts.count();
         Path reports = reports();
         Path stop = Path.of(System.getenv("RDMAFLUX_HOSTS_DIR"), "chaos-stop-" + ProcessHandle.current().pid());
-        ChaosLedger ledger = new ChaosLedger(detectBound().toMillis(), RdmaTestEnv.scaled(Duration.ofSeconds(30))
-                .toMillis(), retryTime().toMillis());
+        ChaosLedger ledger = new ChaosLedger(detectBound().toMillis(), attemptBound().toMillis(),
+                retryTime().toMillis());
         ChaosPeers peers = new ChaosPeers(hosts, GROUP, stop, ledger);
         ChaosSchedule schedule = soak ? new ChaosSchedule(seed, List.of())
                 : ChaosSchedule.draw(seed, length, hosts, LONG_CUT);
