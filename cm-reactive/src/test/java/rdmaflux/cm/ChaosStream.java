@@ -125,6 +125,11 @@ final class ChaosStream {
                     converse(c, local);
                     events.closed(this, System.currentTimeMillis());
                 } catch (Failed f) {
+                    if (f.getCause() == null) {
+                        // The address the peer's server names this connection by, in its own log (HostsPeerMain).
+                        System.err.println("chaos-stream: " + name + "'s connection from " + c.localAddress()
+                                + " closed by its peer at " + System.currentTimeMillis());
+                    }
                     events.failed(this, System.currentTimeMillis(), f.getCause(), true);
                 } finally {
                     c.dispose();
