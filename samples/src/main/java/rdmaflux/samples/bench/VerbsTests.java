@@ -3,6 +3,8 @@ package rdmaflux.samples.bench;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import rdmaflux.verbs.ExtendedSendQueue;
@@ -380,19 +382,28 @@ final class VerbsTests {
 
     /**
      * Runs the server part on its own thread and the client part on this one, and fails if either failed.
+     * The client part starts only once the server thread runs on its CPU, as perftest's client starts
+     * against a server process already in its loop: a server thread still being created and moved to its
+     * CPU while the client streams would leave the receive queue to run dry, and each RNR NAK then costs
+     * the sender the connection manager's RNR timer (655 ms).
      */
     private <T> T onBoth(ServerWork server, ClientWork<T> client) {
         AtomicReference<Throwable> failure = new AtomicReference<>();
+        CountDownLatch running = new CountDownLatch(1);
         Thread t = Thread.ofPlatform().name("bench-server").start(() -> {
             try {
                 if (pin) {
                     Affinity.pin(1);
                 }
+                running.countDown();
                 server.run();
             } catch (Throwable e) {
                 failure.set(e);
+            } finally {
+                running.countDown();
             }
         });
+        awaitRunning(running, t);
         T result;
         try {
             result = client.run();
@@ -410,5 +421,18 @@ final class VerbsTests {
             throw new IllegalStateException("server side failed: " + failure.get(), failure.get());
         }
         return result;
+    }
+
+    private void awaitRunning(CountDownLatch running, Thread server) {
+        try {
+            if (!running.await(waitNanos, TimeUnit.NANOSECONDS)) {
+                server.interrupt();
+                throw new IllegalStateException("the server thread did not start within the wait");
+            }
+        } catch (InterruptedException e) {
+            server.interrupt();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 }
