@@ -80,6 +80,9 @@ final class CTools {
     }
 
     /** {@return whether {@code tool} is on the PATH} */
+    /** The pause after a server's start where its listen cannot be seen ({@link #awaitListening}). */
+    static final Duration LISTEN_PAUSE = Duration.ofMillis(500);
+
     static boolean installed(String tool) {
         String path = System.getenv().getOrDefault("PATH", "");
         for (String dir : path.split(":")) {
@@ -169,8 +172,10 @@ final class CTools {
                     last = tool + " server exited with " + server.exitValue() + ": " + tail(serverOut);
                     continue;
                 }
-                // The banner comes just before rdma_listen; give the server a moment to get there.
-                Thread.sleep(500);
+                if (!awaitListening(server, port, Duration.ofSeconds(20))) {
+                    last = tool + " server did not listen on port " + port + ": " + tail(serverOut);
+                    continue;
+                }
                 List<String> clientArgs = new ArrayList<>(args);
                 clientArgs.add(address);
                 Path clientOut = work.resolve(tool + "-" + port + "-client.txt");
@@ -271,7 +276,10 @@ final class CTools {
             try {
                 server = start(List.of("cmtime", "-p", Integer.toString(port)), work.resolve("cmtime-" + port
                         + "-server.txt"));
-                Thread.sleep(1000); // cmtime's server prints nothing when it is ready
+                if (!awaitListening(server, port, Duration.ofSeconds(20))) {
+                    last = "cmtime server did not listen on port " + port;
+                    continue;
+                }
                 Path out = work.resolve("cmtime-" + port + "-client.txt");
                 Process client = start(List.of("cmtime", "-s", address, "-p", Integer.toString(port), "-c",
                         Integer.toString(connections)), out);
@@ -456,6 +464,35 @@ final class CTools {
             }
             if (!p.isAlive()) {
                 return false;
+            }
+            Thread.sleep(50);
+        }
+        return false;
+    }
+
+    /**
+     * Waits until an RDMA CM id listens on {@code port}, as iproute2's {@code rdma resource show cm_id} lists
+     * it. perftest's servers print their banner before {@code rdma_listen} and cmtime's prints nothing, and
+     * a client that comes before the listen is rejected; on an emulated CPU under load no fixed pause is
+     * long enough. Without the {@code rdma} tool, or not as root (the kernel then may not list other
+     * processes' ids), it pauses {@link #LISTEN_PAUSE} instead.
+     *
+     * @return whether {@code p} is alive and the port listens within {@code wait}
+     */
+    static boolean awaitListening(Process p, int port, Duration wait) throws IOException, InterruptedException {
+        if (!installed("rdma") || !"root".equals(System.getProperty("user.name"))) {
+            Thread.sleep(LISTEN_PAUSE.toMillis());
+            return p.isAlive();
+        }
+        java.util.regex.Pattern listening = java.util.regex.Pattern.compile("state LISTEN .*src-addr \\S*:" + port
+                + "\\b");
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (System.nanoTime() < deadline && p.isAlive()) {
+            Process q = new ProcessBuilder("rdma", "resource", "show", "cm_id").redirectErrorStream(true).start();
+            String out = new String(q.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            q.waitFor();
+            if (listening.matcher(out).find()) {
+                return true;
             }
             Thread.sleep(50);
         }

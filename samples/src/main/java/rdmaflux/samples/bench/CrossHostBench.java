@@ -225,7 +225,10 @@ public final class CrossHostBench implements Callable<Integer> {
             if (!CTools.awaitOutput(p, log, "Waiting for client", Duration.ofSeconds(20))) {
                 throw new IllegalStateException(tool + " server did not start: " + CTools.tail(log));
             }
-            Thread.sleep(500); // the banner comes just before rdma_listen
+            if (!CTools.awaitListening(p, port, Duration.ofSeconds(20))) {
+                throw new IllegalStateException(tool + " server did not listen on port " + port + ": "
+                        + CTools.tail(log));
+            }
             reply.println("ready");
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException(tool + " server did not finish within " + timeout);
