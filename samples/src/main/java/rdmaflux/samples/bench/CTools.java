@@ -484,14 +484,12 @@ final class CTools {
             Thread.sleep(LISTEN_PAUSE.toMillis());
             return p.isAlive();
         }
-        java.util.regex.Pattern listening = java.util.regex.Pattern.compile("state LISTEN .*src-addr \\S*:" + port
-                + "\\b");
         long deadline = System.nanoTime() + wait.toNanos();
         while (System.nanoTime() < deadline && p.isAlive()) {
             Process q = new ProcessBuilder("rdma", "resource", "show", "cm_id").redirectErrorStream(true).start();
             String out = new String(q.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
             q.waitFor();
-            if (listening.matcher(out).find()) {
+            if (ToolOutput.listensOn(out, port)) {
                 return true;
             }
             Thread.sleep(50);

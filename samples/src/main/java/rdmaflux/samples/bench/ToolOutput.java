@@ -88,4 +88,14 @@ final class ToolOutput {
         }
         return totals;
     }
+
+    /**
+     * {@return whether iproute2's {@code rdma resource show cm_id} output lists an id listening on
+     * {@code port}} Its lines read {@code link rxe0/- cm-idn 0 state LISTEN ps TCP pid 160 comm ib_send_lat
+     * src-addr 0.0.0.0:18600}.
+     */
+    static boolean listensOn(String cmIds, int port) {
+        return java.util.regex.Pattern.compile("\\bstate LISTEN\\b.*\\bsrc-addr \\S*:" + port + "(?!\\d)")
+                .matcher(cmIds).find();
+    }
 }

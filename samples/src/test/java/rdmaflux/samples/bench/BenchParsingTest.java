@@ -1,6 +1,7 @@
 package rdmaflux.samples.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -42,6 +43,20 @@ class BenchParsingTest {
             disconnect   :      250.85     132.70   11678.00   12542.35
             destroy      :        3.00       2.27      11.00     149.75
             """;
+
+    @Test
+    void seesAListenerOnlyOnItsPort() {
+        // rdma resource show cm_id (iproute2 6.1) in the sandbox VM, ib_send_lat's server waiting on 18600.
+        String listening = "link rxe0/- cm-idn 0 state LISTEN ps TCP pid 160 comm ib_send_lat src-addr "
+                + "0.0.0.0:18600 \n";
+        assertTrue(ToolOutput.listensOn(listening, 18600));
+        assertFalse(ToolOutput.listensOn(listening, 1860), "a prefix of the port");
+        assertFalse(ToolOutput.listensOn(listening, 18601));
+        assertFalse(ToolOutput.listensOn("", 18600), "no ids");
+        String connected = "link rxe0/1 cm-idn 3 state CONNECT ps TCP pid 161 comm ib_send_lat src-addr "
+                + "192.0.2.1:41234 dst-addr 192.0.2.1:18600 \n";
+        assertFalse(ToolOutput.listensOn(connected, 18600), "a connected id is no listener");
+    }
 
     @Test
     void parsesPerftestTables() {
