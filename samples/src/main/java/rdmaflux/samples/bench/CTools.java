@@ -79,10 +79,10 @@ final class CTools {
         this.work = Files.createTempDirectory("rdmaflux-bench");
     }
 
-    /** {@return whether {@code tool} is on the PATH} */
     /** The pause after a server's start where its listen cannot be seen ({@link #awaitListening}). */
     static final Duration LISTEN_PAUSE = Duration.ofMillis(500);
 
+    /** {@return whether {@code tool} is on the PATH} */
     static boolean installed(String tool) {
         String path = System.getenv().getOrDefault("PATH", "");
         for (String dir : path.split(":")) {
