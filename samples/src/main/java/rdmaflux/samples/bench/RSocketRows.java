@@ -34,7 +34,7 @@ final class RSocketRows {
     static final int PAIRS = StreamRows.CHUNKS;
     /**
      * The most untimed rounds of 4,000 messages on each side before the rows: RSocket's path (RSocket, Netty,
-     * Reactor and ours) keeps C2 busy past {@link StreamRows#STREAM_WARMUP_ROUNDS} under emulation, and runs
+     * Reactor and ours) keeps C2 busy past 40 rounds under emulation, and runs
      * measured while it compiles rise through the run on both sides (9,000 to 24,000 msg/s at 32 B).
      */
     static final int WARMUP_ROUNDS = 120;

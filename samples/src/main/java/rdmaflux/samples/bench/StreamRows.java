@@ -28,11 +28,12 @@ final class StreamRows {
      */
     static final Row.Target STREAM_TARGET = Row.Target.ratioAtLeast(0.85);
     /**
-     * The most untimed rounds of 4,000 messages before the reactive SEND stream and RSocket rows: under
-     * emulation C2 takes 30 or more of them to finish with the Reactor path, and a row measured before that
-     * measures the compiler (docs/benchmarks.md).
+     * The most untimed rounds of the three streams, in turn, before the first row ({@link Warmup#settleTogether}):
+     * under emulation C2 takes some 80 rounds of 4,000 messages on each side to finish with the Reactor path
+     * beside the verbs loops (until then a round of ours compiles for up to 1.5 s), and a row measured before
+     * that measures the compiler, on ours more than on the verbs stream, whose path is shorter.
      */
-    static final int STREAM_WARMUP_ROUNDS = 40;
+    static final int WARMUP_MAX_ROUNDS = 150;
     /**
      * Rounds per pair of {@code --repeat}: a stream row takes {@code repeat} × this many rounds of three streams,
      * ours, the verbs stream with the spin hint and the verbs stream without it in turn ({@link Comparison#run}),
@@ -130,12 +131,7 @@ final class StreamRows {
                 VerbsTests t = new VerbsTests(link, timeout, pin);
                 int chunk = quick ? 1000 : 4000;
                 try {
-                    settle("verbs SEND stream", quick ? 3 : 15, () -> pinned(() -> t.sendBandwidth(2, chunk)
-                            .bytesPerSecond() / 2));
-                    settle("verbs SEND stream with the spin hint", quick ? 3 : 10,
-                            () -> verbsStream(t, 2, 16, chunk, true));
-                    settle("reactive SEND stream", quick ? 3 : STREAM_WARMUP_ROUNDS,
-                            () -> pair.stream(2, chunk).messagesPerSecond());
+                    settleTogether(t, pair, 2, chunk);
                 } catch (RuntimeException e) {
                     return failedRows(sizes, "warm-up: " + e.getMessage());
                 }
@@ -161,17 +157,24 @@ final class StreamRows {
     private void warmAt(VerbsTests t, ReactiveStream pair, int size) {
         int k = Math.max(16, messages.applyAsInt(size) / 4);
         try {
-            settle("verbs SEND stream at " + Row.sizeText(size), quick ? 3 : 10,
-                    () -> pinned(() -> t.sendBandwidth(size, k).bytesPerSecond() / size));
-            settle("verbs SEND stream with the spin hint at " + Row.sizeText(size), quick ? 3 : 10,
-                    () -> verbsStream(t, size, 16, k, true));
-            settle("reactive SEND stream at " + Row.sizeText(size), quick ? 3 : 20,
-                    () -> pair.stream(size, k).messagesPerSecond());
+            settleTogether(t, pair, size, k);
         } catch (RuntimeException e) {
             // Said, not counted: the row's own runs fail the same way, and count it, unless it passed.
             say.accept("bench: warm-up at " + Row.sizeText(size) + " failed: " + e.getMessage());
         }
         awaitJitQuiet.run();
+    }
+
+    /**
+     * Untimed rounds of the three streams of a row at {@code size}, {@code k} messages each, in turn and as many of
+     * each, until the JIT is done with all three paths ({@link Warmup#settleTogether}).
+     */
+    private void settleTogether(VerbsTests t, ReactiveStream pair, int size, int k) {
+        String at = " at " + Row.sizeText(size);
+        Warmup.settleTogether(quick ? 3 : WARMUP_MAX_ROUNDS, List.of(
+                new Warmup.Side("reactive SEND stream" + at, () -> pair.stream(size, k).messagesPerSecond()),
+                new Warmup.Side("verbs with the spin hint", () -> verbsStream(t, size, 16, k, true)),
+                new Warmup.Side("verbs", () -> verbsStream(t, size, 16, k, false))), Warmup.HOTSPOT, say);
     }
 
     /** Untimed rounds until the JIT is done with the path ({@link Warmup#settle}). */

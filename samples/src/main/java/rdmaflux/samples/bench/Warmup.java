@@ -2,6 +2,8 @@ package rdmaflux.samples.bench;
 
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -22,7 +24,86 @@ final class Warmup {
      */
     static final int MIN_ROUNDS = 6;
 
+    /**
+     * The rounds in a row, after {@link #MIN_ROUNDS}, through which the JIT must stay quiet before a joint
+     * warm-up ({@link #settleTogether}) ends: one quiet round can fall between two C2 compilations of a path
+     * whose rarer branches are still being profiled (the reactive SEND stream at 2 B warming up beside the verbs
+     * stream: its 80th round quiet, its 90th with 56 ms of C2).
+     */
+    static final int QUIET_ROUNDS = 3;
+
+    /**
+     * One side of a joint warm-up: its untimed round.
+     *
+     * @param what the side, for the line printed
+     * @param round runs one untimed round and returns its rate (any unit where more is faster)
+     */
+    record Side(String what, Supplier<Double> round) {
+    }
+
+    /** Watches the JIT through a stretch of work; the real one is {@link #HOTSPOT}, tests give their own. */
+    interface JitWatch {
+        /** {@return a watch started now: its {@code getAsBoolean()}, at the stretch's end, says whether the JIT was quiet} */
+        BooleanSupplier start();
+    }
+
+    /**
+     * The JVM's JIT, quiet through a stretch when it compiled for less than 5 % of its wall time and its compiler
+     * threads used less than 5 % of it ({@link ThreadCpu#jitSince}): its compilation time counts a compilation
+     * only when it ends, and one C2 compilation lasts seconds under emulation.
+     */
+    static final JitWatch HOTSPOT = () -> {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return () -> true;
+        }
+        long c0 = jit.getTotalCompilationTime();
+        ThreadCpu cpu = ThreadCpu.snapshot();
+        long t0 = System.nanoTime();
+        return () -> {
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            return jit.getTotalCompilationTime() - c0 < 0.05 * wallMs
+                    && ThreadCpu.snapshot().jitSince(cpu) * 1000 < 0.05 * wallMs;
+        };
+    };
+
     private Warmup() {
+    }
+
+    /**
+     * Untimed rounds of every side in turn, the same number for each, until the JIT was quiet through
+     * {@link #QUIET_ROUNDS} whole rounds of all sides in a row (at least {@link #MIN_ROUNDS} rounds, at most
+     * {@code max}). The sides of one comparison warm up together, so none gets more untimed work than another,
+     * and none is measured while the JIT still compiles another's path (the compiler shares the emulated
+     * CPUs with whichever side runs). The JIT decides, not the rates: under emulation a side's rate moves by
+     * up to 2× from round to round with the JIT done, and would keep a rule that waits for steady rates going
+     * to its end.
+     *
+     * @param max the most rounds
+     * @param sides the sides, run in this order in every round
+     * @param jit watches the JIT through each round
+     * @param say prints a line
+     * @return the rounds each side ran
+     */
+    static int settleTogether(int max, List<Side> sides, JitWatch jit, Consumer<String> say) {
+        int quiet = 0;
+        double[] rates = new double[sides.size()];
+        for (int round = 1; ; round++) {
+            BooleanSupplier watch = jit.start();
+            for (int i = 0; i < rates.length; i++) {
+                rates[i] = sides.get(i).round().get();
+            }
+            quiet = watch.getAsBoolean() ? quiet + 1 : 0;
+            if (round >= MIN_ROUNDS && quiet >= QUIET_ROUNDS || round >= max) {
+                StringBuilder line = new StringBuilder("bench: warm after " + round + " rounds of each");
+                for (int i = 0; i < rates.length; i++) {
+                    line.append(i == 0 ? ": " : ", ").append(sides.get(i).what()).append(' ')
+                            .append(String.format(java.util.Locale.ROOT, "%.0f", rates[i]));
+                }
+                say.accept(line.append(quiet >= QUIET_ROUNDS ? "" : "; the JIT still compiling").toString());
+                return round;
+            }
+        }
     }
 
     /**
