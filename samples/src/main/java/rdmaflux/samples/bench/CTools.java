@@ -497,11 +497,10 @@ final class CTools {
         return false;
     }
 
+    /** {@return what a failed tool's output in {@code file} says of the failure ({@link ToolOutput#failure})} */
     static String tail(Path file) {
         try {
-            String t = Files.readString(file).strip();
-            String[] lines = t.split("\n");
-            return String.join(" | ", List.of(lines).subList(Math.max(0, lines.length - 3), lines.length));
+            return ToolOutput.failure(Files.readString(file));
         } catch (IOException e) {
             return "(no output)";
         }

@@ -1,6 +1,7 @@
 package rdmaflux.samples.bench;
 
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -97,5 +98,20 @@ final class ToolOutput {
     static boolean listensOn(String cmIds, int port) {
         return java.util.regex.Pattern.compile("\\bstate LISTEN\\b.*\\bsrc-addr \\S*:" + port + "(?!\\d)")
                 .matcher(cmIds).find();
+    }
+
+    /**
+     * {@return what a failed tool's output says of the failure: the first 3 lines that name an RDMA CM event,
+     * then its last 3 lines, each line once, joined with {@code " | "}} perftest prints the event that failed its
+     * connection ({@code Event: RDMA_CM_EVENT_REJECTED; error: 8.}) lines before the generic
+     * {@code Failed to connect RDMA CM events.} and {@code ERRNO} lines that end its output, so its last lines
+     * alone do not say why it failed.
+     */
+    static String failure(String text) {
+        List<String> lines = text.strip().lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        java.util.Set<String> out = new java.util.LinkedHashSet<>();
+        lines.stream().filter(l -> l.contains("Event:") || l.contains("event error")).limit(3).forEach(out::add);
+        out.addAll(lines.subList(Math.max(0, lines.size() - 3), lines.size()));
+        return String.join(" | ", out);
     }
 }

@@ -299,6 +299,24 @@ class BenchParsingTest {
     }
 
     @Test
+    void aFailedConnectionSaysWhichEventFailedIt() {
+        // ib_write_lat's client when its connection was rejected (perftest's rdma_cm_event_error_handler).
+        String text = """
+                 RDMA CM event error:
+                Event: RDMA_CM_EVENT_REJECTED; error: 8.
+                ERRNO: Operation not supported.
+                Failed to handle RDMA CM event.
+                ERRNO: Operation not supported.
+                Failed to connect RDMA CM events.
+                ERRNO: Operation not supported.
+                """;
+        assertEquals("RDMA CM event error: | Event: RDMA_CM_EVENT_REJECTED; error: 8. | ERRNO: Operation not supported. "
+                + "| Failed to connect RDMA CM events.", ToolOutput.failure(text));
+        assertEquals("a | b | c", ToolOutput.failure("x\na\nb\nc\n"), "no event: the last 3 lines");
+        assertEquals("", ToolOutput.failure(""));
+    }
+
+    @Test
     void kernelCountsAreSummedOverDevices() {
         String text = """
                 0: rxe0: pd 3 cq 140 qp 20001 cm_id 20003 mr 9 ctx 2 srq 1
