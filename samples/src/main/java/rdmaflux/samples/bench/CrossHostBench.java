@@ -139,8 +139,8 @@ public final class CrossHostBench implements Callable<Integer> {
 
     /**
      * Serves the client's requests, one line each, answered with {@code ready} once the server side listens
-     * and {@code done} (for ours, {@code done MS}: this JVM's JIT time during the run) or {@code error: ...}
-     * once it finished: {@code ours TEST SIZE ROUNDS PORT},
+     * and {@code done} (for ours, {@code done MS}: this JVM's JIT time during the timed rounds) or
+     * {@code error: ...} once it finished: {@code ours TEST SIZE WARMUP ITERS PORT},
      * {@code reactive SIZE PORT} (until {@code stop}), {@code perftest TOOL SIZE ITERS PORT}, {@code quit}.
      */
     private int serve(InetAddress self) throws IOException, InterruptedException {
@@ -180,16 +180,15 @@ public final class CrossHostBench implements Callable<Integer> {
             case "ours" -> {
                 HostLatency.Test test = HostLatency.Test.valueOf(f[1]);
                 int size = Integer.parseInt(f[2]);
-                int rounds = Integer.parseInt(f[3]);
+                int warmup = Integer.parseInt(f[3]);
+                int iters = Integer.parseInt(f[4]);
                 CrossHostJit.awaitQuiet(quick, this::say);
                 long compiled;
                 try (HostLatency.Listener l = new HostLatency.Listener(new InetSocketAddress(self,
-                        Integer.parseInt(f[4])), timeout)) {
+                        Integer.parseInt(f[5])), timeout)) {
                     reply.println("ready");
                     try (HostLatency end = l.accept(HostLatency.MAX_SIZE)) {
-                        long c0 = CrossHostJit.millis();
-                        end.serve(test, size, rounds);
-                        compiled = CrossHostJit.millis() - c0;
+                        compiled = end.serve(test, size, warmup, iters);
                     }
                 }
                 // The client's warm-up goes on until this side's JIT stays idle through a run.

@@ -148,12 +148,15 @@ final class CrossHostRows {
      * One run of ours.
      *
      * @param stamps {@code iters + 1} timestamps
-     * @param serverJitMillis the server JVM's JIT time during its part
-     * @param clientJitMillis this JVM's JIT time during the run
-     * @param wallMillis the run's wall time here
+     * @param serverJitMillis the server JVM's JIT time while it answered the timed rounds
+     * @param clientJitMillis this JVM's JIT time during the timed rounds
+     * @param wallMillis the timed rounds' wall time here
      */
     private record Run(long[] stamps, long serverJitMillis, long clientJitMillis, double wallMillis) {
-        /** Whether either JIT was busy for more than 5 % of the run (then it shared the VM's one CPU). */
+        /**
+         * Whether either JIT was busy for more than 5 % of the timed rounds (then it shared the VM's one CPU
+         * with the loop); what it compiled while the connection was set up does not count.
+         */
         boolean jitBusy() {
             return serverJitMillis + clientJitMillis > 0.05 * wallMillis;
         }
@@ -162,20 +165,20 @@ final class CrossHostRows {
     /** One run of ours: the server host answers, this host times. */
     private Run ours(HostLatency.Test t, int size, int warm, int iters) throws IOException {
         int port = nextPort++;
-        int rounds = t == HostLatency.Test.READ ? 0 : warm + iters;
-        control.request("ours " + t + " " + size + " " + rounds + " " + port, true);
+        boolean served = t != HostLatency.Test.READ; // a read needs nothing of the server's loop
+        control.request("ours " + t + " " + size + " " + (served ? warm : 0) + " " + (served ? iters : 0) + " "
+                + port, true);
         long[] stamps;
-        long c0 = CrossHostJit.millis();
-        long t0 = System.nanoTime();
+        long clientJit;
         try (HostLatency end = HostLatency.connect(new InetSocketAddress(server, port), HostLatency.MAX_SIZE,
                 timeout)) {
             stamps = end.run(t, size, warm, iters);
+            clientJit = end.timedJitMillis();
         } catch (RuntimeException e) {
             control.answer(); // keep the conversation in step: the server side ends with its own answer
             throw e;
         }
-        double wall = (System.nanoTime() - t0) / 1e6;
-        long clientJit = CrossHostJit.millis() - c0;
+        double wall = (stamps[iters] - stamps[0]) / 1e6;
         String done = control.answer();
         if (!done.startsWith("done ")) {
             throw new IllegalStateException("server: " + done);
@@ -184,15 +187,15 @@ final class CrossHostRows {
     }
 
     /**
-     * Untimed runs of a test until neither JVM's JIT was busy through one (at most 10, quick 3), so the
-     * timed runs do not share a VM's one CPU with a compiler thread.
+     * Untimed runs of a test until neither JVM's JIT was busy through one's timed rounds (at most 10, quick 3),
+     * so the timed runs do not share a VM's one CPU with a compiler thread.
      */
     private void warmUp(HostLatency.Test t, int warm, int iters) throws IOException {
         int max = quick ? 3 : 10;
         for (int round = 1; round <= max; round++) {
             Run r = ours(t, 2, warm, iters);
             if (!r.jitBusy() || round == max) {
-                say("bench: %s warm after %d runs (JIT in the last: server %d ms, client %d ms of %.0f ms)", t, round,
+                say("bench: %s warm after %d runs (JIT in the last one's timed rounds: server %d ms, client %d ms of %.0f ms)", t, round,
                         r.serverJitMillis(), r.clientJitMillis(), r.wallMillis());
                 return;
             }

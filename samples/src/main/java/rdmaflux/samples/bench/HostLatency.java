@@ -57,6 +57,8 @@ final class HostLatency implements AutoCloseable {
     private int sends;
     /** Receives that completed in an earlier poll batch and were not yet handed out. */
     private int received;
+    /** The JIT's milliseconds during the timed rounds of the last {@link #run}. */
+    private long timedJitMillis;
 
     private HostLatency(EventChannel channel, CmId id, long maxSize, boolean server, Duration step) {
         this.channel = channel;
@@ -165,17 +167,30 @@ final class HostLatency implements AutoCloseable {
     }
 
     /**
-     * The server's part of a test: answers {@code rounds} pings (none for reads, which need nothing of it).
+     * The server's part of a test: answers the client's {@code warmup} untimed pings, then its {@code iters}
+     * timed ones (none for reads, which need nothing of it).
      *
      * @param test the test the client runs
      * @param size message size
-     * @param rounds the client's untimed and timed rounds together
+     * @param warmup the client's untimed rounds
+     * @param iters the client's timed rounds
+     * @return the JIT's milliseconds in this JVM while it answered the timed rounds ({@link CrossHostJit#millis})
      */
-    void serve(Test test, int size, int rounds) {
+    long serve(Test test, int size, int warmup, int iters) {
         prepare(test, size);
+        answer(test, size, 0, warmup);
+        long c0 = CrossHostJit.millis();
+        answer(test, size, warmup, iters);
+        long jit = CrossHostJit.millis() - c0;
+        drainSends();
+        return jit;
+    }
+
+    /** Answers rounds {@code base} to {@code base + n - 1}; a write's round carries the byte {@code round + 1}. */
+    private void answer(Test test, int size, int base, int n) {
         switch (test) {
             case SEND -> {
-                for (int i = 0; i < rounds; i++) {
+                for (int i = 0; i < n; i++) {
                     awaitReceive();
                     side.qp.postSend(side.send, 1);
                     sends++;
@@ -183,8 +198,8 @@ final class HostLatency implements AutoCloseable {
             }
             case WRITE -> {
                 long last = size - 1;
-                for (int i = 0; i < rounds; i++) {
-                    byte v = (byte) (i + 1);
+                for (int i = 0; i < n; i++) {
+                    byte v = (byte) (base + i + 1);
                     awaitByte(side.half + last, v);
                     side.buf.set(ValueLayout.JAVA_BYTE, last, v);
                     side.qp.postSend(side.send, 1);
@@ -193,7 +208,11 @@ final class HostLatency implements AutoCloseable {
             }
             case READ -> { }
         }
-        drainSends();
+    }
+
+    /** {@return the JIT's milliseconds in this JVM during the timed rounds of the last {@link #run}} */
+    long timedJitMillis() {
+        return timedJitMillis;
     }
 
     /**
@@ -207,7 +226,9 @@ final class HostLatency implements AutoCloseable {
         long[] stamps = new long[iters + 1];
         // The untimed and timed rounds run the same method, so the timed part runs code profiled on its path.
         rounds(test, size, 0, warm, warmup);
+        long c0 = CrossHostJit.millis();
         rounds(test, size, warmup, stamps, iters);
+        timedJitMillis = CrossHostJit.millis() - c0;
         drainSends();
         return stamps;
     }
