@@ -195,8 +195,8 @@ final class CrossHostRows {
         for (int round = 1; round <= max; round++) {
             Run r = ours(t, 2, warm, iters);
             if (!r.jitBusy() || round == max) {
-                say("bench: %s warm after %d runs (JIT in the last one's timed rounds: server %d ms, client %d ms of %.0f ms)", t, round,
-                        r.serverJitMillis(), r.clientJitMillis(), r.wallMillis());
+                say("bench: %s warm after %d runs (JIT in the last one's timed rounds: server %d ms, client %d ms "
+                        + "of %.0f ms)", t, round, r.serverJitMillis(), r.clientJitMillis(), r.wallMillis());
                 return;
             }
             CrossHostJit.awaitQuiet(quick, say);

@@ -125,7 +125,7 @@ final class Warmup {
      * measure the compiler.
      * The JIT's own count is not enough either: it counts a compilation when it ends, and one C2 compilation
      * lasts seconds under emulation, so a round is quiet only if the compiler threads also used under 5 % of
-     * its time ({@link ThreadCpu#jitSince}).
+     * its time ({@link #HOTSPOT}).
      *
      * @param what the path, for the line printed
      * @param max the most rounds
@@ -134,17 +134,11 @@ final class Warmup {
      * @param say prints a line
      */
     static void settle(String what, int max, Supplier<Double> rate, String unit, Consumer<String> say) {
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
         double previous = 0;
         for (int round = 1; round <= max; round++) {
-            long c0 = monitored ? jit.getTotalCompilationTime() : 0;
-            ThreadCpu cpu = ThreadCpu.snapshot();
-            long t0 = System.nanoTime();
+            BooleanSupplier watch = HOTSPOT.start();
             double r = rate.get();
-            double wallMs = (System.nanoTime() - t0) / 1e6;
-            boolean quiet = !monitored || jit.getTotalCompilationTime() - c0 < 0.05 * wallMs
-                    && ThreadCpu.snapshot().jitSince(cpu) * 1000 < 0.05 * wallMs;
+            boolean quiet = watch.getAsBoolean();
             boolean steady = Math.abs(r - previous) < 0.05 * previous;
             if (round >= MIN_ROUNDS && quiet && steady || round == max) {
                 say.accept(String.format("bench: %s warm after %d rounds (%.0f %s)%s", what, round, r, unit,
