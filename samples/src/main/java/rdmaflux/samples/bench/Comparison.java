@@ -21,6 +21,9 @@ import java.util.function.ToDoubleFunction;
  *       timed run of every side.</li>
  *   <li><b>No re-measuring</b>: every run counts, whichever side it measured and whatever the JIT did during
  *       it; a run that fails is counted as failed and the row is {@link Verdict.Outcome#FAILED}.</li>
+ *   <li><b>Restarts</b>: a run that failed before its timed part began ({@link NotStarted}: its connection was
+ *       refused, so it measured nothing) is started again, at most {@link #MAX_RESTARTS} times, whichever side
+ *       it is; the row's note counts each side's restarts.</li>
  *   <li><b>Forks</b>: a row measured in several JVMs ({@link #forks}) measures all its sides in each, with
  *       these rules, and keeps each pair's fork for the interval.</li>
  * </ul>
@@ -35,6 +38,20 @@ final class Comparison {
     record Measured(double value, double alloc, double cpu) {
         Measured(double value, double alloc) {
             this(value, alloc, Double.NaN);
+        }
+    }
+
+    /** How many times one timed run is started again after a {@link NotStarted}, on every side alike. */
+    static final int MAX_RESTARTS = 2;
+
+    /**
+     * Thrown by a side's run that failed before its timed part began, for instance because its connection
+     * was refused: it measured nothing, so starting it again re-measures nothing.
+     */
+    static final class NotStarted extends RuntimeException {
+        /** @param message what failed */
+        NotStarted(String message) {
+            super(message);
         }
     }
 
@@ -76,9 +93,15 @@ final class Comparison {
 
     /**
      * What the sides measured: per side, the values of its runs that succeeded and the errors of those that
-     * failed; {@code forks} holds the fork of each round.
+     * failed; {@code forks} holds the fork of each round; {@code restarts} how many of each side's runs were
+     * started again ({@link NotStarted}).
      */
-    record Runs(List<String> names, List<List<Measured>> measured, List<List<String>> errors, List<Integer> forks) {
+    record Runs(List<String> names, List<List<Measured>> measured, List<List<String>> errors, List<Integer> forks,
+                List<Integer> restarts) {
+        Runs(List<String> names, List<List<Measured>> measured, List<List<String>> errors, List<Integer> forks) {
+            this(names, measured, errors, forks, names.stream().map(n -> 0).toList());
+        }
+
         /** {@return side {@code s}'s values} */
         List<Double> values(int s) {
             return measured.get(s).stream().map(Measured::value).toList();
@@ -118,7 +141,11 @@ final class Comparison {
             }
             List<Integer> f = new ArrayList<>(forks);
             more.forks.forEach(x -> f.add(fork));
-            return new Runs(names, m, e, f);
+            List<Integer> restarted = new ArrayList<>();
+            for (int s = 0; s < names.size(); s++) {
+                restarted.add(restarts.get(s) + more.restarts.get(s));
+            }
+            return new Runs(names, m, e, f, restarted);
         }
 
         /** {@return no runs of these sides} */
@@ -182,17 +209,28 @@ final class Comparison {
         }
         List<List<Measured>> measured = new ArrayList<>();
         List<List<String>> errors = new ArrayList<>();
+        int[] restarts = new int[sides.size()];
         for (int s = 0; s < sides.size(); s++) {
             measured.add(new ArrayList<>());
             errors.add(new ArrayList<>());
         }
         for (int r = 0; r < rules.pairs(); r++) {
             for (int s = 0; s < sides.size(); s++) {
-                rules.beforeEachRun().run();
-                try {
-                    measured.get(s).add(sides.get(s).run().apply(rules.warm()));
-                } catch (RuntimeException e) {
-                    errors.get(s).add(sides.get(s).name() + " failed: " + e.getMessage());
+                for (int attempt = 0; ; attempt++) {
+                    rules.beforeEachRun().run();
+                    try {
+                        measured.get(s).add(sides.get(s).run().apply(rules.warm()));
+                    } catch (NotStarted e) {
+                        if (attempt < MAX_RESTARTS) {
+                            restarts[s]++;
+                            continue;
+                        }
+                        errors.get(s).add(sides.get(s).name() + " failed " + (attempt + 1) + " times before its "
+                                + "timed part: " + e.getMessage());
+                    } catch (RuntimeException e) {
+                        errors.get(s).add(sides.get(s).name() + " failed: " + e.getMessage());
+                    }
+                    break;
                 }
             }
         }
@@ -200,7 +238,8 @@ final class Comparison {
         for (int r = 0; r < rules.pairs(); r++) {
             forks.add(0);
         }
-        return new Runs(sides.stream().map(Side::name).toList(), measured, errors, forks);
+        return new Runs(sides.stream().map(Side::name).toList(), measured, errors, forks,
+                java.util.Arrays.stream(restarts).boxed().toList());
     }
 
     /**
@@ -269,6 +308,13 @@ final class Comparison {
         if (pairs > 1 && (!myCpu.isEmpty() || !theirCpu.isEmpty())) {
             parts.add("CPU us/msg " + (myCpu.isEmpty() ? "" : "ours " + Stats.range(myCpu)) + (theirCpu.isEmpty()
                     ? "" : (myCpu.isEmpty() ? "" : ", ") + baselineName + " " + Stats.range(theirCpu)));
+        }
+        if (runs.restarts().stream().anyMatch(n -> n > 0)) {
+            List<String> restarted = new ArrayList<>();
+            for (int s = 0; s < runs.names().size(); s++) {
+                restarted.add((s == 0 ? "ours" : runs.names().get(s)) + " " + runs.restarts().get(s));
+            }
+            parts.add("runs started again after a refused connection: " + String.join(", ", restarted));
         }
         for (List<String> e : runs.errors()) {
             parts.addAll(e.stream().distinct().toList());

@@ -87,6 +87,42 @@ class ComparisonTest {
         assertEquals(List.of("B failed: B broke"), runs.errors().get(1));
     }
 
+    /** A side whose run is refused before its timed part {@code refusals} times a round, then measures 1. */
+    private Comparison.Side refused(String name, int refusals) {
+        int[] tries = {0};
+        return Comparison.Side.ours(name, warm -> {
+            log.add(name);
+            if (tries[0]++ % (refusals + 1) < refusals) {
+                throw new Comparison.NotStarted(name + " refused");
+            }
+            return new Comparison.Measured(1, 0);
+        });
+    }
+
+    @Test
+    void aRunRefusedBeforeItsTimedPartStartsAgainOnEitherSide() {
+        // Ours and the baseline each refused once a round: each attempt after the same wait, both restarted alike.
+        Comparison.Runs runs = Comparison.run(rules(2, 0), List.of(refused("A", 1), refused("B", 1)));
+        assertEquals(List.of("wait", "A", "wait", "A", "wait", "B", "wait", "B", "wait", "A", "wait", "A", "wait",
+                "B", "wait", "B"), log);
+        assertEquals(List.of(2, 2), runs.restarts());
+        assertEquals(List.of(1.0, 1.0), runs.values(0));
+        assertEquals(List.of(1.0, 1.0), runs.values(1));
+        assertFalse(runs.failed(1));
+        Row row = Comparison.row("m", 2, "us", "B", Row.Target.RATIO_AT_MOST, runs, 1, Stats::median, "", "C", 2);
+        assertTrue(row.note().contains("started again after a refused connection: ours 2, B 2"), row.note());
+    }
+
+    @Test
+    void aRunRefusedOnEveryRestartFailsTheRow() {
+        // Restarts are bounded, the same bound for every side: the third refusal is the run's failure.
+        Comparison.Runs runs = Comparison.run(rules(1, 0), List.of(refused("A", 0), refused("B", 99)));
+        assertEquals(1 + Comparison.MAX_RESTARTS, log.stream().filter("B"::equals).count());
+        assertEquals(List.of(0, Comparison.MAX_RESTARTS), runs.restarts());
+        assertTrue(runs.failed(1));
+        assertTrue(runs.errors().get(1).getFirst().contains("before its timed part"), runs.errors().toString());
+    }
+
     @Test
     void everyForkMeasuresEverySideAndKeepsItsNumber() {
         List<Integer> forksRun = new ArrayList<>();
