@@ -141,7 +141,8 @@ public final class CrossHostBench implements Callable<Integer> {
      * Serves the client's requests, one line each, answered with {@code ready} once the server side listens
      * and {@code done} (for ours, {@code done MS}: this JVM's JIT time during the timed rounds) or
      * {@code error: ...} once it finished: {@code ours TEST SIZE WARMUP ITERS PORT},
-     * {@code reactive SIZE PORT} (until {@code stop}), {@code perftest TOOL SIZE ITERS PORT}, {@code quit}.
+     * {@code reactive SIZE PORT MODE} (an echo server with {@link CrossHostRows.Mode}'s options, until
+     * {@code stop}), {@code perftest TOOL SIZE ITERS PORT [-e]}, {@code quit}.
      */
     private int serve(InetAddress self) throws IOException, InterruptedException {
         try (ServerSocket control = new ServerSocket()) {
@@ -195,8 +196,9 @@ public final class CrossHostBench implements Callable<Integer> {
                 return "done " + compiled;
             }
             case "reactive" -> {
+                int size = Integer.parseInt(f[1]);
                 try (ReactiveLatency.Echo echo = new ReactiveLatency.Echo(new InetSocketAddress(self,
-                        Integer.parseInt(f[2])), Integer.parseInt(f[1]), timeout)) {
+                        Integer.parseInt(f[2])), CrossHostRows.Mode.valueOf(f[3]).options(size), timeout)) {
                     reply.println("ready");
                     String stop = in.readLine();
                     if (!"stop".equals(stop)) {
@@ -207,19 +209,23 @@ public final class CrossHostBench implements Callable<Integer> {
             }
             case "perftest" -> {
                 return perftestServer(f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]),
-                        reply);
+                        f.length > 5 && f[5].equals("-e"), reply);
             }
             default -> throw new IllegalArgumentException("unknown request " + String.join(" ", f));
         }
     }
 
-    private String perftestServer(String tool, int size, int iters, int port, PrintWriter reply)
+    private String perftestServer(String tool, int size, int iters, int port, boolean events, PrintWriter reply)
             throws IOException, InterruptedException {
         if (!CTools.installed(tool)) {
             throw new IllegalStateException(tool + " is not installed (Debian package perftest)");
         }
         Path log = Files.createTempFile(tool + "-" + port + "-server", ".txt");
-        Process p = CTools.start(CTools.lineBuffered(perftestArgs(tool, size, iters, port)), log);
+        List<String> args = perftestArgs(tool, size, iters, port);
+        if (events) {
+            args.add("-e");
+        }
+        Process p = CTools.start(CTools.lineBuffered(args), log);
         try {
             if (!CTools.awaitOutput(p, log, "Waiting for client", Duration.ofSeconds(20))) {
                 throw new IllegalStateException(tool + " server did not start: " + CTools.tail(log));

@@ -16,6 +16,47 @@ import java.util.function.BiConsumer;
  * alternately against a server side the other host starts on request, then the table's rows.
  */
 final class CrossHostRows {
+    /** Most untimed runs of each reactive mode before its row: each new connection deoptimizes some of its path. */
+    static final int REACTIVE_WARM_RUNS = 20;
+
+    /** The reactive rows' target (issue #39): p50 at most 1.3 × perftest's. */
+    static final Row.Target REACTIVE_TARGET = Row.Target.ratioAtMost(1.3);
+
+    /**
+     * How both sides of a reactive row wait for a completion: each mode compares ours configured so against
+     * {@code ib_send_lat} waiting the same way.
+     */
+    enum Mode {
+        /**
+         * Ours busy polling ({@link ReactiveBusyPoll#options}: the completion loop polls the CQ, signals on the
+         * loop) against {@code ib_send_lat}, which polls by default.
+         */
+        BUSY("reactive send/recv latency p50, busy-poll", false),
+        /**
+         * Ours with default options (the completion loop sleeps on the completion channel and hands each
+         * message to a signal thread) against {@code ib_send_lat -e}, which sleeps on CQ events.
+         */
+        EVENTS("reactive send/recv latency p50, events", true);
+
+        final String metric;
+        final boolean perftestEvents;
+
+        Mode(String metric, boolean perftestEvents) {
+            this.metric = metric;
+            this.perftestEvents = perftestEvents;
+        }
+
+        /** {@return the connection options of both of ours' sides} */
+        rdmaflux.cm.ConnectionOptions options(int size) {
+            return this == BUSY ? ReactiveBusyPoll.options(size) : ReactiveLatency.options(size);
+        }
+
+        /** {@return the C tool's name as the table shows it} */
+        String tool() {
+            return perftestEvents ? "ib_send_lat -e" : "ib_send_lat";
+        }
+    }
+
     private final CrossHostControl control;
     private final InetAddress server;
     private final String device;
@@ -53,8 +94,8 @@ final class CrossHostRows {
     }
 
     /**
-     * Every row: the verbs-layer tests at each size, then the reactive ping-pong at 2 B against the same
-     * {@code ib_send_lat} median.
+     * Every row: the verbs-layer tests at each size, then the reactive ping-pong at 2 B in each {@link Mode}
+     * against {@code ib_send_lat} waiting the same way.
      */
     List<Row> all(int[] sizes, int iters, int repeat) throws IOException {
         int warm = quick ? 10 : 30;
@@ -68,21 +109,21 @@ final class CrossHostRows {
                 say("bench: warm-up of %s failed: %s", t, e.getMessage());
             }
         }
-        try {
-            reactive(10 * warm, iters);
-        } catch (RuntimeException e) {
-            say("bench: warm-up of the reactive ping-pong failed: %s", e.getMessage());
+        for (Mode m : Mode.values()) {
+            try {
+                warmUpReactive(m, 10 * warm, iters);
+            } catch (RuntimeException e) {
+                say("bench: warm-up of the reactive ping-pong (%s) failed: %s", m, e.getMessage());
+            }
         }
-        double sendLat2 = Double.NaN;
         for (int size : sizes) {
             for (HostLatency.Test t : HostLatency.Test.values()) {
                 rows.add(row(t, size, iters, repeat));
-                if (t == HostLatency.Test.SEND && size == 2) {
-                    sendLat2 = rows.getLast().c();
-                }
             }
         }
-        rows.add(reactiveRow(warm, iters, repeat, sendLat2));
+        for (Mode m : Mode.values()) {
+            rows.add(reactiveRow(m, iters, repeat));
+        }
         return rows;
     }
 
@@ -104,13 +145,8 @@ final class CrossHostRows {
                         throw new java.io.UncheckedIOException(e);
                     }
                 }),
-                new Comparison.Side(t.tool, false, w -> {
-                    try {
-                        return new Comparison.Measured(perftest(t.tool, size, iters), Double.NaN);
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                })));
+                new Comparison.Side(t.tool, false, w -> new Comparison.Measured(perftest(t.tool, size, iters, false),
+                        Double.NaN))));
         if (!runs.errors().getFirst().isEmpty()) {
             ourFailure = true;
         }
@@ -118,23 +154,48 @@ final class CrossHostRows {
                 jitBusy[0] > 0 ? "a JIT was busy in " + jitBusy[0] + " of ours" : "", "C", repeat));
     }
 
-    private Row reactiveRow(int warm, int iters, int repeat, double cSendLat) throws IOException {
-        List<Double> mine = new ArrayList<>();
-        List<String> errors = new ArrayList<>();
-        for (int r = 0; r < repeat; r++) {
-            try {
-                CrossHostJit.awaitQuiet(quick, say);
-                mine.add(Stats.typicalMicros(reactive(2 * warm, iters), 2));
-            } catch (RuntimeException e) {
-                ourFailure = true;
-                errors.add("ours failed: " + e.getMessage());
-            }
+    /**
+     * One reactive row through {@link Comparison#run}: ours (a new echo server and connection each run) and
+     * {@code ib_send_lat} (a new process pair each run) in turn, both cold, the same quiet-JIT wait before each.
+     */
+    private Row reactiveRow(Mode mode, int iters, int repeat) {
+        int[] jitBusy = {0};
+        Comparison.Runs runs = Comparison.run(new Comparison.Rules(repeat, 0, () -> CrossHostJit.awaitQuiet(quick,
+                say)), List.of(
+                Comparison.Side.ours("ours", w -> {
+                    Run run = reactive(mode, w, iters);
+                    jitBusy[0] += run.jitBusy() ? 1 : 0;
+                    return new Comparison.Measured(Stats.typicalMicros(run.stamps(), 2), Double.NaN);
+                }),
+                new Comparison.Side(mode.tool(), false, w -> new Comparison.Measured(perftest("ib_send_lat", 2,
+                        iters, mode.perftestEvents), Double.NaN))));
+        if (!runs.errors().getFirst().isEmpty()) {
+            ourFailure = true;
         }
-        String note = "rdmaflux.cm RdmaConnection, echo RdmaServer on the server host, default options; C = the "
-                + "ib_send_lat 2 B median above";
-        String rest = note(repeat, mine, List.of(), errors);
-        return finish(new Row("reactive send/recv latency p50", 2, "us", Stats.median(mine), cSendLat, "ib_send_lat",
-                Row.Target.NONE, Double.NaN, rest.isEmpty() ? note : note + "; " + rest));
+        String note = "rdmaflux.cm RdmaConnection, echo RdmaServer on the server host; "
+                + (mode == Mode.BUSY ? "both busy polling, signals on the completion loop"
+                : "default options: both sleep on the completion channel, signals on the signal threads")
+                + "; the client's subscriber sends each next message"
+                + (jitBusy[0] > 0 ? "; the client's JIT was busy in " + jitBusy[0] + " of ours" : "");
+        return finish(Comparison.row(mode.metric, 2, "us", mode.tool(), REACTIVE_TARGET, runs, 1, Stats::median,
+                note, "C", repeat));
+    }
+
+    /**
+     * Untimed runs of the reactive ping-pong until this JVM's JIT was idle through one's timed round trips (at
+     * most {@link #REACTIVE_WARM_RUNS}, quick 3); the server's JIT compiles the same echo path meanwhile.
+     */
+    private void warmUpReactive(Mode mode, int warm, int iters) {
+        int max = quick ? 3 : REACTIVE_WARM_RUNS;
+        for (int round = 1; round <= max; round++) {
+            Run r = reactive(mode, warm, iters);
+            if (!r.jitBusy() || round == max) {
+                say("bench: reactive ping-pong (%s) warm after %d runs (JIT in the last one's timed rounds: "
+                        + "client %d ms of %.0f ms)", mode, round, r.clientJitMillis(), r.wallMillis());
+                return;
+            }
+            CrossHostJit.awaitQuiet(quick, say);
+        }
     }
 
     private Row finish(Row r) {
@@ -170,12 +231,19 @@ final class CrossHostRows {
                 + port, true);
         long[] stamps;
         long clientJit;
-        try (HostLatency end = HostLatency.connect(new InetSocketAddress(server, port), HostLatency.MAX_SIZE,
-                timeout)) {
+        HostLatency end;
+        try {
+            end = HostLatency.connect(new InetSocketAddress(server, port), HostLatency.MAX_SIZE, timeout);
+        } catch (RuntimeException e) {
+            control.answer(); // keep the conversation in step: the server side ends with its own answer
+            throw String.valueOf(e.getMessage()).contains("REJECTED") ? new Comparison.NotStarted(
+                    "connection refused: " + e.getMessage()) : e;
+        }
+        try (end) {
             stamps = end.run(t, size, warm, iters);
             clientJit = end.timedJitMillis();
         } catch (RuntimeException e) {
-            control.answer(); // keep the conversation in step: the server side ends with its own answer
+            control.answer();
             throw e;
         }
         double wall = (stamps[iters] - stamps[0]) / 1e6;
@@ -203,27 +271,62 @@ final class CrossHostRows {
         }
     }
 
-    private long[] reactive(int warm, int iters) throws IOException {
-        int port = nextPort++;
-        control.request("reactive 2 " + port, true);
+    /**
+     * One reactive ping-pong against a new echo server on the server host, driven by its echoes; the server's
+     * JIT is not reported (counted as 0).
+     */
+    private Run reactive(Mode mode, int warm, int iters) {
         try {
-            return ReactiveLatency.pingPong(new InetSocketAddress(server, port), 2, warm, iters, timeout).stamps();
-        } finally {
-            control.send("stop");
-            control.expect("done");
+            int port = nextPort++;
+            control.request("reactive 2 " + port + " " + mode, true);
+            try {
+                ReactiveLatency.Client client;
+                try {
+                    client = new ReactiveLatency.Client(new InetSocketAddress(server, port), mode.options(2),
+                            timeout);
+                } catch (rdmaflux.cm.RdmaCmException.Rejected e) {
+                    throw new Comparison.NotStarted("connection refused: " + e.getMessage());
+                }
+                try (client) {
+                    long[] stamps = client.driven(2, warm, iters).stamps();
+                    return new Run(stamps, 0, client.timedJitMillis(), (stamps[iters] - stamps[0]) / 1e6);
+                }
+            } finally {
+                control.send("stop");
+                control.expect("done");
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
     /** One perftest run, its client here against its server on the other host: {@code t_typical} in us. */
-    private double perftest(String tool, int size, int iters) throws IOException {
+    private double perftest(String tool, int size, int iters, boolean events) {
+        try {
+            return perftestRun(tool, size, iters, events);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * One perftest run (with {@code -e} when {@code events}), its client here against its server on the other
+     * host: {@code t_typical} in us.
+     *
+     * @throws Comparison.NotStarted when the client's connection was refused before it measured anything
+     */
+    private double perftestRun(String tool, int size, int iters, boolean events) throws IOException {
         if (!CTools.installed(tool)) {
             throw new IllegalStateException(tool + " is not installed (Debian package perftest)");
         }
         int port = nextPort++;
-        control.request("perftest " + tool + " " + size + " " + iters + " " + port, true);
+        control.request("perftest " + tool + " " + size + " " + iters + " " + port + (events ? " -e" : ""), true);
         List<String> args = new ArrayList<>(List.of(tool, "-R", "-F", "-d", device, "-p", Integer.toString(port),
-                "-s", Integer.toString(size), "-n", Integer.toString(iters), CTools.OLD_POST_SEND,
-                server.getHostAddress()));
+                "-s", Integer.toString(size), "-n", Integer.toString(iters), CTools.OLD_POST_SEND));
+        if (events) {
+            args.add("-e");
+        }
+        args.add(server.getHostAddress());
         Path log = work.resolve(tool + "-" + port + "-client.txt");
         String text;
         int exit;
@@ -244,7 +347,8 @@ final class CrossHostRows {
         // #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
         double v = ToolOutput.parseRow(text, size, 9, 4);
         if (exit != 0 || Double.isNaN(v) || v <= 0) {
-            throw new IllegalStateException(tool + " client exited with " + exit + ": " + CTools.tail(log));
+            String why = tool + " client exited with " + exit + ": " + CTools.tail(log);
+            throw ToolOutput.refused(text) ? new Comparison.NotStarted(why) : new IllegalStateException(why);
         }
         if (!done.equals("done")) {
             throw new IllegalStateException(tool + " server: " + done);
@@ -254,15 +358,5 @@ final class CrossHostRows {
 
     private void say(String format, Object... args) {
         say.accept(format, args);
-    }
-
-    private static String note(int repeat, List<Double> mine, List<Double> theirs, List<String> errors) {
-        List<String> parts = new ArrayList<>();
-        if (repeat > 1 && !mine.isEmpty()) {
-            parts.add("median of " + repeat + ": ours " + Stats.range(mine)
-                    + (theirs.isEmpty() ? "" : ", C " + Stats.range(theirs)));
-        }
-        parts.addAll(errors.stream().distinct().toList());
-        return String.join("; ", parts);
     }
 }

@@ -137,6 +137,10 @@ final class ReactiveLatency {
         private volatile Thread caller;
         /** Whether {@link #caller} spins for each echo: it needs no wake-up then (a call into the JVM each). */
         private volatile boolean spinning;
+        /** What a {@link #driven} ping-pong does with each echo, on the thread that delivered it; else null. */
+        private volatile Runnable onEcho;
+        /** The JIT's milliseconds in this JVM during the timed round trips of the last {@link #driven} one. */
+        private volatile long timedJitMillis;
 
         /**
          * Connects.
@@ -151,11 +155,18 @@ final class ReactiveLatency {
             replies = conn.receive().subscribe(m -> {
                 m.release();
                 arrived.incrementAndGet();
-                if (!spinning) {
+                Runnable next = onEcho;
+                if (next != null) {
+                    next.run();
+                } else if (!spinning) {
                     LockSupport.unpark(caller);
                 }
             }, e -> {
                 failure.set(e);
+                Runnable next = onEcho;
+                if (next != null) {
+                    next.run();
+                }
                 LockSupport.unpark(caller);
             });
         }
@@ -210,6 +221,84 @@ final class ReactiveLatency {
             long allocated = threads.getTotalThreadAllocatedBytes() - a0;
             CpuTime.stop();
             return new VerbsTests.Latency(stamps, allocated, 2L * iters);
+        }
+
+        /**
+         * One ping-pong driven by the echoes, as a reactive application writes one: the subscriber that receives
+         * an echo sends the next message, on the thread that delivered the echo, and no other thread of this
+         * process runs for a round trip (the caller waits without waking until the last echo). Records the
+         * process's CPU time over the timed round trips ({@link CpuTime}).
+         *
+         * @param size message size
+         * @param warmup untimed round trips first
+         * @param iters timed round trips
+         * @return timestamps and the heap bytes this process's threads allocated per message while timed
+         */
+        VerbsTests.Latency driven(int size, int warmup, int iters) {
+            ByteBuffer message = ByteBuffer.allocate(size);
+            int total = warmup + iters;
+            long[] stamps = new long[iters + 1];
+            long[] allocatedFrom = {0};
+            long[] jitFrom = {0};
+            java.util.concurrent.CountDownLatch finished = new java.util.concurrent.CountDownLatch(1);
+            com.sun.management.ThreadMXBean threads =
+                    (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long base = arrived.get();
+            Runnable send = () -> conn.send(message.duplicate()).subscribe(null, e -> {
+                failure.set(e);
+                finished.countDown();
+            });
+            // k echoes have arrived: round trip k is next (timed ones from warmup on), or all are done.
+            java.util.function.LongConsumer step = k -> {
+                if (k == warmup) {
+                    CpuTime.start();
+                    allocatedFrom[0] = threads.getTotalThreadAllocatedBytes();
+                    jitFrom[0] = CrossHostJit.millis();
+                }
+                if (k >= warmup) {
+                    stamps[(int) (k - warmup)] = System.nanoTime();
+                }
+                if (k < total) {
+                    send.run();
+                } else {
+                    CpuTime.stop();
+                    allocatedFrom[0] = threads.getTotalThreadAllocatedBytes() - allocatedFrom[0];
+                    timedJitMillis = CrossHostJit.millis() - jitFrom[0];
+                    finished.countDown();
+                }
+            };
+            onEcho = () -> {
+                if (failure.get() != null) {
+                    finished.countDown();
+                } else {
+                    step.accept(arrived.get() - base);
+                }
+            };
+            try {
+                step.accept(0);
+                long seen = -1;
+                while (!finished.await(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                    long now = arrived.get();
+                    if (now == seen) {
+                        throw new IllegalStateException("no echo within " + timeout);
+                    }
+                    seen = now;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            } finally {
+                onEcho = null;
+            }
+            if (failure.get() != null) {
+                throw new IllegalStateException("reactive ping-pong failed: " + failure.get(), failure.get());
+            }
+            return new VerbsTests.Latency(stamps, allocatedFrom[0], 2L * iters);
+        }
+
+        /** {@return the JIT's milliseconds in this JVM during the timed round trips of the last {@link #driven}} */
+        long timedJitMillis() {
+            return timedJitMillis;
         }
 
         @Override

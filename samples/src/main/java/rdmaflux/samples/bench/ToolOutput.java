@@ -114,4 +114,12 @@ final class ToolOutput {
         out.addAll(lines.subList(Math.max(0, lines.size() - 3), lines.size()));
         return String.join(" | ", out);
     }
+
+    /**
+     * {@return whether a perftest tool's output says its connection was refused before it measured anything:
+     * an {@code RDMA_CM_EVENT_REJECTED} and no results header}
+     */
+    static boolean refused(String text) {
+        return text.contains("RDMA_CM_EVENT_REJECTED") && !text.contains("#bytes");
+    }
 }

@@ -314,6 +314,9 @@ class BenchParsingTest {
                 + "| Failed to connect RDMA CM events.", ToolOutput.failure(text));
         assertEquals("a | b | c", ToolOutput.failure("x\na\nb\nc\n"), "no event: the last 3 lines");
         assertEquals("", ToolOutput.failure(""));
+        assertTrue(ToolOutput.refused(text), "refused before it measured: the run may be started again");
+        assertFalse(ToolOutput.refused(text.replace("REJECTED", "UNREACHABLE")), "unreachable: a failure");
+        assertFalse(ToolOutput.refused(" #bytes #iterations t_min\n" + text), "refused after results: a failure");
     }
 
     @Test
