@@ -21,9 +21,9 @@ import java.util.function.ToDoubleFunction;
  *       timed run of every side.</li>
  *   <li><b>No re-measuring</b>: every run counts, whichever side it measured and whatever the JIT did during
  *       it; a run that fails is counted as failed and the row is {@link Verdict.Outcome#FAILED}.</li>
- *   <li><b>Restarts</b>: a run that failed before its timed part began ({@link NotStarted}: its connection was
- *       refused, so it measured nothing) is started again, at most {@link #MAX_RESTARTS} times, whichever side
- *       it is; the row's note counts each side's restarts.</li>
+ *   <li><b>Restarts</b>: a run that measured nothing ({@link NothingMeasured}: its connection was refused
+ *       before its timed part began, or its tool's clock gave no time) is started again, at most
+ *       {@link #MAX_RESTARTS} times, whichever side it is; the row's note counts each side's restarts.</li>
  *   <li><b>Forks</b>: a row measured in several JVMs ({@link #forks}) measures all its sides in each, with
  *       these rules, and keeps each pair's fork for the interval.</li>
  * </ul>
@@ -41,16 +41,16 @@ final class Comparison {
         }
     }
 
-    /** How many times one timed run is started again after a {@link NotStarted}, on every side alike. */
+    /** How many times one timed run is started again after a {@link NothingMeasured}, on every side alike. */
     static final int MAX_RESTARTS = 2;
 
     /**
-     * Thrown by a side's run that failed before its timed part began, for instance because its connection
-     * was refused: it measured nothing, so starting it again re-measures nothing.
+     * Thrown by a side's run that measured nothing: its connection was refused before its timed part began, or
+     * the tool's clock gave no time ({@code inf}). Starting it again re-measures nothing.
      */
-    static final class NotStarted extends RuntimeException {
+    static final class NothingMeasured extends RuntimeException {
         /** @param message what failed */
-        NotStarted(String message) {
+        NothingMeasured(String message) {
             super(message);
         }
     }
@@ -94,7 +94,7 @@ final class Comparison {
     /**
      * What the sides measured: per side, the values of its runs that succeeded and the errors of those that
      * failed; {@code forks} holds the fork of each round; {@code restarts} how many of each side's runs were
-     * started again ({@link NotStarted}).
+     * started again ({@link NothingMeasured}).
      */
     record Runs(List<String> names, List<List<Measured>> measured, List<List<String>> errors, List<Integer> forks,
                 List<Integer> restarts) {
@@ -220,13 +220,13 @@ final class Comparison {
                     rules.beforeEachRun().run();
                     try {
                         measured.get(s).add(sides.get(s).run().apply(rules.warm()));
-                    } catch (NotStarted e) {
+                    } catch (NothingMeasured e) {
                         if (attempt < MAX_RESTARTS) {
                             restarts[s]++;
                             continue;
                         }
-                        errors.get(s).add(sides.get(s).name() + " failed " + (attempt + 1) + " times before its "
-                                + "timed part: " + e.getMessage());
+                        errors.get(s).add(sides.get(s).name() + " measured nothing " + (attempt + 1) + " times: "
+                                + e.getMessage());
                     } catch (RuntimeException e) {
                         errors.get(s).add(sides.get(s).name() + " failed: " + e.getMessage());
                     }
@@ -314,7 +314,7 @@ final class Comparison {
             for (int s = 0; s < runs.names().size(); s++) {
                 restarted.add((s == 0 ? "ours" : runs.names().get(s)) + " " + runs.restarts().get(s));
             }
-            parts.add("runs started again after a refused connection: " + String.join(", ", restarted));
+            parts.add("runs started again after measuring nothing: " + String.join(", ", restarted));
         }
         for (List<String> e : runs.errors()) {
             parts.addAll(e.stream().distinct().toList());

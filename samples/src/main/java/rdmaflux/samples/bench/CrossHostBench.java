@@ -141,8 +141,8 @@ public final class CrossHostBench implements Callable<Integer> {
      * Serves the client's requests, one line each, answered with {@code ready} once the server side listens
      * and {@code done} (for ours, {@code done MS}: this JVM's JIT time during the timed rounds) or
      * {@code error: ...} once it finished: {@code ours TEST SIZE WARMUP ITERS PORT},
-     * {@code reactive SIZE PORT MODE} (an echo server with {@link CrossHostRows.Mode}'s options, until
-     * {@code stop}), {@code perftest TOOL SIZE ITERS PORT [-e]}, {@code quit}.
+     * {@code reactive SIZE PORT MODE WARMUP ITERS} (an echo server with {@link CrossHostRows.Mode}'s options,
+     * until {@code stop}; {@code done MS}: the JIT's time while it echoed the timed messages), {@code perftest TOOL SIZE ITERS PORT [-e]}, {@code quit}.
      */
     private int serve(InetAddress self) throws IOException, InterruptedException {
         try (ServerSocket control = new ServerSocket()) {
@@ -197,15 +197,25 @@ public final class CrossHostBench implements Callable<Integer> {
             }
             case "reactive" -> {
                 int size = Integer.parseInt(f[1]);
+                long warmup = Long.parseLong(f[4]);
+                long timed = warmup + Long.parseLong(f[5]);
+                // This JVM's JIT time while it answered the timed round trips: from the first timed message on.
+                java.util.concurrent.atomic.AtomicLongArray jit = new java.util.concurrent.atomic.AtomicLongArray(2);
                 try (ReactiveLatency.Echo echo = new ReactiveLatency.Echo(new InetSocketAddress(self,
-                        Integer.parseInt(f[2])), CrossHostRows.Mode.valueOf(f[3]).options(size), timeout)) {
+                        Integer.parseInt(f[2])), CrossHostRows.Mode.valueOf(f[3]).options(size), timeout, n -> {
+                            if (n == warmup + 1) {
+                                jit.set(0, CrossHostJit.millis());
+                            } else if (n == timed) {
+                                jit.set(1, CrossHostJit.millis() - jit.get(0));
+                            }
+                        })) {
                     reply.println("ready");
                     String stop = in.readLine();
                     if (!"stop".equals(stop)) {
                         throw new IllegalStateException("expected stop, got " + stop);
                     }
                 }
-                return "done";
+                return "done " + jit.get(1);
             }
             case "perftest" -> {
                 return perftestServer(f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]),

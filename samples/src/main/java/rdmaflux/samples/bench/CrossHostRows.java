@@ -176,14 +176,14 @@ final class CrossHostRows {
                 + (mode == Mode.BUSY ? "both busy polling, signals on the completion loop"
                 : "default options: both sleep on the completion channel, signals on the signal threads")
                 + "; the client's subscriber sends each next message"
-                + (jitBusy[0] > 0 ? "; the client's JIT was busy in " + jitBusy[0] + " of ours" : "");
+                + (jitBusy[0] > 0 ? "; a JIT was busy in " + jitBusy[0] + " of ours" : "");
         return finish(Comparison.row(mode.metric, 2, "us", mode.tool(), REACTIVE_TARGET, runs, 1, Stats::median,
                 note, "C", repeat));
     }
 
     /**
-     * Untimed runs of the reactive ping-pong until this JVM's JIT was idle through one's timed round trips (at
-     * most {@link #REACTIVE_WARM_RUNS}, quick 3); the server's JIT compiles the same echo path meanwhile.
+     * Untimed runs of the reactive ping-pong until neither JVM's JIT was busy through one's timed round trips
+     * (at most {@link #REACTIVE_WARM_RUNS}, quick 3).
      */
     private void warmUpReactive(Mode mode, int warm, int iters) {
         int max = quick ? 3 : REACTIVE_WARM_RUNS;
@@ -191,7 +191,8 @@ final class CrossHostRows {
             Run r = reactive(mode, warm, iters);
             if (!r.jitBusy() || round == max) {
                 say("bench: reactive ping-pong (%s) warm after %d runs (JIT in the last one's timed rounds: "
-                        + "client %d ms of %.0f ms)", mode, round, r.clientJitMillis(), r.wallMillis());
+                        + "server %d ms, client %d ms of %.0f ms)", mode, round, r.serverJitMillis(),
+                        r.clientJitMillis(), r.wallMillis());
                 return;
             }
             CrossHostJit.awaitQuiet(quick, say);
@@ -236,7 +237,7 @@ final class CrossHostRows {
             end = HostLatency.connect(new InetSocketAddress(server, port), HostLatency.MAX_SIZE, timeout);
         } catch (RuntimeException e) {
             control.answer(); // keep the conversation in step: the server side ends with its own answer
-            throw String.valueOf(e.getMessage()).contains("REJECTED") ? new Comparison.NotStarted(
+            throw String.valueOf(e.getMessage()).contains("REJECTED") ? new Comparison.NothingMeasured(
                     "connection refused: " + e.getMessage()) : e;
         }
         try (end) {
@@ -271,30 +272,34 @@ final class CrossHostRows {
         }
     }
 
-    /**
-     * One reactive ping-pong against a new echo server on the server host, driven by its echoes; the server's
-     * JIT is not reported (counted as 0).
-     */
+    /** One reactive ping-pong against a new echo server on the server host, driven by its echoes. */
     private Run reactive(Mode mode, int warm, int iters) {
         try {
             int port = nextPort++;
-            control.request("reactive 2 " + port + " " + mode, true);
+            control.request("reactive 2 " + port + " " + mode + " " + warm + " " + iters, true);
+            long[] stamps;
+            long clientJit;
             try {
                 ReactiveLatency.Client client;
                 try {
                     client = new ReactiveLatency.Client(new InetSocketAddress(server, port), mode.options(2),
                             timeout);
                 } catch (rdmaflux.cm.RdmaCmException.Rejected e) {
-                    throw new Comparison.NotStarted("connection refused: " + e.getMessage());
+                    throw new Comparison.NothingMeasured("connection refused: " + e.getMessage());
                 }
                 try (client) {
-                    long[] stamps = client.driven(2, warm, iters).stamps();
-                    return new Run(stamps, 0, client.timedJitMillis(), (stamps[iters] - stamps[0]) / 1e6);
+                    stamps = client.driven(2, warm, iters).stamps();
+                    clientJit = client.timedJitMillis();
                 }
             } finally {
                 control.send("stop");
-                control.expect("done");
             }
+            String done = control.answer();
+            if (!done.startsWith("done ")) {
+                throw new IllegalStateException("server: " + done);
+            }
+            return new Run(stamps, Long.parseLong(done.substring(5).trim()), clientJit,
+                    (stamps[iters] - stamps[0]) / 1e6);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
@@ -313,7 +318,8 @@ final class CrossHostRows {
      * One perftest run (with {@code -e} when {@code events}), its client here against its server on the other
      * host: {@code t_typical} in us.
      *
-     * @throws Comparison.NotStarted when the client's connection was refused before it measured anything
+     * @throws Comparison.NothingMeasured when the client's connection was refused before it measured anything,
+     *         or its result row holds no time
      */
     private double perftestRun(String tool, int size, int iters, boolean events) throws IOException {
         if (!CTools.installed(tool)) {
@@ -348,7 +354,8 @@ final class CrossHostRows {
         double v = ToolOutput.parseRow(text, size, 9, 4);
         if (exit != 0 || Double.isNaN(v) || v <= 0) {
             String why = tool + " client exited with " + exit + ": " + CTools.tail(log);
-            throw ToolOutput.refused(text) ? new Comparison.NotStarted(why) : new IllegalStateException(why);
+            throw ToolOutput.refused(text) || ToolOutput.noClock(text, size, 9, 4)
+                    ? new Comparison.NothingMeasured(why) : new IllegalStateException(why);
         }
         if (!done.equals("done")) {
             throw new IllegalStateException(tool + " server: " + done);

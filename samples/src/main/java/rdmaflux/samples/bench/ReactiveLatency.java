@@ -45,11 +45,25 @@ final class ReactiveLatency {
          * @param timeout the longest wait for the bind and for the shutdown
          */
         Echo(InetSocketAddress address, ConnectionOptions options, Duration timeout) {
+            this(address, options, timeout, n -> { });
+        }
+
+        /**
+         * @param address the RDMA interface's address (port 0: any)
+         * @param options the server's connection options
+         * @param timeout the longest wait for the bind and for the shutdown
+         * @param received told the count of messages received so far on all connections after each one, on the
+         *                 thread that received it, before its echo is sent
+         */
+        Echo(InetSocketAddress address, ConnectionOptions options, Duration timeout,
+             java.util.function.LongConsumer received) {
             this.timeout = timeout;
+            AtomicLong count = new AtomicLong();
             server = RdmaServer.bind(address, options, AcceptFilter.ACCEPT_ALL).block(timeout);
             echo = server.connections().subscribe(c -> c.receive().concatMap(m -> {
                 ByteBuffer copy = ByteBuffer.wrap(m.toByteArray());
                 m.release();
+                received.accept(count.incrementAndGet());
                 return c.send(copy);
             }).subscribe(null, e -> { }));
         }

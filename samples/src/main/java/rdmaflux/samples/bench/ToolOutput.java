@@ -122,4 +122,21 @@ final class ToolOutput {
     static boolean refused(String text) {
         return text.contains("RDMA_CM_EVENT_REJECTED") && !text.contains("#bytes");
     }
+
+    /**
+     * {@return whether perftest's result row for {@code size} holds no time: {@code inf} or {@code nan} where its
+     * typical latency goes (column {@code column}), as when it could not read the CPU's clock rate}
+     */
+    static boolean noClock(String text, long size, int columns, int column) {
+        for (String line : text.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= columns && f[0].equals(Long.toString(size))) {
+                String v = f[column].toLowerCase(java.util.Locale.ROOT);
+                if (v.contains("inf") || v.contains("nan")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
 }

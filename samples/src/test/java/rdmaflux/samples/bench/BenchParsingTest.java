@@ -320,6 +320,19 @@ class BenchParsingTest {
     }
 
     @Test
+    void aResultRowWithoutTimeMeasuredNothing() {
+        // ib_send_lat's client when it could not read the CPU's clock rate: it exits 0 with inf everywhere.
+        String text = """
+                 #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]
+                 2       300          inf            inf          inf      \t       inf         \t-nan   \t\tinf     \t\tinf
+                """;
+        assertTrue(ToolOutput.noClock(text, 2, 9, 4));
+        assertTrue(Double.isNaN(ToolOutput.parseRow(text, 2, 9, 4)));
+        assertFalse(ToolOutput.noClock(text.replace("inf      ", "3.50     "), 2, 9, 4), "a time: measured");
+        assertFalse(ToolOutput.noClock(text, 4096, 9, 4), "no row of that size");
+    }
+
+    @Test
     void kernelCountsAreSummedOverDevices() {
         String text = """
                 0: rxe0: pd 3 cq 140 qp 20001 cm_id 20003 mr 9 ctx 2 srq 1

@@ -93,7 +93,7 @@ class ComparisonTest {
         return Comparison.Side.ours(name, warm -> {
             log.add(name);
             if (tries[0]++ % (refusals + 1) < refusals) {
-                throw new Comparison.NotStarted(name + " refused");
+                throw new Comparison.NothingMeasured(name + " refused");
             }
             return new Comparison.Measured(1, 0);
         });
@@ -110,7 +110,7 @@ class ComparisonTest {
         assertEquals(List.of(1.0, 1.0), runs.values(1));
         assertFalse(runs.failed(1));
         Row row = Comparison.row("m", 2, "us", "B", Row.Target.RATIO_AT_MOST, runs, 1, Stats::median, "", "C", 2);
-        assertTrue(row.note().contains("started again after a refused connection: ours 2, B 2"), row.note());
+        assertTrue(row.note().contains("started again after measuring nothing: ours 2, B 2"), row.note());
     }
 
     @Test
@@ -120,7 +120,7 @@ class ComparisonTest {
         assertEquals(1 + Comparison.MAX_RESTARTS, log.stream().filter("B"::equals).count());
         assertEquals(List.of(0, Comparison.MAX_RESTARTS), runs.restarts());
         assertTrue(runs.failed(1));
-        assertTrue(runs.errors().get(1).getFirst().contains("before its timed part"), runs.errors().toString());
+        assertTrue(runs.errors().get(1).getFirst().contains("measured nothing 3 times"), runs.errors().toString());
     }
 
     @Test
