@@ -177,13 +177,14 @@ public final class CrossHostBench implements Callable<Integer> {
 
     private String serveOne(InetAddress self, String[] f, BufferedReader in, PrintWriter reply)
             throws IOException, InterruptedException {
+        // A quiet JIT on this host too before every run of either side, as the client waits for its own.
+        CrossHostJit.awaitQuiet(quick, this::say);
         switch (f[0]) {
             case "ours" -> {
                 HostLatency.Test test = HostLatency.Test.valueOf(f[1]);
                 int size = Integer.parseInt(f[2]);
                 int warmup = Integer.parseInt(f[3]);
                 int iters = Integer.parseInt(f[4]);
-                CrossHostJit.awaitQuiet(quick, this::say);
                 long compiled;
                 try (HostLatency.Listener l = new HostLatency.Listener(new InetSocketAddress(self,
                         Integer.parseInt(f[5])), timeout)) {
