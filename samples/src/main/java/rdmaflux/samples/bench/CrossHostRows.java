@@ -16,6 +16,8 @@ import java.util.function.BiConsumer;
  * alternately against a server side the other host starts on request, then the table's rows.
  */
 final class CrossHostRows {
+    /** Most untimed runs of each verbs-layer test before the rows. */
+    static final int VERBS_WARM_RUNS = 10;
     /** Most untimed runs of each reactive mode before its row: each new connection deoptimizes some of its path. */
     static final int REACTIVE_WARM_RUNS = 20;
 
@@ -104,14 +106,15 @@ final class CrossHostRows {
         say("bench: warming up the JIT on the cross-host loops");
         for (HostLatency.Test t : HostLatency.Test.values()) {
             try {
-                warmUp(t, t == HostLatency.Test.READ ? readWarm : 10 * warm, iters);
+                int w = t == HostLatency.Test.READ ? readWarm : 10 * warm;
+                warmUp(t.toString(), VERBS_WARM_RUNS, () -> ours(t, 2, w, iters));
             } catch (RuntimeException e) {
                 say("bench: warm-up of %s failed: %s", t, e.getMessage());
             }
         }
         for (Mode m : Mode.values()) {
             try {
-                warmUpReactive(m, 10 * warm, iters);
+                warmUp("reactive ping-pong (" + m + ")", REACTIVE_WARM_RUNS, () -> reactive(m, 10 * warm, iters));
             } catch (RuntimeException e) {
                 say("bench: warm-up of the reactive ping-pong (%s) failed: %s", m, e.getMessage());
             }
@@ -137,13 +140,9 @@ final class CrossHostRows {
         Comparison.Runs runs = Comparison.run(new Comparison.Rules(repeat, 0, () -> CrossHostJit.awaitQuiet(quick,
                 say)), List.of(
                 Comparison.Side.ours("ours", w -> {
-                    try {
-                        Run run = ours(t, size, w, iters);
-                        jitBusy[0] += run.jitBusy() ? 1 : 0;
-                        return new Comparison.Measured(Stats.typicalMicros(run.stamps(), t.rttFactor), Double.NaN);
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
+                    Run run = ours(t, size, w, iters);
+                    jitBusy[0] += run.jitBusy() ? 1 : 0;
+                    return new Comparison.Measured(Stats.typicalMicros(run.stamps(), t.rttFactor), Double.NaN);
                 }),
                 new Comparison.Side(t.tool, false, w -> new Comparison.Measured(perftest(t.tool, size, iters, false),
                         Double.NaN))));
@@ -181,24 +180,6 @@ final class CrossHostRows {
                 note, "C", repeat));
     }
 
-    /**
-     * Untimed runs of the reactive ping-pong until neither JVM's JIT was busy through one's timed round trips
-     * (at most {@link #REACTIVE_WARM_RUNS}, quick 3).
-     */
-    private void warmUpReactive(Mode mode, int warm, int iters) {
-        int max = quick ? 3 : REACTIVE_WARM_RUNS;
-        for (int round = 1; round <= max; round++) {
-            Run r = reactive(mode, warm, iters);
-            if (!r.jitBusy() || round == max) {
-                say("bench: reactive ping-pong (%s) warm after %d runs (JIT in the last one's timed rounds: "
-                        + "server %d ms, client %d ms of %.0f ms)", mode, round, r.serverJitMillis(),
-                        r.clientJitMillis(), r.wallMillis());
-                return;
-            }
-            CrossHostJit.awaitQuiet(quick, say);
-        }
-    }
-
     private Row finish(Row r) {
         say("bench: %-32s %8s  ours %9s  C %9s us ratio %6s  %s%s", r.metric(), Row.sizeText(r.size()),
                 Row.fmt(r.ours()), Row.fmt(r.c()), Row.fmt(r.ratio()), r.verdict(),
@@ -225,7 +206,15 @@ final class CrossHostRows {
     }
 
     /** One run of ours: the server host answers, this host times. */
-    private Run ours(HostLatency.Test t, int size, int warm, int iters) throws IOException {
+    private Run ours(HostLatency.Test t, int size, int warm, int iters) {
+        try {
+            return oursRun(t, size, warm, iters);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private Run oursRun(HostLatency.Test t, int size, int warm, int iters) throws IOException {
         int port = nextPort++;
         boolean served = t != HostLatency.Test.READ; // a read needs nothing of the server's loop
         control.request("ours " + t + " " + size + " " + (served ? warm : 0) + " " + (served ? iters : 0) + " "
@@ -237,8 +226,8 @@ final class CrossHostRows {
             end = HostLatency.connect(new InetSocketAddress(server, port), HostLatency.MAX_SIZE, timeout);
         } catch (RuntimeException e) {
             control.answer(); // keep the conversation in step: the server side ends with its own answer
-            throw String.valueOf(e.getMessage()).contains("REJECTED") ? new Comparison.NothingMeasured(
-                    "connection refused: " + e.getMessage()) : e;
+            throw e instanceof HostLatency.Refused ? new Comparison.NothingMeasured("connection refused: "
+                    + e.getMessage()) : e;
         }
         try (end) {
             stamps = end.run(t, size, warm, iters);
@@ -256,16 +245,16 @@ final class CrossHostRows {
     }
 
     /**
-     * Untimed runs of a test until neither JVM's JIT was busy through one's timed rounds (at most 10, quick 3),
+     * Untimed runs until neither JVM's JIT was busy through one's timed rounds (at most {@code max}, quick 3),
      * so the timed runs do not share a VM's one CPU with a compiler thread.
      */
-    private void warmUp(HostLatency.Test t, int warm, int iters) throws IOException {
-        int max = quick ? 3 : 10;
-        for (int round = 1; round <= max; round++) {
-            Run r = ours(t, 2, warm, iters);
-            if (!r.jitBusy() || round == max) {
+    private void warmUp(String what, int max, java.util.function.Supplier<Run> run) {
+        int rounds = quick ? 3 : max;
+        for (int round = 1; round <= rounds; round++) {
+            Run r = run.get();
+            if (!r.jitBusy() || round == rounds) {
                 say("bench: %s warm after %d runs (JIT in the last one's timed rounds: server %d ms, client %d ms "
-                        + "of %.0f ms)", t, round, r.serverJitMillis(), r.clientJitMillis(), r.wallMillis());
+                        + "of %.0f ms)", what, round, r.serverJitMillis(), r.clientJitMillis(), r.wallMillis());
                 return;
             }
             CrossHostJit.awaitQuiet(quick, say);

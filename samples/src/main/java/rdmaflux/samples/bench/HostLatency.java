@@ -132,6 +132,7 @@ final class HostLatency implements AutoCloseable {
      * @param maxSize the largest message the tests will use
      * @param step the longest wait for any connection event
      * @return the connected client end
+     * @throws Refused when the server rejected the connection (nobody listened on the port yet)
      */
     static HostLatency connect(InetSocketAddress serverAddress, long maxSize, Duration step) {
         EventChannel channel = EventChannel.create();
@@ -345,6 +346,9 @@ final class HostLatency implements AutoCloseable {
 
     private static CmEvent expect(EventChannel ch, CmEventType type, Duration step) {
         CmEvent e = ch.awaitEvent(step);
+        if (e != null && e.type() == CmEventType.REJECTED && type == CmEventType.ESTABLISHED) {
+            throw new Refused("expected " + type + ", got " + e);
+        }
         if (e == null || e.type() != type) {
             throw new IllegalStateException("expected " + type + ", got " + (e == null ? "nothing within " + step : e));
         }
@@ -369,6 +373,13 @@ final class HostLatency implements AutoCloseable {
             }
         } finally {
             release();
+        }
+    }
+
+    /** {@link #connect}'s connection was rejected: nobody listened on the port yet, or the server said no. */
+    static final class Refused extends IllegalStateException {
+        Refused(String message) {
+            super(message);
         }
     }
 }
