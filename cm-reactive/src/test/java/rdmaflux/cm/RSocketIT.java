@@ -31,6 +31,7 @@ import rdmaflux.cm.rsocket.RdmaServerTransport;
 import rdmaflux.testing.RdmaTestEnv;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /**
@@ -174,6 +175,44 @@ class RSocketIT {
                 assertEquals(0L, v, "RNR counter " + k + " moved: " + delta);
             }
         });
+        close(client, server);
+    }
+
+    /**
+     * A keepalive's answer goes ahead of a stream's backlog: the responder queues {@code items} frames at once
+     * (unbounded demand, emitted off the completion loop, which stays free to read keepalives) and the
+     * requester takes about one a millisecond, so the last is sent many seconds after the first, well past the
+     * keepalive's lifetime. Sent behind the backlog, the answers would come too late and the requester would
+     * drop the connection ("No keep-alive acks"), failing the stream.
+     */
+    @Test
+    void keepaliveAnswersGoAheadOfAStreamsBacklog() {
+        int items = 10_000;
+        Duration lifetime = Duration.ofSeconds(3);
+        RSocket offLoop = new RSocket() {
+            @Override
+            public Flux<Payload> requestStream(Payload p) {
+                return new Responder().requestStream(p).subscribeOn(Schedulers.parallel());
+            }
+        };
+        RdmaCloseableServer server = serve(offLoop, ConnectionOptions.defaults());
+        RSocket client = RSocketConnector.create().payloadDecoder(PayloadDecoder.ZERO_COPY)
+                .keepAlive(Duration.ofMillis(200), lifetime)
+                .connect(RdmaClientTransport.create(server.address())).block(T);
+        long start = System.nanoTime();
+        client.requestStream(DefaultPayload.create(Integer.toString(items))).map(RSocketIT::text)
+                .doOnNext(item -> {
+                    // A slow consumer, on the thread that delivers the frames: the backlog drains this fast.
+                    long until = System.nanoTime() + 1_000_000;
+                    while (System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                })
+                .as(StepVerifier::create).expectNextCount(items - 1).expectNext("item " + (items - 1))
+                .expectComplete().verify(RdmaTestEnv.scaled(Duration.ofMinutes(3)));
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertTrue(took.compareTo(lifetime.multipliedBy(2)) > 0,
+                "the backlog outlasted the keepalive's lifetime, or nothing was tested: " + took);
         close(client, server);
     }
 

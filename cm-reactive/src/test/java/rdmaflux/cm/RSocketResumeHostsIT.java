@@ -56,11 +56,18 @@ class RSocketResumeHostsIT {
      * stream waits before it fails; a short one keeps the test short (the cross-host lane is the run's longest).
      */
     private static final Duration KILLED_SESSION = Duration.ofSeconds(15);
+    /** The client's demand: items it asks for at a time (Reactor's {@code limitRate}). */
+    private static final int DEMAND = 1_000;
     /** Every frame of the stream fits (about 10 bytes each): resumption never finds a frame gone. */
     static final int STORE_BYTES = 16 * 1024 * 1024;
     /** A peer JVM under emulation: tens of seconds to main at the reference speed, stretched on a slower machine. */
     private static final Duration STARTUP = RdmaTestEnv.scaled(Duration.ofSeconds(180));
     private static final Duration CUT = Duration.ofSeconds(5);
+    /**
+     * The stream's first tenth, about a minute at emulated speed on a loaded machine: well inside JUnit's per-test
+     * timeout (300 s at the reference speed), so a stalled stream fails with its state, not with the timeout.
+     */
+    private static final Duration TENTH = RdmaTestEnv.scaled(Duration.ofMinutes(2));
     /** The stream at emulated speed, plus the cut and a resumption. */
     private static final Duration STREAM = RdmaTestEnv.scaled(Duration.ofMinutes(6));
 
@@ -107,7 +114,7 @@ class RSocketResumeHostsIT {
     void aStreamResumesAfterAWireCutWithNothingLostDuplicatedOrReordered() {
         try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "rsocket")) {
             Client client = Client.connect(peer, SESSION);
-            await().atMost(STREAM).until(() -> client.received.get() >= COUNT / 10);
+            client.awaitItems(COUNT / 10, TENTH);
             SandboxHosts.link(2, false);
             long cut = System.nanoTime();
             int atCut = client.received.get();
@@ -136,7 +143,7 @@ class RSocketResumeHostsIT {
     void aKilledServerEndsTheStreamWithATypedErrorOnceTheSessionExpires() {
         try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "rsocket")) {
             Client client = Client.connect(peer, KILLED_SESSION);
-            await().atMost(STREAM).until(() -> client.received.get() >= COUNT / 10);
+            client.awaitItems(COUNT / 10, TENTH);
             peer.kill();
             long killed = System.nanoTime();
             Throwable end = client.awaitEnd(KILLED_SESSION.plus(STARTUP));
@@ -174,7 +181,12 @@ class RSocketResumeHostsIT {
             c.rsocket = RSocketConnector.create().resume(resume("client", session))
                     .keepAlive(Duration.ofSeconds(1), session)
                     .connect(counting).block(STARTUP);
-            c.rsocket.requestStream(item(COUNT)).subscribe(c::check, c.ended::complete, () -> c.ended.complete(null));
+            // Demand in batches, as a client of a slow link asks: with unbounded demand the responder emits the
+            // whole stream at once on its completion loop, which under emulation on a loaded machine outlasts
+            // the 15 s keepalive lifetime of the killed-server test, and the connection is dropped before its
+            // first item.
+            c.rsocket.requestStream(item(COUNT)).limitRate(DEMAND)
+                    .subscribe(c::check, c.ended::complete, () -> c.ended.complete(null));
             return c;
         }
 
@@ -251,6 +263,23 @@ class RSocketResumeHostsIT {
                 return;
             }
             received.incrementAndGet();
+        }
+
+        /**
+         * Waits for {@code n} items; a stream that ends first fails at once with its end, where waiting out the
+         * bound would hide why.
+         */
+        void awaitItems(int n, Duration within) {
+            try {
+                await().atMost(within).until(() -> received.get() >= n || ended.isDone());
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError("the stream stalled at item " + received.get() + " of " + n + " awaited, "
+                        + connections.get() + " connections: " + lives, e);
+            }
+            if (received.get() < n) {
+                throw new AssertionError("the stream ended at item " + received.get() + " of " + n + " awaited: "
+                        + ended.join() + "; " + lives);
+            }
         }
 
         /** {@return how the stream ended: null when it completed} */

@@ -14,7 +14,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The outbound frames of one connection: RSocket hands them over from any thread ({@link #enqueue}), and the
- * one subscriber (the connection's send stream) takes them as its demand allows, in order. After
+ * one subscriber (the connection's send stream) takes them as its demand allows, in order, except that a
+ * prioritized frame (the connection's own, on stream 0: keepalives, leases) goes ahead of every ordinary frame
+ * still queued, as rsocket-java's own transports send them. Without that, a keepalive waits behind a stream's
+ * backlog, however long, and a peer that sent thousands of items ahead of it is taken for dead once the
+ * keepalive's lifetime runs out. After
  * {@link #cancel()} every frame still queued, and every frame offered later, is released at once: nothing is
  * left to leak.
  *
@@ -28,6 +32,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class FrameQueue implements Publisher<ByteBuf>, Fuseable.QueueSubscription<ByteBuf> {
     private final Queue<ByteBuf> frames = new ConcurrentLinkedQueue<>();
+    /** Frames that go ahead of {@link #frames}: rare (one a keepalive interval), so a second queue costs nothing. */
+    private final Queue<ByteBuf> prioritized = new ConcurrentLinkedQueue<>();
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicLong requested = new AtomicLong();
     private final AtomicBoolean subscribed = new AtomicBoolean();
@@ -49,11 +55,19 @@ final class FrameQueue implements Publisher<ByteBuf>, Fuseable.QueueSubscription
 
     /** Any thread: queues a frame for sending, or releases it when the sending ended. */
     void enqueue(ByteBuf frame) {
+        enqueue(frame, false);
+    }
+
+    /**
+     * Any thread: queues a frame for sending, ahead of the ordinary frames still queued when
+     * {@code prioritized}, or releases it when the sending ended.
+     */
+    void enqueue(ByteBuf frame, boolean prioritized) {
         if (cancelled) {
             frame.release();
             return;
         }
-        frames.offer(frame);
+        (prioritized ? this.prioritized : frames).offer(frame);
         drain(); // releases it too if a cancel came in between
     }
 
@@ -85,27 +99,31 @@ final class FrameQueue implements Publisher<ByteBuf>, Fuseable.QueueSubscription
         return Fuseable.NONE;
     }
 
-    /** The fused subscriber: the next frame, or null; a frame taken after a cancel is the caller's to release. */
+    /**
+     * The fused subscriber: the next frame (a prioritized one first), or null; a frame taken after a cancel is
+     * the caller's to release.
+     */
     @Override
     public ByteBuf poll() {
-        return frames.poll();
+        ByteBuf f = prioritized.poll();
+        return f != null ? f : frames.poll();
     }
 
     @Override
     public int size() {
-        return frames.size();
+        return prioritized.size() + frames.size();
     }
 
     @Override
     public boolean isEmpty() {
-        return frames.isEmpty();
+        return prioritized.isEmpty() && frames.isEmpty();
     }
 
     /** Releases every queued frame. */
     @Override
     public void clear() {
         ByteBuf f;
-        while ((f = frames.poll()) != null) {
+        while ((f = poll()) != null) {
             f.release();
         }
     }
@@ -120,14 +138,14 @@ final class FrameQueue implements Publisher<ByteBuf>, Fuseable.QueueSubscription
             if (cancelled) {
                 clear();
             } else if (s != null && fused) {
-                if (!frames.isEmpty()) {
+                if (!isEmpty()) {
                     s.onNext(null); // it polls what it can send now, and is signalled again for later frames
                 }
             } else if (s != null) {
                 long r = requested.get();
                 long sent = 0;
                 ByteBuf f;
-                while (sent != r && !cancelled && (f = frames.poll()) != null) {
+                while (sent != r && !cancelled && (f = poll()) != null) {
                     s.onNext(f);
                     sent++;
                 }

@@ -71,9 +71,14 @@ final class RdmaDuplexConnection implements DuplexConnection {
         connection.send(outbound, FRAMES, this::sent).subscribe(null, e -> { });
     }
 
+    /**
+     * Queues the frame; the connection's own frames (stream 0: keepalives, leases) go ahead of the streams'
+     * frames still queued, as in rsocket-java's transports, so a long backlog cannot delay a keepalive past its
+     * lifetime.
+     */
     @Override
     public void sendFrame(int streamId, ByteBuf frame) {
-        outbound.enqueue(frame);
+        outbound.enqueue(frame, streamId == 0);
     }
 
     /** The connection's scheduler: a frame's send ended. */

@@ -102,6 +102,31 @@ class FrameQueueTest {
     }
 
     @Test
+    void aPrioritizedFrameGoesAheadOfTheBacklogAndKeepsItsOwnOrder() {
+        for (boolean fuse : new boolean[] {false, true}) {
+            FrameQueue q = new FrameQueue();
+            Recorder r = new Recorder(fuse);
+            q.subscribe(r);
+            ByteBuf[] backlog = {frame(0), frame(1), frame(2)};
+            for (ByteBuf f : backlog) {
+                q.enqueue(f, false);
+            }
+            ByteBuf keepalive = frame(100);
+            ByteBuf lease = frame(101);
+            q.enqueue(keepalive, true);
+            q.enqueue(lease, true);
+            assertEquals(5, q.size());
+            if (fuse) {
+                r.pollAll();
+            } else {
+                r.subscription.request(10);
+            }
+            assertEquals(List.of(keepalive, lease, backlog[0], backlog[1], backlog[2]), r.got, "fused " + fuse);
+            assertEquals(0, q.size());
+        }
+    }
+
+    @Test
     void cancelReleasesQueuedAndLaterFrames() {
         for (boolean fuse : new boolean[] {false, true}) {
             FrameQueue q = new FrameQueue();
@@ -109,7 +134,10 @@ class FrameQueueTest {
             q.subscribe(r);
             ByteBuf queued = frame(0);
             q.enqueue(queued);
+            ByteBuf queuedFirst = frame(2);
+            q.enqueue(queuedFirst, true);
             r.subscription.cancel();
+            assertEquals(0, queuedFirst.refCnt(), "queued prioritized frame released (fused " + fuse + ")");
             ByteBuf later = frame(1);
             q.enqueue(later);
             assertEquals(0, queued.refCnt(), "queued frame released (fused " + fuse + ")");
