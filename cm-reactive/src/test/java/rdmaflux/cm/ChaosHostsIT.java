@@ -217,8 +217,31 @@ class ChaosHostsIT {
         peers.poll();
         ledger.checkDetection(System.currentTimeMillis());
         if (!ledger.violations().isEmpty()) {
+            // A connect that timed out resolving an address with no fault to explain it: whether this host's
+            // ARP entry for the peer failed (the kernel then waits out the whole resolve timeout) or never
+            // started says where the time went.
+            System.out.println("chaos: host 1's neighbours and links at the violation:\n" + networkState());
             throw new AssertionError("chaos run with seed " + seed + " broke an invariant: " + ledger.violations());
         }
+    }
+
+    /** {@return this host's neighbour table and link counters ({@code ip}), or why they could not be read} */
+    private static String networkState() {
+        StringBuilder out = new StringBuilder();
+        for (List<String> cmd : List.of(List.of("ip", "-s", "neigh", "show"), List.of("ip", "-s", "link", "show"))) {
+            try {
+                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+                String text = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                out.append("$ ").append(String.join(" ", cmd)).append('\n').append(text);
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (java.io.IOException e) {
+                out.append(String.join(" ", cmd)).append(": ").append(e).append('\n');
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return out.toString();
     }
 
     /** Every stream of every host checks new messages, and every peer gets new datagrams, after the faults. */
