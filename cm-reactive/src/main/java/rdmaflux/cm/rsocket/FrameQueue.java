@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class FrameQueue implements Publisher<ByteBuf>, Fuseable.QueueSubscription<ByteBuf> {
     private final Queue<ByteBuf> frames = new ConcurrentLinkedQueue<>();
-    /** Frames that go ahead of {@link #frames}: rare (one a keepalive interval), so a second queue costs nothing. */
+    /** Frames that go ahead of {@link #frames}: rare (one a keepalive interval); an empty check a frame otherwise. */
     private final Queue<ByteBuf> prioritized = new ConcurrentLinkedQueue<>();
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicLong requested = new AtomicLong();
