@@ -142,7 +142,8 @@ public final class CrossHostBench implements Callable<Integer> {
      * and {@code done} (for ours, {@code done MS}: this JVM's JIT time during the timed rounds) or
      * {@code error: ...} once it finished: {@code ours TEST SIZE WARMUP ITERS PORT},
      * {@code reactive SIZE PORT MODE WARMUP ITERS} (an echo server with {@link CrossHostRows.Mode}'s options,
-     * until {@code stop}; {@code done MS}: the JIT's time while it echoed the timed messages), {@code perftest TOOL SIZE ITERS PORT [-e]}, {@code quit}.
+     * until {@code stop}; {@code done MS}: the JIT's time while it echoed the timed messages),
+     * {@code perftest TOOL SIZE ITERS PORT [-e]}, {@code quit}.
      */
     private int serve(InetAddress self) throws IOException, InterruptedException {
         try (ServerSocket control = new ServerSocket()) {

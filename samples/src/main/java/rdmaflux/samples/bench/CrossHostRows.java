@@ -18,7 +18,7 @@ import java.util.function.BiConsumer;
 final class CrossHostRows {
     /** Most untimed runs of each verbs-layer test before the rows. */
     static final int VERBS_WARM_RUNS = 10;
-    /** Most untimed runs of each reactive mode before its row: each new connection deoptimizes some of its path. */
+    /** Most untimed runs of each reactive mode before its row: a fresh JVM under emulation compiles for long. */
     static final int REACTIVE_WARM_RUNS = 20;
 
     /** The reactive rows' target (issue #39): p50 at most 1.3 × perftest's. */
@@ -147,9 +147,10 @@ final class CrossHostRows {
         }
         for (Mode m : Mode.measured(quick)) {
             // Each mode warms up right before its row: the modes' connections drain through different classes
-            // (busy polling: a CQ of its own; sleeping: the loop's shared CQ), so the code compiled for one mode is deoptimized by the next
-            // mode's first completion (class_check traps in CompletionLoop.drain, RcQueue.drainNow,
-            // CqDrain.poll), and warming all modes first left the JIT recompiling in the rows' timed runs.
+            // (busy polling: a CQ of its own; sleeping: the loop's shared CQ), so the code compiled for one mode
+            // is deoptimized by the next mode's first completion (class_check traps in CompletionLoop.drain,
+            // RcQueue.drainNow, CqDrain.poll), and warming all modes first left it to be recompiled in the
+            // rows' timed runs.
             try {
                 warmUp("reactive ping-pong (" + m + ")", REACTIVE_WARM_RUNS, () -> reactive(m, 10 * warm, iters));
             } catch (RuntimeException e) {

@@ -54,17 +54,21 @@ final class ToolOutput {
 
     /** Finds the result line of {@code size} and returns one column, NaN if absent. */
     static double parseRow(String text, long size, int columns, int column) {
-        for (String line : text.split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (f.length >= columns && f[0].equals(Long.toString(size))) {
-                try {
-                    return Double.parseDouble(f[column]);
-                } catch (NumberFormatException e) {
-                    // a banner line that happens to start with the number; keep looking
-                }
+        for (String cell : (Iterable<String>) resultCells(text, size, columns, column)::iterator) {
+            try {
+                return Double.parseDouble(cell);
+            } catch (NumberFormatException e) {
+                // a banner line that happens to start with the number; keep looking
             }
         }
         return Double.NaN;
+    }
+
+    /** Column {@code column} of each line that starts with {@code size} and has at least {@code columns} fields. */
+    private static java.util.stream.Stream<String> resultCells(String text, long size, int columns, int column) {
+        String key = Long.toString(size);
+        return text.lines().map(l -> l.trim().split("\\s+")).filter(f -> f.length >= columns && f[0].equals(key))
+                .map(f -> f[column]);
     }
 
     /** Parses cmtime's {@code step: total_ms max_ms min_us us_per_conn} lines. */
@@ -128,15 +132,7 @@ final class ToolOutput {
      * typical latency goes (column {@code column}), as when it could not read the CPU's clock rate}
      */
     static boolean noClock(String text, long size, int columns, int column) {
-        for (String line : text.split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (f.length >= columns && f[0].equals(Long.toString(size))) {
-                String v = f[column].toLowerCase(java.util.Locale.ROOT);
-                if (v.contains("inf") || v.contains("nan")) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return resultCells(text, size, columns, column).map(v -> v.toLowerCase(java.util.Locale.ROOT))
+                .anyMatch(v -> v.contains("inf") || v.contains("nan"));
     }
 }
