@@ -234,13 +234,15 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
      */
     private void run(Transition t) {
         assert cm.inLoop() : "CM loop only: the machine is never entered from another thread";
-        while (t.changed()) {
-            long now = System.nanoTime();
-            Step step = t.completedStep();
-            if (step != null) {
-                recorder.stepDuration(step, now - stepStarted);
+        while (t.hasEffect()) {
+            if (t.changed()) { // a repeated step goes on: its duration runs from its start
+                long now = System.nanoTime();
+                Step step = t.completedStep();
+                if (step != null) {
+                    recorder.stepDuration(step, now - stepStarted);
+                }
+                stepStarted = now;
             }
-            stepStarted = now;
             try {
                 perform(t);
                 return;
@@ -254,7 +256,8 @@ public final class ConnectionLifecycle implements QueueOwner, reactor.core.Dispo
         switch (t.effect()) {
             case RESOLVE_ADDRESS -> {
                 try {
-                    id.resolveAddress(null, remote, options.timeout(Step.ADDRESS));
+                    id.resolveAddress(null, remote,
+                            AddressAttempt.timeout(options.timeout(Step.ADDRESS), System.nanoTime() - stepStarted));
                 } catch (RdmaException e) {
                     // rdma_resolve_addr fails at once (ENETUNREACH, EADDRNOTAVAIL, ...) when the kernel
                     // already knows there is no route: the same failure as a later ADDR_ERROR event.

@@ -16,6 +16,7 @@ import rdmaflux.cm.ConnectionState.Closed;
 import rdmaflux.cm.ConnectionState.Disconnecting;
 import rdmaflux.cm.ConnectionState.Failed;
 import rdmaflux.verbs.CmEventType;
+import rdmaflux.verbs.Errno;
 
 /**
  * The typed state machine of one connection, free of native code so it can be driven by synthetic
@@ -30,7 +31,9 @@ import rdmaflux.verbs.CmEventType;
  * <p>Single-threaded: every method is called on the CM event loop. Each step state arms a timer (on the
  * loop's own timers) whose expiry is handed to the {@code expired} callback, which calls
  * {@link #onTimeout}; a timer that fires after its step ended is ignored, so a late timer can
- * never fail a connection that moved on. Events that are illegal in the current state fail the
+ * never fail a connection that moved on. One input repeats a step instead of leaving it: an address
+ * resolution that timed out in the kernel (ADDR_ERROR, ETIMEDOUT) returns the same state with the
+ * step's effect again, and the step's timer keeps running, so the step's deadline stays the bound. Events that are illegal in the current state fail the
  * connection with {@link RdmaCmException.IllegalEvent}: continuing would leave native state and ours out
  * of step. {@link #states()} subscribers are told each new state as the input that caused it returns;
  * they must not feed inputs to the machine synchronously (the owner's inputs go through its loop).
@@ -94,6 +97,11 @@ public final class ConnectionStateMachine {
     record Transition(ConnectionState from, ConnectionState to, Effect effect) {
         /** {@return whether the state changed} */
         boolean changed() {
+            return to != from;
+        }
+
+        /** {@return whether the owner has work to do: a new state's effect, or a step's effect again} */
+        boolean hasEffect() {
             return effect != Effect.NONE;
         }
 
@@ -182,6 +190,13 @@ public final class ConnectionStateMachine {
         }
         if (type == CmEventType.DEVICE_REMOVAL) {
             return moveTo(new Failed(RdmaCmException.of(stepOf(s), type, status, privateData), stepOf(s)));
+        }
+        if (s instanceof ConnectionState.ResolvingAddress && type == CmEventType.ADDR_ERROR
+                && status == -Errno.ETIMEDOUT) {
+            // The kernel gave up on this attempt's neighbour resolution (lost ARP probes): its request
+            // would not have probed again before its own deadline. The step's deadline is ours and still
+            // runs: resolve again, which probes afresh, until the step's timer fires.
+            return new Transition(s, s, Effect.RESOLVE_ADDRESS);
         }
         ConnectionState next = switch (s) {
             case ConnectionState.ResolvingAddress r -> switch (type) {

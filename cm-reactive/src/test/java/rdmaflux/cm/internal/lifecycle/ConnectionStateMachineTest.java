@@ -47,6 +47,7 @@ class ConnectionStateMachineTest {
     private static final Duration VERIFY = Duration.ofSeconds(5);
     private static final byte[] NONE = new byte[0];
     private static final int ETIMEDOUT = -110;
+    private static final int EHOSTUNREACH = -113;
 
     record Transition(ConnectionState from, ConnectionState to) {
     }
@@ -205,7 +206,8 @@ class ConnectionStateMachineTest {
             case IDLE -> illegal;
             case RESOLVING_ADDRESS -> switch (e) {
                 case ADDR_RESOLVED -> Expected.to(ConnectionState.RESOLVING_ROUTE);
-                case ADDR_ERROR -> Expected.fails(RdmaCmException.AddressError.class);
+                // The table's status is ETIMEDOUT: the kernel's attempt ended, the step goes on (resolves again).
+                case ADDR_ERROR -> Expected.to(ConnectionState.RESOLVING_ADDRESS);
                 default -> illegal;
             };
             case RESOLVING_ROUTE -> switch (e) {
@@ -388,12 +390,36 @@ class ConnectionStateMachineTest {
     @Test
     void addressErrorCarriesStepStatusAndErrnoName() {
         Sm sm = at(Live.RESOLVING_ADDRESS);
-        Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.ADDR_ERROR, ETIMEDOUT, NONE));
+        Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.ADDR_ERROR, EHOSTUNREACH, NONE));
         RdmaCmException.AddressError ex = assertInstanceOf(RdmaCmException.AddressError.class, f.cause());
         assertEquals(Step.ADDRESS, f.step());
         assertEquals(Step.ADDRESS, ex.step());
-        assertEquals(ETIMEDOUT, ex.status());
-        assertTrue(ex.getMessage().contains("ETIMEDOUT"), ex.getMessage());
+        assertEquals(EHOSTUNREACH, ex.status());
+        assertTrue(ex.getMessage().contains("EHOSTUNREACH"), ex.getMessage());
+    }
+
+    @Test
+    void aTimedOutAddressAttemptResolvesAgainUntilTheStepsOwnDeadline() {
+        Sm sm = at(Live.RESOLVING_ADDRESS);
+        time.advanceTimeBy(ADDRESS.minusMillis(500));
+        assertSame(ConnectionState.RESOLVING_ADDRESS, sm.onEvent(CmEventType.ADDR_ERROR, ETIMEDOUT, NONE));
+        assertEquals(ConnectionStateMachine.Effect.RESOLVE_ADDRESS, sm.last().effect());
+        assertEquals(List.of(), transitions, "no state change is reported for a repeated step");
+        // The retry armed no timer of its own: the step fails at its first deadline, not 500 ms after it.
+        time.advanceTimeBy(Duration.ofMillis(499));
+        assertEquals(ConnectionState.RESOLVING_ADDRESS, sm.state());
+        time.advanceTimeBy(MS);
+        Failed f = assertInstanceOf(Failed.class, sm.state());
+        assertInstanceOf(RdmaCmException.StepTimeout.class, f.cause());
+        assertEquals(Step.ADDRESS, f.step());
+    }
+
+    @Test
+    void aTimedOutAddressResolutionFailsTheRouteStep() {
+        // Only the address step repeats: the same status during route resolution ends that step.
+        Sm sm = at(Live.RESOLVING_ROUTE);
+        Failed f = assertInstanceOf(Failed.class, sm.onEvent(CmEventType.ADDR_ERROR, ETIMEDOUT, NONE));
+        assertEquals(Step.ROUTE, f.step());
     }
 
     @Test
@@ -810,7 +836,11 @@ class ConnectionStateMachineTest {
         ConnectionStateMachine.Transition t = sm.last();
         assertEquals(l.state, t.from());
         assertSame(sm.state(), t.to());
-        if (t.to().equals(l.state)) {
+        if (l == Live.RESOLVING_ADDRESS && e == CmEventType.ADDR_ERROR) {
+            assertEquals(ConnectionStateMachine.Effect.RESOLVE_ADDRESS, t.effect(), "the step's effect again");
+            assertTrue(t.hasEffect());
+            assertNull(t.completedStep(), "a repeated step did not complete");
+        } else if (t.to().equals(l.state)) {
             assertEquals(ConnectionStateMachine.Effect.NONE, t.effect());
         } else {
             assertEquals(ConnectionStateMachine.Effect.of(t.to()), t.effect());

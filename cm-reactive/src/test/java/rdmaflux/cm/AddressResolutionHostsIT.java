@@ -1,0 +1,115 @@
+package rdmaflux.cm;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import rdmaflux.testing.RdmaTestEnv;
+import rdmaflux.testing.RemoteProcess;
+import rdmaflux.testing.SandboxHosts;
+
+/**
+ * A connect whose address resolution finds its peer unreachable at first: this JVM on host 1 connects to an
+ * echo server on host 2 ({@link HostsPeerMain} {@code echo}) while host 2's wire is cut. The kernel's
+ * neighbour probes (ARP) go unanswered and the entry fails; once the wire is back, the connect must complete.
+ * The kernel alone probes once per rdma_resolve_addr: it retries the request early only when the entry becomes
+ * reachable, which nothing here makes it, and at the request's deadline it finds the entry failed and reports
+ * ETIMEDOUT. So a single attempt as long as the step fails this connect however soon the wire is back; the
+ * connection resolves in attempts, each of which probes afresh.
+ * Run with {@code RDMAFLUX_IT_HOSTS=2} (or more) {@code scripts/it}.
+ */
+class AddressResolutionHostsIT {
+    private static final Duration T = Duration.ofSeconds(60);
+    /** A peer JVM under emulation: tens of seconds to main at the reference speed, stretched on a slower machine. */
+    private static final Duration STARTUP = RdmaTestEnv.scaled(Duration.ofSeconds(180));
+    /** The address step: long enough for the failed probes, the restored wire and a fresh attempt. */
+    private static final Duration ADDRESS = RdmaTestEnv.scaled(Duration.ofSeconds(30));
+    /**
+     * The count of an unresolved neighbour entry once the last probe of a round went out, with Linux's
+     * defaults: a round starts at {@code ucast_solicit} (3) and sends {@code mcast_solicit} (3) broadcasts.
+     */
+    private static final int LAST_PROBE = 6;
+
+    @Test
+    void aConnectWhosePeerWasUnreachableCompletesOnceTheWireIsBack() throws Exception {
+        SandboxHosts.require(2);
+        if (SandboxHosts.crashed(2)) {
+            SandboxHosts.boot(2, STARTUP);
+        }
+        String peerAddress = SandboxHosts.address(2).getHostAddress();
+        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "echo")) {
+            int port = Integer.parseInt(peer.awaitLine(l -> l.startsWith("PORT "), STARTUP).substring(5).trim());
+            ConnectionOptions options = CrossHostsIT.SLOW_HANDSHAKE.toBuilder().timeout(Step.ADDRESS, ADDRESS).build();
+            CompletableFuture<RdmaConnection> connected;
+            long start;
+            SandboxHosts.link(2, false);
+            try {
+                // The entry a test before this one left would answer at once: resolution must start from none.
+                ip("neigh", "flush", "to", peerAddress);
+                start = System.nanoTime();
+                connected = RdmaConnection.connect(new InetSocketAddress(SandboxHosts.address(2), port), options)
+                        .toFuture();
+                // The last probe of a round sent into the cut wire: the round fails, and the kernel alone
+                // would not probe again before the request's deadline. The entry is FAILED only until the
+                // next attempt starts a round, so the probe count is what a poll can see.
+                await().atMost(ADDRESS).pollInterval(Duration.ofMillis(200))
+                        .until(() -> probes(peerAddress) >= LAST_PROBE || connected.isDone());
+                assertTrue(!connected.isDone(), () -> "the connect ended while the wire was cut: " + connected);
+            } finally {
+                SandboxHosts.link(2, true);
+            }
+            long back = System.nanoTime();
+            // The connect ends by itself within its steps' timeouts: resolved, or failed with a typed error.
+            Duration steps = options.timeout(Step.ADDRESS).plus(options.timeout(Step.ROUTE))
+                    .plus(options.timeout(Step.CONNECT));
+            RdmaConnection c;
+            try {
+                c = connected.get(steps.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new AssertionError("the connect failed although the wire was back "
+                        + (System.nanoTime() - back) / 1_000_000 + " ms before: " + e.getCause(), e.getCause());
+            }
+            System.out.printf("a round of probes unanswered after %d ms; connected %d ms after the wire was back%n",
+                    (back - start) / 1_000_000, (System.nanoTime() - back) / 1_000_000);
+            try {
+                LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+                c.receiveBytes().subscribe(inbox::add, inbox::add);
+                Inbox.take(inbox, T); // the echo peer's advertisement comes first
+                c.send(reactor.core.publisher.Flux.just(Payloads.message(7, 100))).block(T);
+                Payloads.verify(Inbox.take(inbox, T), 7, 100);
+            } finally {
+                c.disposeNow(T);
+            }
+        }
+    }
+
+    /**
+     * {@return the probe count of host 1's neighbour entry for {@code address} ({@code ip -s neigh show}) while
+     * the entry is unresolved, else 0}
+     */
+    private static int probes(String address) throws IOException, InterruptedException {
+        String entry = ip("-s", "neigh", "show", "to", address);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("probes (\\d+) (INCOMPLETE|FAILED)").matcher(entry);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    /** {@return what {@code ip} printed; fails unless it succeeded} */
+    private static String ip(String... args) throws IOException, InterruptedException {
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("ip"));
+        command.addAll(java.util.List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(T.toSeconds(), TimeUnit.SECONDS), () -> command + " still running");
+        assertEquals(0, p.exitValue(), () -> command + ": " + out);
+        return out;
+    }
+}
