@@ -44,7 +44,10 @@ abstract sealed class UdOptions permits DatagramOptions, MulticastOptions {
         return sendBuffers;
     }
 
-    /** {@return how long address resolution may take; 2 s by default} */
+    /**
+     * {@return how long address resolution may take; 2 s by default. It runs in attempts of at most 1 s, and
+     * one whose neighbour probes went unanswered is made again, with fresh probes, until this much time passed}
+     */
     public Duration addressTimeout() {
         return addressTimeout;
     }

@@ -10,17 +10,23 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import rdmaflux.testing.RdmaTestEnv;
 import rdmaflux.testing.RemoteProcess;
 import rdmaflux.testing.SandboxHosts;
 
 /**
- * A connect whose address resolution finds its peer unreachable at first: this JVM on host 1 connects to an
- * echo server on host 2 ({@link HostsPeerMain} {@code echo}) while host 2's wire is cut. The kernel's
- * neighbour probes (ARP) go unanswered and the entry fails; once the wire is back, the connect must complete.
+ * Address resolution that finds its peer unreachable at first: this JVM on host 1 connects to an echo server
+ * on host 2 ({@link HostsPeerMain} {@code echo}), or resolves its datagram endpoint, while host 2's wire is cut.
+ * The kernel's neighbour probes (ARP) go unanswered and the entry fails; once the wire is back, the connect
+ * (or the resolve) must complete.
  * The kernel alone probes once per rdma_resolve_addr: it retries the request early only when the entry becomes
  * reachable, which nothing here makes it, and at the request's deadline it finds the entry failed and reports
  * ETIMEDOUT. So a single attempt as long as the step fails this connect however soon the wire is back; the
@@ -39,56 +45,100 @@ class AddressResolutionHostsIT {
      */
     private static final int LAST_PROBE = 6;
 
+    private static RemoteProcess peer;
+
+    /** The echo peer on host 2, started once for both tests (a JVM's start under emulation costs most). */
+    private static RemoteProcess peer() {
+        if (peer == null) {
+            SandboxHosts.require(2);
+            if (SandboxHosts.crashed(2)) {
+                SandboxHosts.boot(2, STARTUP);
+            }
+            peer = SandboxHosts.startJava(2, HostsPeerMain.class, "echo");
+        }
+        return peer;
+    }
+
+    @AfterAll
+    static void stopPeer() {
+        if (peer != null) {
+            peer.close();
+        }
+    }
+
     @Test
     void aConnectWhosePeerWasUnreachableCompletesOnceTheWireIsBack() throws Exception {
-        SandboxHosts.require(2);
-        if (SandboxHosts.crashed(2)) {
-            SandboxHosts.boot(2, STARTUP);
+        int port = Integer.parseInt(peer().awaitLine(l -> l.startsWith("PORT "), STARTUP).substring(5).trim());
+        ConnectionOptions options = CrossHostsIT.SLOW_HANDSHAKE.toBuilder().timeout(Step.ADDRESS, ADDRESS).build();
+        // The connect ends by itself within its steps' timeouts: resolved, or failed with a typed error.
+        Duration steps = options.timeout(Step.ADDRESS).plus(options.timeout(Step.ROUTE))
+                .plus(options.timeout(Step.CONNECT));
+        RdmaConnection c = afterAFailedProbeRound("the connect", steps,
+                () -> RdmaConnection.connect(new InetSocketAddress(SandboxHosts.address(2), port), options));
+        try {
+            LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+            c.receiveBytes().subscribe(inbox::add, inbox::add);
+            Inbox.take(inbox, T); // the echo peer's advertisement comes first
+            c.send(Flux.just(Payloads.message(7, 100))).block(T);
+            Payloads.verify(Inbox.take(inbox, T), 7, 100);
+        } finally {
+            c.disposeNow(T);
         }
+    }
+
+    @Test
+    void aDatagramPeerWhoseHostWasUnreachableResolvesOnceTheWireIsBack() throws Exception {
+        int port = Integer.parseInt(peer().awaitLine(l -> l.startsWith("UDPORT "), STARTUP).substring(7).trim());
+        DatagramOptions options = DatagramOptions.builder().addressTimeout(ADDRESS)
+                .resolveTimeout(ADDRESS.plus(T)).build();
+        RdmaDatagramEndpoint ep = RdmaDatagramEndpoint.bind(new InetSocketAddress(SandboxHosts.address(1), 0),
+                options).block(T);
+        try {
+            DatagramPeer there = afterAFailedProbeRound("the resolve", options.resolveTimeout(),
+                    () -> ep.resolve(new InetSocketAddress(SandboxHosts.address(2), port)));
+            Flux<Datagram> reply = ep.receive().take(1).cache();
+            reply.subscribe();
+            ep.send(there, MulticastTestSupport.payload(3, 64)).block(T);
+            Datagram d = reply.blockFirst(T);
+            assertTrue(MulticastTestSupport.isPayload(d, 3, 64), "the echo");
+        } finally {
+            ep.disposeNow(T);
+        }
+    }
+
+    /**
+     * Starts {@code operation} with host 2's wire cut and host 1's neighbour entry for it flushed, restores the
+     * wire once a whole round of probes went unanswered, and returns what the operation completes with.
+     */
+    private static <V> V afterAFailedProbeRound(String what, Duration bound, Supplier<Mono<V>> operation)
+            throws Exception {
         String peerAddress = SandboxHosts.address(2).getHostAddress();
-        try (RemoteProcess peer = SandboxHosts.startJava(2, HostsPeerMain.class, "echo")) {
-            int port = Integer.parseInt(peer.awaitLine(l -> l.startsWith("PORT "), STARTUP).substring(5).trim());
-            ConnectionOptions options = CrossHostsIT.SLOW_HANDSHAKE.toBuilder().timeout(Step.ADDRESS, ADDRESS).build();
-            CompletableFuture<RdmaConnection> connected;
-            long start;
-            SandboxHosts.link(2, false);
-            try {
-                // The entry a test before this one left would answer at once: resolution must start from none.
-                ip("neigh", "flush", "to", peerAddress);
-                start = System.nanoTime();
-                connected = RdmaConnection.connect(new InetSocketAddress(SandboxHosts.address(2), port), options)
-                        .toFuture();
-                // The last probe of a round sent into the cut wire: the round fails, and the kernel alone
-                // would not probe again before the request's deadline. The entry is FAILED only until the
-                // next attempt starts a round, so the probe count is what a poll can see.
-                await().atMost(ADDRESS).pollInterval(Duration.ofMillis(200))
-                        .until(() -> probes(peerAddress) >= LAST_PROBE || connected.isDone());
-                assertTrue(!connected.isDone(), () -> "the connect ended while the wire was cut: " + connected);
-            } finally {
-                SandboxHosts.link(2, true);
-            }
-            long back = System.nanoTime();
-            // The connect ends by itself within its steps' timeouts: resolved, or failed with a typed error.
-            Duration steps = options.timeout(Step.ADDRESS).plus(options.timeout(Step.ROUTE))
-                    .plus(options.timeout(Step.CONNECT));
-            RdmaConnection c;
-            try {
-                c = connected.get(steps.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
-                throw new AssertionError("the connect failed although the wire was back "
-                        + (System.nanoTime() - back) / 1_000_000 + " ms before: " + e.getCause(), e.getCause());
-            }
-            System.out.printf("a round of probes unanswered after %d ms; connected %d ms after the wire was back%n",
-                    (back - start) / 1_000_000, (System.nanoTime() - back) / 1_000_000);
-            try {
-                LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-                c.receiveBytes().subscribe(inbox::add, inbox::add);
-                Inbox.take(inbox, T); // the echo peer's advertisement comes first
-                c.send(reactor.core.publisher.Flux.just(Payloads.message(7, 100))).block(T);
-                Payloads.verify(Inbox.take(inbox, T), 7, 100);
-            } finally {
-                c.disposeNow(T);
-            }
+        CompletableFuture<V> done;
+        long start;
+        SandboxHosts.link(2, false);
+        try {
+            // The entry a test before this one left would answer at once: resolution must start from none.
+            ip("neigh", "flush", "to", peerAddress);
+            start = System.nanoTime();
+            done = operation.get().toFuture();
+            // The last probe of a round sent into the cut wire: the round fails, and the kernel alone would
+            // not probe again before the request's deadline. The entry is FAILED only until the next attempt
+            // starts a round, so the probe count is what a poll can see.
+            await().atMost(ADDRESS).pollInterval(Duration.ofMillis(200))
+                    .until(() -> probes(peerAddress) >= LAST_PROBE || done.isDone());
+            assertTrue(!done.isDone(), () -> what + " ended while the wire was cut: " + done);
+        } finally {
+            SandboxHosts.link(2, true);
+        }
+        long back = System.nanoTime();
+        try {
+            V v = done.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            System.out.printf("%s: a round of probes unanswered after %d ms; done %d ms after the wire was back%n",
+                    what, (back - start) / 1_000_000, (System.nanoTime() - back) / 1_000_000);
+            return v;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new AssertionError(what + " failed although the wire was back "
+                    + (System.nanoTime() - back) / 1_000_000 + " ms before: " + e.getCause(), e.getCause());
         }
     }
 

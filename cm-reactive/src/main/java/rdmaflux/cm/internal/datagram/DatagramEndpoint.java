@@ -3,6 +3,7 @@ package rdmaflux.cm.internal.datagram;
 import rdmaflux.cm.internal.cq.DeviceResources;
 import rdmaflux.cm.internal.cq.Devices;
 import rdmaflux.cm.internal.loop.CmEventLoop;
+import rdmaflux.cm.internal.util.AddressAttempt;
 import rdmaflux.cm.internal.util.CmLog;
 import rdmaflux.cm.internal.loop.CompletionLoop;
 import rdmaflux.cm.Datagram;
@@ -37,6 +38,7 @@ import rdmaflux.verbs.AddressHandleAttributes;
 import rdmaflux.verbs.CmEvent;
 import rdmaflux.verbs.CmEventType;
 import rdmaflux.verbs.CmId;
+import rdmaflux.verbs.Errno;
 import rdmaflux.verbs.ConnectionParameters;
 import rdmaflux.verbs.Gid;
 import rdmaflux.verbs.PortSpace;
@@ -192,6 +194,7 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
         private CmId rid;
         private Disposable timer;
         private Step step = Step.ADDRESS;
+        private long started;
 
         Resolution(InetSocketAddress remote, MonoSink<DatagramPeer> sink) {
             this.remote = remote;
@@ -210,11 +213,17 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
             try {
                 rid = cm.channel().createId(PortSpace.UDP);
                 cm.register(rid, this::onEvent);
-                rid.resolveAddress(new InetSocketAddress(localAddress.getAddress(), 0), remote,
-                        options.addressTimeout());
+                started = System.nanoTime();
+                resolveAddress();
             } catch (RuntimeException e) {
                 finish(null, e);
             }
+        }
+
+        /** One attempt of the address step (see {@link AddressAttempt}): again after one that timed out. */
+        private void resolveAddress() {
+            rid.resolveAddress(new InetSocketAddress(localAddress.getAddress(), 0), remote,
+                    AddressAttempt.timeout(options.addressTimeout(), System.nanoTime() - started));
         }
 
         private void onEvent(CmEvent e) {
@@ -233,6 +242,14 @@ public final class DatagramEndpoint implements RdmaDatagramEndpoint {
                         rid.connect(ConnectionParameters.DEFAULTS);
                     }
                     case ESTABLISHED -> answered(e.datagram());
+                    case ADDR_ERROR -> {
+                        if (step == Step.ADDRESS && e.status() == -Errno.ETIMEDOUT
+                                && System.nanoTime() - started < options.addressTimeout().toNanos()) {
+                            resolveAddress(); // the attempt's probes went unanswered; the step goes on
+                        } else {
+                            finish(null, RdmaCmException.of(step, e.type(), e.status(), e.privateData()));
+                        }
+                    }
                     default -> {
                         if (e.type().isError()) {
                             finish(null, RdmaCmException.of(step, e.type(), e.status(), e.privateData()));

@@ -28,6 +28,7 @@ import reactor.core.publisher.Sinks;
 import rdmaflux.cm.ConnectionState.Disconnecting;
 import rdmaflux.cm.internal.lifecycle.ConnectionStateMachine.Role;
 import rdmaflux.cm.internal.lifecycle.ConnectionStateMachine.Transition;
+import rdmaflux.cm.internal.util.AddressAttempt;
 import rdmaflux.verbs.CmEvent;
 import rdmaflux.verbs.CmEventType;
 import rdmaflux.verbs.CmId;

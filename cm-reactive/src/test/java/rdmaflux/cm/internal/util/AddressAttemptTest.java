@@ -1,4 +1,4 @@
-package rdmaflux.cm.internal.lifecycle;
+package rdmaflux.cm.internal.util;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
