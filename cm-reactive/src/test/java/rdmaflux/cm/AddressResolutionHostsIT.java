@@ -45,25 +45,20 @@ class AddressResolutionHostsIT {
      */
     private static final int LAST_PROBE = 6;
 
-    private static RemoteProcess peer;
+    /** Both tests' server (a JVM's start under emulation costs most of a test). */
+    private static final EchoPeer ECHO = new EchoPeer();
 
-    /** The echo peer on host 2, started once for both tests (a JVM's start under emulation costs most). */
     private static RemoteProcess peer() {
-        if (peer == null) {
-            SandboxHosts.require(2);
-            if (SandboxHosts.crashed(2)) {
-                SandboxHosts.boot(2, STARTUP);
-            }
-            peer = SandboxHosts.startJava(2, HostsPeerMain.class, "echo");
+        SandboxHosts.require(2);
+        if (SandboxHosts.crashed(2)) {
+            SandboxHosts.boot(2, STARTUP);
         }
-        return peer;
+        return ECHO.get();
     }
 
     @AfterAll
     static void stopPeer() {
-        if (peer != null) {
-            peer.close();
-        }
+        ECHO.close();
     }
 
     @Test

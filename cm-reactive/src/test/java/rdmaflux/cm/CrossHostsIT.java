@@ -59,27 +59,16 @@ class CrossHostsIT {
     private static final String UNTIL_LISTENING =
             "until rdma resource show cm_id | grep -q LISTEN; do sleep 0.1; done";
 
-    /**
-     * The echo peer on host 2 ({@link HostsPeerMain}'s {@code echo}) that the tests needing only a live echo
-     * server or UD echo share: under emulation a peer JVM's start costs more than most of those tests, so
-     * one JVM serves them all until the last test crashes its host. Each test opens its own connections.
-     */
-    private static RemoteProcess echoPeer;
+    /** Shared by the tests that need only a live echo peer, until the last test crashes its host. */
+    private static final EchoPeer ECHO = new EchoPeer();
 
     private static RemoteProcess echoPeer() {
-        if (echoPeer == null) {
-            echoPeer = SandboxHosts.startJava(2, HostsPeerMain.class, "echo");
-        }
-        assertTrue(echoPeer.exitCode().isEmpty(), () -> "the shared echo peer on host 2 exited: "
-                + echoPeer.stderr());
-        return echoPeer;
+        return ECHO.get();
     }
 
     @AfterAll
     static void stopEchoPeer() {
-        if (echoPeer != null) {
-            echoPeer.close();
-        }
+        ECHO.close();
     }
 
     @Test
