@@ -53,7 +53,14 @@ class CrossHostsIT {
      * default 10 s. The tests are about hosts dying, not about join time.
      */
     static final Duration JOIN = Duration.ofSeconds(60);
+    /**
+     * Handshake bounds for emulated hosts: connect and accept take seconds where hardware takes milliseconds, and
+     * address resolution waits for the other VM's ARP answer, which a busy machine delays past the default
+     * 2 s (a fresh host 2 starting its peer JVM was seen to let a first connect's 2 s address step run out).
+     * Tests about a step's bound set their own.
+     */
     static final ConnectionOptions SLOW_HANDSHAKE = ConnectionOptions.defaults().toBuilder()
+            .timeout(Step.ADDRESS, Duration.ofSeconds(10)).timeout(Step.ROUTE, Duration.ofSeconds(10))
             .timeout(Step.CONNECT, Duration.ofSeconds(60)).timeout(Step.ACCEPT, Duration.ofSeconds(60)).build();
     /** rping's server prints nothing once it listens, but its listening CM id shows in the kernel's table. */
     private static final String UNTIL_LISTENING =

@@ -17,6 +17,7 @@ import io.rsocket.util.DefaultPayload;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -77,8 +78,11 @@ class RSocketResumeHostsIT {
      * bounds are {@link CrossHostsIT#SLOW_HANDSHAKE}'s.
      */
     static ConnectionOptions options() {
-        return RdmaClientTransport.defaultOptions().toBuilder().ackTimeout(15)
-                .timeout(Step.CONNECT, Duration.ofSeconds(60)).timeout(Step.ACCEPT, Duration.ofSeconds(60)).build();
+        ConnectionOptions.Builder b = RdmaClientTransport.defaultOptions().toBuilder().ackTimeout(15);
+        for (Step step : List.of(Step.ADDRESS, Step.ROUTE, Step.CONNECT, Step.ACCEPT)) {
+            b.timeout(step, CrossHostsIT.SLOW_HANDSHAKE.timeout(step));
+        }
+        return b.build();
     }
 
     /**
