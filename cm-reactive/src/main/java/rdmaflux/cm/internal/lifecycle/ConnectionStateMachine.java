@@ -33,10 +33,11 @@ import rdmaflux.verbs.Errno;
  * {@link #onTimeout}; a timer that fires after its step ended is ignored, so a late timer can
  * never fail a connection that moved on. One input repeats a step instead of leaving it: an address
  * resolution that timed out in the kernel (ADDR_ERROR, ETIMEDOUT) returns the same state with the
- * step's effect again, and the step's timer keeps running, so the step's deadline stays the bound. Events that are illegal in the current state fail the
- * connection with {@link RdmaCmException.IllegalEvent}: continuing would leave native state and ours out
- * of step. {@link #states()} subscribers are told each new state as the input that caused it returns;
- * they must not feed inputs to the machine synchronously (the owner's inputs go through its loop).
+ * step's effect again, and the step's timer keeps running, so the step's deadline stays the bound.
+ * Events that are illegal in the current state fail the connection with
+ * {@link RdmaCmException.IllegalEvent}: continuing would leave native state and ours out of step.
+ * {@link #states()} subscribers are told each new state as the input that caused it returns; they must
+ * not feed inputs to the machine synchronously (the owner's inputs go through its loop).
  */
 public final class ConnectionStateMachine {
 
