@@ -149,12 +149,8 @@ class AddressResolutionHostsIT {
 
     /** {@return what {@code ip} printed; fails unless it succeeded} */
     private static String ip(String... args) throws IOException, InterruptedException {
-        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("ip"));
-        command.addAll(java.util.List.of(args));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(T.toSeconds(), TimeUnit.SECONDS), () -> command + " still running");
-        assertEquals(0, p.exitValue(), () -> command + ": " + out);
-        return out;
+        IpCommand.Result r = IpCommand.run(args);
+        assertEquals(0, r.exit(), () -> r.command() + ": " + r.output());
+        return r.output();
     }
 }

@@ -218,8 +218,7 @@ class ChaosHostsIT {
         ledger.checkDetection(System.currentTimeMillis());
         if (!ledger.violations().isEmpty()) {
             // A connect that timed out resolving an address with no fault to explain it: whether this host's
-            // ARP entry for the peer failed (the kernel then waits out the whole resolve timeout) or never
-            // started says where the time went.
+            // ARP entry for the peer failed or never started says where the time went.
             System.out.println("chaos: host 1's neighbours and links at the violation:\n" + networkState());
             throw new AssertionError("chaos run with seed " + seed + " broke an invariant: " + ledger.violations());
         }
@@ -228,14 +227,12 @@ class ChaosHostsIT {
     /** {@return this host's neighbour table and link counters ({@code ip}), or why they could not be read} */
     private static String networkState() {
         StringBuilder out = new StringBuilder();
-        for (List<String> cmd : List.of(List.of("ip", "-s", "neigh", "show"), List.of("ip", "-s", "link", "show"))) {
+        for (String[] args : List.of(new String[] {"-s", "neigh", "show"}, new String[] {"-s", "link", "show"})) {
             try {
-                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-                String text = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-                out.append("$ ").append(String.join(" ", cmd)).append('\n').append(text);
-                p.waitFor(10, TimeUnit.SECONDS);
+                IpCommand.Result r = IpCommand.run(args);
+                out.append("$ ").append(r.command()).append('\n').append(r.output());
             } catch (java.io.IOException e) {
-                out.append(String.join(" ", cmd)).append(": ").append(e).append('\n');
+                out.append("ip ").append(String.join(" ", args)).append(": ").append(e).append('\n');
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
