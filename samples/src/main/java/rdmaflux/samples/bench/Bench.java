@@ -131,7 +131,7 @@ public final class Bench implements Callable<Integer> {
     String mcGroup = "239.192.77.1";
 
     @Option(names = {"-r", "--repeat"}, description = "Pairs of runs of each comparison, ours and C alternating; "
-            + "the table shows each side's median and the ratio's 95 % interval, which takes at least "
+            + "the table shows each side's median and the ratio's 95 %% interval, which takes at least "
             + Verdict.MIN_PAIRS + " (default: " + FULL_PAIRS + ", quick 1).")
     Integer repeatOption;
 

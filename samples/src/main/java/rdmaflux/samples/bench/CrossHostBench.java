@@ -77,7 +77,7 @@ public final class CrossHostBench implements Callable<Integer> {
     Integer latIters;
 
     @Option(names = {"-r", "--repeat"}, description = "Pairs of runs of each comparison, ours and C alternating; "
-            + "medians and the ratio's 95 % interval, which takes at least " + Verdict.MIN_PAIRS + " (default: "
+            + "medians and the ratio's 95 %% interval, which takes at least " + Verdict.MIN_PAIRS + " (default: "
             + Verdict.MIN_PAIRS + ", quick 1).")
     Integer repeatOption;
 
