@@ -33,9 +33,9 @@ final class RSocketRows {
      */
     static final int PAIRS = StreamRows.CHUNKS;
     /**
-     * The most untimed rounds of 4,000 messages on each side before the rows: RSocket's path (RSocket, Netty,
-     * Reactor and ours) keeps C2 busy past 40 rounds under emulation, and runs
-     * measured while it compiles rise through the run on both sides (9,000 to 24,000 msg/s at 32 B).
+     * The most untimed rounds of 4,000 messages of each side, in turn, before the rows: RSocket's path
+     * (RSocket, Netty, Reactor and ours) keeps C2 busy past 40 rounds under emulation, and runs measured while
+     * it compiles rise through the run on both sides (9,000 to 24,000 msg/s at 32 B).
      */
     static final int WARMUP_ROUNDS = 120;
 
@@ -102,10 +102,12 @@ final class RSocketRows {
              ReactiveLatency.Client client = new ReactiveLatency.Client(echo.address(), ReactiveLatency.options(2),
                      timeout)) {
             int chunk = quick ? 1000 : 4000;
-            settle("RSocket request-stream (RDMA)", quick ? 3 : WARMUP_ROUNDS,
-                    () -> rs.requestStream(sizes[0], chunk).messagesPerSecond());
-            settle("reactive SEND stream", quick ? 3 : WARMUP_ROUNDS,
-                    () -> pair.stream(sizes[0], chunk).messagesPerSecond());
+            // Both sides warm up together, a round of each in turn, the same number of each (one rule for both).
+            Warmup.settleTogether(quick ? 3 : WARMUP_ROUNDS, List.of(
+                    new Warmup.Side("RSocket request-stream (RDMA)",
+                            () -> rs.requestStream(sizes[0], chunk).messagesPerSecond()),
+                    new Warmup.Side("reactive SEND stream", () -> pair.stream(sizes[0], chunk).messagesPerSecond())),
+                    Warmup.HOTSPOT, say);
             rs.requestResponse(2, latWarm * 2, latIters);
             client.pingPong(2, latWarm * 2, latIters, false);
             // Both sides: latWarm * 2 untimed round trips before each timed run, a quiet JIT, in turn.

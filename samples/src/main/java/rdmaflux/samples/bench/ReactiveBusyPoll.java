@@ -69,10 +69,11 @@ final class ReactiveBusyPoll implements AutoCloseable {
 
     /**
      * The row's measurement in this JVM, each side on one connection, as the verbs ping-pong runs on one
-     * link: untimed rounds of each until the JIT is done with its path ({@link Warmup#settle}, at most
-     * {@code maxWarmRounds}: in a fresh JVM under emulation C2 needs far more than the 15 rounds of 2,000
-     * round trips that sufficed after the latency rows had compiled the verbs loops), a quiet JIT, then
-     * {@code repeat} timed runs of each, ours and the verbs ping-pong in turn ({@link Comparison#run}).
+     * link: untimed rounds of 2,000 round trips, one of each side in turn and as many of each, until the JIT
+     * is done with both paths ({@link Warmup#settleTogether}, at most {@code maxWarmRounds}: in a fresh JVM
+     * under emulation C2 needs far more than the 15 rounds that sufficed after the latency rows had compiled
+     * the verbs loops), a quiet JIT, then {@code repeat} timed runs of each, ours and the verbs ping-pong in
+     * turn ({@link Comparison#run}).
      *
      * @param ip the RDMA interface's address
      * @param port the verbs link's port
@@ -80,7 +81,7 @@ final class ReactiveBusyPoll implements AutoCloseable {
      * @param warm untimed round trips before each timed run, each side the same
      * @param repeat timed runs of each side
      * @param quick the short run: a shorter wait for the JIT
-     * @param maxWarmRounds the most untimed rounds of 2,000 round trips per side
+     * @param maxWarmRounds the most untimed rounds of 2,000 round trips of each side
      * @param pinThreads put the verbs ping-pong's two threads on CPUs 0 and 1, as the latency rows do
      * @param timeout the longest wait for any step or echo
      * @param say prints a line
@@ -93,16 +94,18 @@ final class ReactiveBusyPoll implements AutoCloseable {
              ReactiveBusyPoll pair = new ReactiveBusyPoll(new InetSocketAddress(ip, 0), 2, timeout)) {
             VerbsTests t = new VerbsTests(link, timeout, pinThreads);
             t.spinHint = true;
-            Warmup.settle("verbs spin ping-pong", maxWarmRounds, () -> {
-                VerbsTests.Latency l = Affinity.pinned(pinThreads, () -> t.sendLatency(2, 0, 2000));
-                CpuTime.take(1); // untimed: not the row's CPU
-                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
-            }, "round trips/s at the p50", say);
-            Warmup.settle("reactive busy-poll ping-pong", maxWarmRounds, () -> {
-                VerbsTests.Latency l = pair.run(0, 2000);
-                CpuTime.take(1); // untimed: not the row's CPU
-                return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
-            }, "round trips/s at the p50", say);
+            // Both sides warm up together, a round of each in turn, the same number of each (one rule for both).
+            Warmup.settleTogether(maxWarmRounds, List.of(
+                    new Warmup.Side("reactive busy-poll ping-pong", () -> {
+                        VerbsTests.Latency l = pair.run(0, 2000);
+                        CpuTime.take(1); // untimed: not the row's CPU
+                        return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
+                    }),
+                    new Warmup.Side("verbs spin ping-pong", () -> {
+                        VerbsTests.Latency l = Affinity.pinned(pinThreads, () -> t.sendLatency(2, 0, 2000));
+                        CpuTime.take(1); // untimed: not the row's CPU
+                        return 1e6 / (2 * Stats.typicalMicros(l.stamps(), 2));
+                    })), Warmup.HOTSPOT, say);
             Warmup.awaitJitQuiet(Duration.ofSeconds(quick ? 5 : 30), say);
             // One rule for both sides (Comparison): the same untimed round trips and the same wait for an idle JIT
             // before each timed run, alternating, ours first, no run measured again.
